@@ -1,0 +1,37 @@
+# Two set-up commands: `make demo` and `make test`. Both build .venv from scratch when missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+DEMO_OUT ?= runs/demo
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	touch $@ $(STAMP_RUN)
+
+demo: $(STAMP_RUN)
+	$(BIN)/banditkit run replicable-bandits:ucb-baseline --quick --out $(DEMO_OUT)
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check src tests benchmarks
+
+test: $(STAMP_TEST)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP_TEST)
+	$(BIN)/python benchmarks/bench_design.py
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info src/*.egg-info

@@ -1,0 +1,167 @@
+"""Figure specifications: what a paper figure runs, declared as data.
+
+A :class:`FigureSpec` names the instances (a sweep of points over a parameter), the algorithms
+with their parameters, the horizon or confidence, the number of trials, the metrics and how to
+plot. The runner expands it into trials; nothing in a spec knows how trials are executed.
+
+Every callable in a spec must be picklable (a module-level function or a ``functools.partial``
+of one), because trials run in other processes or on a Dask cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..envs.base import Environment
+from ..protocol import Algorithm
+
+__all__ = ["AlgorithmSpec", "FigureSpec", "PaperValue", "PlotSpec"]
+
+#: ``make_env(rng, **point) -> Environment``; ``rng`` comes from the instance stream.
+EnvFactory = Callable[..., Environment]
+#: ``make_algorithm(env, rng, **params) -> Algorithm``; ``rng`` is the algorithm stream ξ.
+AlgorithmFactory = Callable[..., Algorithm]
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm of a figure.
+
+    Attributes
+    ----------
+    name : str
+        Label in results, plots and reports (e.g. ``"RAGE"``).
+    factory : callable
+        ``factory(env, rng, **params)`` returning a fresh :class:`~banditkit.protocol.Algorithm`;
+        ``params`` are :attr:`params` updated with the sweep point's ``algorithm_params``.
+    params : mapping
+        Keyword parameters for the factory (constants, δ, ρ...).
+    lockstep : callable, optional
+        ``lockstep(env, rngs, seeds, horizon, checkpoints, **params) -> list[Trial]``: runs all
+        trials of one sweep point together, vectorised over trials (for fully sequential
+        policies, where one Python step per pull per trial is too slow). Trial i uses algorithm
+        stream ``rngs[i]`` and noise seed ``seeds[i]``, exactly as a single trial would, so the
+        numbers never depend on how trials are grouped onto workers.
+    """
+
+    name: str
+    factory: AlgorithmFactory
+    params: Mapping[str, Any] = field(default_factory=dict)
+    lockstep: Callable[..., list] | None = None
+
+
+@dataclass(frozen=True)
+class PaperValue:
+    """A number the paper states or plots, for the report's comparison table.
+
+    Attributes
+    ----------
+    algorithm : str
+    point : int
+        Index of the sweep point it belongs to.
+    metric : str
+        Column of the results it compares with (``"n_pulls"``, ``"final_regret"``...).
+    value : float
+    source : str
+        Where in the paper it comes from, and whether stated in the text or read off a plot.
+    """
+
+    algorithm: str
+    point: int
+    metric: str
+    value: float
+    source: str
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """How to draw a figure.
+
+    ``kind="curve"`` plots a per-checkpoint metric (cumulative regret) against time, one line per
+    algorithm with a 95% band, one panel per sweep point; ``kind="sweep"`` plots a per-trial
+    metric (sample complexity) against the swept parameter, mean with a 95% interval.
+    """
+
+    kind: str = "curve"
+    metric: str = "regret"
+    x: str | None = None
+    xlabel: str | None = None
+    ylabel: str | None = None
+    xscale: str = "linear"
+    yscale: str = "linear"
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A reproducible experiment: one paper figure (or one new figure of ours).
+
+    Attributes
+    ----------
+    name : str
+        ``"paper:figure"``, e.g. ``"replicable-bandits:ucb-baseline"``.
+    title : str
+    paper : str
+        Citation (paper and figure/section).
+    make_env : callable
+        ``make_env(rng, **point)`` → environment for a sweep point.
+    points : sequence of mapping
+        The sweep: each point's parameters for ``make_env``. A point may carry
+        ``"algorithm_params"`` (a mapping) merged into every algorithm's params.
+    algorithms : sequence of AlgorithmSpec
+    trials : int
+        Trials per (point, algorithm) at the paper's counts.
+    horizon : int or callable or None
+        Pulls per trial (regret) or budget cap (identification); a callable takes the point.
+    instance_per_trial : bool
+        Draw a new random instance for every trial (keyed by trial) rather than one per point.
+    checkpoints : int
+        Number of checkpoints for curves.
+    plot : PlotSpec
+    paper_values : sequence of PaperValue
+        The paper's numbers, for the report.
+    quick : mapping
+        Overrides for ``--quick`` mode (``trials``, ``points``, ``horizon``...): seconds to a
+        minute, used by tests and the demo.
+    notes : str
+        What differs from the paper and why; printed in the report.
+    """
+
+    name: str
+    title: str
+    paper: str
+    make_env: EnvFactory
+    points: Sequence[Mapping[str, Any]]
+    algorithms: Sequence[AlgorithmSpec]
+    trials: int
+    horizon: int | Callable[[Mapping[str, Any]], int] | None = None
+    instance_per_trial: bool = False
+    checkpoints: int = 100
+    plot: PlotSpec = field(default_factory=PlotSpec)
+    paper_values: Sequence[PaperValue] = ()
+    quick: Mapping[str, Any] = field(default_factory=dict)
+    notes: str = ""
+
+    def quick_version(self) -> FigureSpec:
+        """The ``--quick`` variant: this spec with :attr:`quick`'s overrides applied."""
+        return replace(self, **dict(self.quick), quick={})
+
+    def horizon_at(self, point: Mapping[str, Any]) -> int | None:
+        if callable(self.horizon):
+            return int(self.horizon(point))
+        return self.horizon
+
+    def env_params(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in point.items() if k != "algorithm_params"}
+
+    def algorithm_params(self, algo: AlgorithmSpec, point: Mapping[str, Any]) -> dict[str, Any]:
+        return {**algo.params, **dict(point.get("algorithm_params", {}))}
+
+    def checkpoint_times(self, point: Mapping[str, Any]) -> np.ndarray | None:
+        from ..simulate import default_checkpoints
+
+        h = self.horizon_at(point)
+        return None if h is None else default_checkpoints(h, self.checkpoints)

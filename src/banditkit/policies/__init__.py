@@ -1,0 +1,5 @@
+"""Regret-minimising policies (UCB1, replicable elimination, constrained DEBORA...)."""
+
+from .ucb import UCB1
+
+__all__ = ["UCB1"]

@@ -1,0 +1,59 @@
+"""UCB1 (Auer, Cesa-Bianchi and Fischer, 2002, "Finite-time analysis of the multiarmed bandit
+problem", Figure 1): pull each arm once, then the arm maximising
+μ̂_k + sqrt(2 ln t / n_k). Rewards are assumed to lie in [0, 1].
+
+Fully sequential: each batch is one pull. Ties go to the lowest index, so UCB1 has no internal
+randomness and two executions differ only through the rewards they see.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..protocol import Algorithm, Batch
+from ..validation import check_positive_int
+
+__all__ = ["UCB1"]
+
+
+class UCB1(Algorithm):
+    """UCB1 of Auer et al. (2002).
+
+    Parameters
+    ----------
+    n_arms : int
+        Number of arms K ≥ 1.
+    exploration : float
+        The constant c in μ̂_k + sqrt(c ln t / n_k); the paper's value is 2.
+    horizon : int, optional
+        Stop after this many pulls (``next_batch`` returns ``None``); unbounded by default.
+    """
+
+    kind = "regret"
+
+    def __init__(self, n_arms: int, *, exploration: float = 2.0, horizon: int | None = None
+                 ) -> None:
+        super().__init__(check_positive_int(n_arms, "n_arms"))
+        if not (np.isfinite(exploration) and exploration >= 0):
+            raise ValueError(f"exploration must be a non-negative number, got {exploration}")
+        self.exploration = float(exploration)
+        self.horizon = None if horizon is None else check_positive_int(horizon, "horizon")
+        self.pulls = np.zeros(self.n_arms, dtype=np.int64)
+        self.sums = np.zeros(self.n_arms)
+
+    def indices(self) -> np.ndarray:
+        """Current UCB indices (``inf`` for arms never pulled)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bonus = np.sqrt(self.exploration * np.log(max(self.t, 1)) / self.pulls)
+            idx = self.sums / self.pulls + bonus
+        idx[self.pulls == 0] = np.inf
+        return idx
+
+    def _next_batch(self) -> Batch | None:
+        if self.horizon is not None and self.t >= self.horizon:
+            return None
+        return Batch.single(int(np.argmax(self.indices())))
+
+    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
+        np.add.at(self.pulls, batch.arms, batch.counts)
+        np.add.at(self.sums, batch.arms, rewards)

@@ -1,0 +1,276 @@
+"""The ask/tell batch protocol between algorithms and environments (DESIGN.md).
+
+An algorithm is a state machine driven from outside:
+
+* :meth:`Algorithm.next_batch` returns the next pulls as a :class:`Batch` — runs of
+  ``(arm, count)`` in pull order — or ``None`` when it stops (fixed-confidence identifiers, or a
+  policy that has spent its horizon).
+* :meth:`Algorithm.observe` takes the outcome: the *sum* of the rewards of each run (and of each
+  cost, for constrained problems). Sums are all the algorithms here need, and they let a
+  stationary environment answer a run of a million pulls with one Binomial or Normal draw.
+  Per-pull data from a real system is turned into run sums with :meth:`Batch.sum_runs`.
+* Every algorithm records what it decided (:attr:`Algorithm.decisions`), which is what a
+  replicability audit compares; identifiers expose :attr:`Algorithm.recommendation`.
+
+Nothing here assumes a simulation: the same objects drive a real experiment.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Algorithm", "Batch", "DecisionLog"]
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """A sequence of pulls, stored as runs: ``counts[i]`` consecutive pulls of arm ``arms[i]``.
+
+    Parameters
+    ----------
+    arms : array of int, shape (r,)
+        Arm index of each run, in pull order.
+    counts : array of int, shape (r,)
+        Number of pulls in each run (each ≥ 1).
+    strategy : array of float, shape (K,), optional
+        For algorithms that play a distribution over arms (constrained bandits), the strategy
+        the pulls were sampled from; kept in the decision record.
+    """
+
+    arms: np.ndarray
+    counts: np.ndarray
+    strategy: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        arms = np.ascontiguousarray(self.arms, dtype=np.int64).reshape(-1)
+        counts = np.ascontiguousarray(self.counts, dtype=np.int64).reshape(-1)
+        if arms.shape != counts.shape:
+            raise ValueError(f"Batch arms and counts must have the same length, got "
+                             f"{arms.size} and {counts.size}")
+        if counts.size and counts.min() < 1:
+            raise ValueError("Batch counts must be >= 1 for every run")
+        if arms.size and arms.min() < 0:
+            raise ValueError("Batch arms must be non-negative indices")
+        object.__setattr__(self, "arms", arms)
+        object.__setattr__(self, "counts", counts)
+
+    @classmethod
+    def single(cls, arm: int) -> Batch:
+        """One pull of ``arm`` (a fully sequential policy's batch)."""
+        return cls(np.array([arm]), np.array([1]))
+
+    @classmethod
+    def from_allocation(cls, allocation: np.ndarray) -> Batch:
+        """``allocation[k]`` pulls of each arm ``k``, arms in index order; zero entries skipped."""
+        alloc = np.asarray(allocation)
+        if alloc.ndim != 1 or np.any(alloc < 0):
+            raise ValueError("allocation must be a 1-D array of non-negative integers")
+        arms = np.flatnonzero(alloc)
+        return cls(arms, alloc[arms])
+
+    @classmethod
+    def from_sequence(cls, arms: np.ndarray, strategy: np.ndarray | None = None) -> Batch:
+        """A batch from an explicit pull sequence; consecutive repeats are merged into runs."""
+        seq = np.asarray(arms, dtype=np.int64).reshape(-1)
+        if seq.size == 0:
+            return cls(seq, seq.copy(), strategy)
+        starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]])
+        counts = np.diff(np.r_[starts, seq.size])
+        return cls(seq[starts], counts, strategy)
+
+    @property
+    def n_pulls(self) -> int:
+        """Total number of pulls."""
+        return int(self.counts.sum())
+
+    @property
+    def n_runs(self) -> int:
+        return int(self.arms.size)
+
+    def sequence(self) -> np.ndarray:
+        """The pull sequence, one arm index per pull (O(pulls) memory: for small batches)."""
+        return np.repeat(self.arms, self.counts)
+
+    def allocation(self, n_arms: int) -> np.ndarray:
+        """Pulls per arm, length ``n_arms``."""
+        if self.arms.size and self.arms.max() >= n_arms:
+            raise ValueError(f"batch pulls arm {int(self.arms.max())}, but there are only "
+                             f"{n_arms} arms")
+        return np.bincount(self.arms, weights=self.counts, minlength=n_arms).astype(np.int64)
+
+    def sum_runs(self, per_pull: np.ndarray) -> np.ndarray:
+        """Sum per-pull values (rewards, or costs with a trailing axis) over each run."""
+        values = np.asarray(per_pull, dtype=float)
+        if values.shape[0] != self.n_pulls:
+            raise ValueError(f"expected {self.n_pulls} per-pull values, got {values.shape[0]}")
+        if self.n_runs == 0:
+            return np.zeros((0, *values.shape[1:]))
+        starts = np.r_[0, np.cumsum(self.counts)[:-1]]
+        return np.add.reduceat(values, starts, axis=0)
+
+    def truncated(self, n: int) -> Batch:
+        """The first ``n`` pulls of this batch (``n`` ≤ ``n_pulls``)."""
+        if n >= self.n_pulls:
+            return self
+        ends = np.cumsum(self.counts)
+        r = int(np.searchsorted(ends, n, side="left"))  # run holding pull number n
+        counts = self.counts[: r + 1].copy()
+        counts[-1] -= ends[r] - n
+        keep = counts > 0
+        return Batch(self.arms[: r + 1][keep], counts[keep], self.strategy)
+
+
+@dataclass
+class DecisionLog:
+    """What an algorithm decided: its pulls as (arm, count) runs, batch boundaries, and strategies.
+
+    Two executions *replicate* when their logs are equal (:meth:`same_as`);
+    :meth:`count_differences` counts the pulls at which two pull sequences differ without ever
+    expanding the runs, so a run of 10^9 pulls costs O(1).
+    """
+
+    _arms: list[np.ndarray] = field(default_factory=list)
+    _counts: list[np.ndarray] = field(default_factory=list)
+    _strategies: list[np.ndarray] = field(default_factory=list)
+
+    def record(self, batch: Batch) -> None:
+        self._arms.append(batch.arms)
+        self._counts.append(batch.counts)
+        if batch.strategy is not None:
+            self._strategies.append(np.asarray(batch.strategy, dtype=float))
+
+    @property
+    def n_batches(self) -> int:
+        return len(self._arms)
+
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """All pulls as maximal runs ``(arms, counts)``: adjacent runs of one arm are merged."""
+        if not self._arms:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        arms = np.concatenate(self._arms)
+        counts = np.concatenate(self._counts)
+        if arms.size == 0:
+            return arms, counts
+        starts = np.flatnonzero(np.r_[True, arms[1:] != arms[:-1]])
+        return arms[starts], np.add.reduceat(counts, starts)
+
+    def batch_sizes(self) -> np.ndarray:
+        """Number of pulls in each recorded batch."""
+        return np.array([int(c.sum()) for c in self._counts], dtype=np.int64)
+
+    def strategies(self) -> np.ndarray | None:
+        """Strategies played, one row per batch that carried one."""
+        return np.vstack(self._strategies) if self._strategies else None
+
+    def same_as(self, other: DecisionLog, atol: float = 0.0) -> bool:
+        """Identical pull sequences (and identical strategies, if any were played)."""
+        a_arms, a_counts = self.runs()
+        b_arms, b_counts = other.runs()
+        if not (np.array_equal(a_arms, b_arms) and np.array_equal(a_counts, b_counts)):
+            return False
+        sa, sb = self.strategies(), other.strategies()
+        if sa is None or sb is None:
+            return sa is None and sb is None
+        return sa.shape == sb.shape and bool(np.all(np.abs(sa - sb) <= atol))
+
+    def count_differences(self, other: DecisionLog) -> int:
+        """Number of pull positions t at which the two arm sequences differ.
+
+        Positions beyond the shorter sequence count as differences.
+        """
+        a_arms, a_counts = self.runs()
+        b_arms, b_counts = other.runs()
+        a_end, b_end = np.cumsum(a_counts), np.cumsum(b_counts)
+        na = int(a_end[-1]) if a_end.size else 0
+        nb = int(b_end[-1]) if b_end.size else 0
+        common = min(na, nb)
+        if common == 0:
+            return max(na, nb)
+        bounds = np.union1d(a_end[a_end < common], b_end[b_end < common])
+        seg_start = np.r_[0, bounds]
+        seg_len = np.diff(np.r_[seg_start, common])
+        arm_a = a_arms[np.searchsorted(a_end, seg_start, side="right")]
+        arm_b = b_arms[np.searchsorted(b_end, seg_start, side="right")]
+        return int(seg_len[arm_a != arm_b].sum()) + abs(na - nb)
+
+
+class Algorithm(ABC):
+    """Base class of every bandit algorithm (regret policies and identifiers).
+
+    Subclasses implement :meth:`_next_batch` and :meth:`_observe`; the public methods validate
+    the exchange and keep the decision record, so that logic lives in one place.
+
+    Attributes
+    ----------
+    n_arms : int
+        Number of arms the algorithm pulls (rows of X for linear problems).
+    kind : str
+        ``"regret"`` for policies judged by cumulative regret, ``"identification"`` for
+        best-arm identifiers judged by their recommendation.
+    """
+
+    n_arms: int
+    kind: str = "regret"
+
+    def __init__(self, n_arms: int) -> None:
+        self.n_arms = int(n_arms)
+        self.decisions = DecisionLog()
+        self.t = 0  # pulls observed so far
+        self._pending: Batch | None = None
+
+    @abstractmethod
+    def _next_batch(self) -> Batch | None:
+        """The next pulls, or ``None`` to stop."""
+
+    @abstractmethod
+    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
+        """Update the state with the run sums of ``batch``."""
+
+    def next_batch(self) -> Batch | None:
+        """Ask: the next batch of pulls, or ``None`` once the algorithm has stopped."""
+        if self._pending is not None:
+            return self._pending  # asked twice without an answer: the same question again
+        batch = self._next_batch()
+        if batch is not None and batch.arms.size and batch.arms.max() >= self.n_arms:
+            raise RuntimeError(f"{type(self).__name__} asked for arm {int(batch.arms.max())} "
+                               f"of {self.n_arms}")
+        self._pending = batch
+        return batch
+
+    def observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None = None
+                ) -> None:
+        """Tell: reward sums per run of ``batch`` (and cost sums, shape (runs, m), if any).
+
+        ``batch`` is the batch returned by :meth:`next_batch` or a prefix of it
+        (:meth:`Batch.truncated`) when the experiment ended part-way through.
+        """
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        if rewards.shape[0] != batch.n_runs:
+            raise ValueError(f"rewards must hold one sum per run of the batch ({batch.n_runs}), "
+                             f"got {rewards.shape[0]}")
+        if not np.all(np.isfinite(rewards)):
+            raise ValueError("rewards must be finite")
+        if costs is not None:
+            costs = np.asarray(costs, dtype=float)
+            if costs.ndim == 1:
+                costs = costs[:, None]
+            if costs.shape[0] != batch.n_runs:
+                raise ValueError(f"costs must have one row per run ({batch.n_runs}), got "
+                                 f"{costs.shape[0]}")
+        self._pending = None
+        self.decisions.record(batch)
+        self.t += batch.n_pulls
+        self._observe(batch, rewards, costs)
+
+    @property
+    def recommendation(self) -> int | None:
+        """The identified item (identifiers) or ``None``."""
+        return None
+
+    @property
+    def info(self) -> dict:
+        """Algorithm-specific facts worth recording with a trial (phases, eliminations...)."""
+        return {}

@@ -1,0 +1,136 @@
+"""Drive one algorithm against one environment: the simulation side of the ask/tell protocol."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .envs.base import Environment
+from .protocol import Algorithm, Batch
+from .rng import SeedLike, as_generator
+from .trial import Trial
+from .validation import check_positive_int
+
+__all__ = ["default_checkpoints", "simulate"]
+
+_MAX_EMPTY_BATCHES = 10_000
+
+
+def default_checkpoints(horizon: int, n: int = 100) -> np.ndarray:
+    """``n`` evenly spaced checkpoints in (0, horizon], always ending at ``horizon``."""
+    horizon = check_positive_int(horizon, "horizon")
+    return np.unique(np.ceil(np.linspace(horizon / n, horizon, n)).astype(np.int64))
+
+
+def _cumulative_at(per_run: np.ndarray, counts: np.ndarray, checkpoints: np.ndarray
+                   ) -> np.ndarray:
+    """Cumulative sum of per-run quantities evaluated at pull-count checkpoints.
+
+    Quantities accrue linearly within a run (every pull of a run costs the same in expectation
+    for stationary environments, and is the run's average otherwise), so linear interpolation
+    between run ends is exact at run ends and at every pull of a stationary run.
+    """
+    ends = np.r_[0, np.cumsum(counts)]
+    totals = np.r_[0.0, np.cumsum(per_run)]
+    return np.interp(checkpoints, ends, totals)
+
+
+def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
+             seed: SeedLike = 0, checkpoints: np.ndarray | None = None) -> Trial:
+    """Run one trial of ``algorithm`` on ``env``.
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        A fresh algorithm (its own internal randomness ξ was given at construction).
+    env : Environment
+        The environment; its noise comes from ``seed``.
+    horizon : int, optional
+        Maximum number of pulls. A regret policy runs exactly ``horizon`` pulls (the last batch
+        is cut to fit); an identifier stops by itself or is cut off at ``horizon`` (a budget
+        cap; the trial then has ``stopped=False``). Required unless the algorithm stops by
+        itself.
+    seed : int, SeedSequence or Generator
+        The environment's noise stream.
+    checkpoints : array of int, optional
+        Times at which cumulative regret (and violation) are recorded; defaults to 100 evenly
+        spaced times up to ``horizon`` (or to the end of each batch when there is no horizon).
+
+    Returns
+    -------
+    Trial
+    """
+    if not isinstance(algorithm, Algorithm):
+        raise TypeError(f"algorithm must be a banditkit Algorithm, got {type(algorithm).__name__}")
+    if not isinstance(env, Environment):
+        raise TypeError(f"env must be a banditkit Environment, got {type(env).__name__}")
+    if algorithm.n_arms != env.n_arms:
+        raise ValueError(f"algorithm has {algorithm.n_arms} arms but env has {env.n_arms}")
+    if horizon is not None:
+        horizon = check_positive_int(horizon, "horizon")
+    rng = as_generator(seed)
+
+    start = time.perf_counter()
+    t = 0
+    stopped = False
+    empty = 0
+    while horizon is None or t < horizon:
+        batch = algorithm.next_batch()
+        if batch is None:
+            stopped = True
+            break
+        if batch.n_pulls == 0:
+            empty += 1
+            if empty > _MAX_EMPTY_BATCHES:
+                raise RuntimeError(f"{type(algorithm).__name__} asked for {empty} empty batches "
+                                   "in a row")
+        else:
+            empty = 0
+        if horizon is not None and t + batch.n_pulls > horizon:
+            batch = batch.truncated(horizon - t)
+        outcome = env.pull(batch, rng, t)
+        algorithm.observe(batch, outcome.rewards, outcome.costs)
+        t += batch.n_pulls
+    seconds = time.perf_counter() - start
+
+    log = algorithm.decisions
+    arms, counts = log.runs()
+    all_pulls = Batch(arms, counts)
+    if checkpoints is None:
+        checkpoints = (default_checkpoints(horizon) if horizon is not None
+                       else np.cumsum(log.batch_sizes()))
+    checkpoints = np.asarray(checkpoints, dtype=np.int64)
+
+    regret = violation = None
+    if algorithm.kind == "regret":
+        regret = _cumulative_at(env.regret(all_pulls, 0), counts, checkpoints)
+    per_run_violation = _violation_runs(log, env)
+    if per_run_violation is not None:
+        run_counts = np.concatenate(log._counts) if log.n_batches else np.zeros(0, np.int64)
+        violation = np.max(np.column_stack([
+            _cumulative_at(per_run_violation[:, i], run_counts, checkpoints)
+            for i in range(per_run_violation.shape[1])]), axis=1)
+
+    recommendation = algorithm.recommendation
+    correct = None
+    if algorithm.kind == "identification":
+        correct = recommendation is not None and recommendation == env.best_item(horizon)
+    return Trial(
+        counts=all_pulls.allocation(env.n_arms), n_pulls=t, decisions=log,
+        checkpoints=checkpoints, regret=regret, violation=violation,
+        recommendation=recommendation, correct=correct, stopped=stopped,
+        n_batches=log.n_batches, seconds=seconds, info=algorithm.info)
+
+
+def _violation_runs(log, env: Environment) -> np.ndarray | None:
+    """Per-run violation over every recorded batch (strategies are per batch, so no merging)."""
+    if env.n_costs == 0 or log.n_batches == 0:
+        return None
+    strategies = iter(log._strategies)
+    rows = []
+    for arms, counts in zip(log._arms, log._counts, strict=True):
+        has_strategy = len(log._strategies) == log.n_batches
+        batch = Batch(arms, counts, next(strategies) if has_strategy else None)
+        rows.append(env.violation(batch))
+    return np.vstack(rows)

@@ -1,0 +1,74 @@
+"""Input checks shared by every layer: each raises before any work, naming the parameter and rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "check_arms",
+    "check_in_unit_interval",
+    "check_positive_int",
+    "check_probability",
+    "check_spans",
+]
+
+
+def check_arms(X: object, name: str = "X") -> np.ndarray:
+    """A finite, non-empty 2-D float array of arms (rows)."""
+    arr = np.asarray(X, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array (rows are vectors), got shape "
+                         f"{arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite numbers (found NaN or inf)")
+    return arr
+
+
+def check_spans(X: np.ndarray, name: str = "X", rtol: float = 1e-10) -> None:
+    """Refuse arm sets whose rows do not span R^d (the designs would be singular)."""
+    d = X.shape[1]
+    s = np.linalg.svd(X, compute_uv=False)
+    if s.size < d or s[-1] <= rtol * max(s[0], 1.0) * max(X.shape):
+        rank = int(np.sum(s > rtol * max(s[0], 1.0) * max(X.shape)))
+        raise ValueError(f"{name} must span R^{d}: its rows have rank {rank} < {d}")
+
+
+def check_positive_int(value: object, name: str, *, allow_zero: bool = False) -> int:
+    """An integer ≥ 1 (or ≥ 0 with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    low = 0 if allow_zero else 1
+    if value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value}")
+    return int(value)
+
+
+def check_probability(value: object, name: str, *, open_low: bool = True,
+                      open_high: bool = True) -> float:
+    """A float in (0, 1), with either end closed on request."""
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {value!r}") from None
+    lo_ok = v > 0 if open_low else v >= 0
+    hi_ok = v < 1 if open_high else v <= 1
+    if not (np.isfinite(v) and lo_ok and hi_ok):
+        lo = "(" if open_low else "["
+        hi = ")" if open_high else "]"
+        raise ValueError(f"{name} must lie in {lo}0, 1{hi}, got {value}")
+    return v
+
+
+def check_in_unit_interval(values: object, name: str, shape: Sequence[int] | None = None
+                           ) -> np.ndarray:
+    """A finite float array with every entry in [0, 1] (optionally of a given shape)."""
+    arr = np.asarray(values, dtype=float)
+    if shape is not None and arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
+        raise ValueError(f"{name} must lie in [0, 1] entrywise")
+    return arr
