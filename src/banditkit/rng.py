@@ -53,8 +53,12 @@ def derive_seed(root: int, *key: int | str) -> np.random.SeedSequence:
 
 
 def stream(root: int, *key: int | str) -> np.random.Generator:
-    """A fresh ``Generator`` for ``key`` (see :func:`derive_seed`); stream names map to fixed ints."""
-    key = tuple(STREAMS.get(k, k) if isinstance(k, str) else k for k in key)
+    """A fresh ``Generator`` for ``key`` (see :func:`derive_seed`).
+
+    A last key part naming a stream of :data:`STREAMS` maps to that stream's fixed integer.
+    """
+    if key and isinstance(key[-1], str) and key[-1] in STREAMS:
+        key = (*key[:-1], STREAMS[key[-1]])
     return np.random.Generator(np.random.PCG64(derive_seed(root, *key)))
 
 

@@ -1,4 +1,4 @@
-"""Input checks shared by every layer: each raises before any work, naming the parameter and rule."""
+"""Input checks shared by every layer: each raises before any work, naming parameter and rule."""
 
 from __future__ import annotations
 

@@ -12,8 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .base import Environment
-from .multi_armed import BernoulliBandit
+from ..base import Environment
 
 __all__ = ["instance_names", "make_instance", "register_instance"]
 
@@ -53,15 +52,3 @@ def make_instance(name: str, rng: np.random.Generator | None = None, **params: o
             raise ValueError(f"instance {name!r} is random: pass rng (a numpy Generator)")
         return factory(rng=rng, **params)
     return factory(**params)
-
-
-@register_instance("bernoulli")
-def bernoulli(means: tuple[float, ...] = (0.44, 0.47, 0.50, 0.53, 0.56, 0.59)) -> Environment:
-    """K Bernoulli arms; the default is the 6-armed instance of Esfandiari et al., Appendix H."""
-    return BernoulliBandit(np.asarray(means, dtype=float))
-
-
-@register_instance("bernoulli-linspace")
-def bernoulli_linspace(K: int = 6, low: float = 0.44, high: float = 0.59) -> Environment:
-    """K Bernoulli arms with means evenly spaced in [low, high]."""
-    return BernoulliBandit(np.linspace(low, high, int(K)))
