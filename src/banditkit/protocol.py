@@ -24,6 +24,9 @@ import numpy as np
 
 __all__ = ["Algorithm", "Batch", "DecisionLog"]
 
+_ONE = np.ones(1, dtype=np.int64)
+_ONE.flags.writeable = False
+
 
 @dataclass(frozen=True, eq=False)
 class Batch:
@@ -56,11 +59,21 @@ class Batch:
             raise ValueError("Batch arms must be non-negative indices")
         object.__setattr__(self, "arms", arms)
         object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "_n_pulls", int(counts.sum()))
 
     @classmethod
     def single(cls, arm: int) -> Batch:
         """One pull of ``arm`` (a fully sequential policy's batch)."""
-        return cls(np.array([arm]), np.array([1]))
+        arm = int(arm)
+        if arm < 0:
+            raise ValueError("Batch arms must be non-negative indices")
+        # Sequential policies build one of these per pull: skip the general validation.
+        batch = object.__new__(cls)
+        object.__setattr__(batch, "arms", np.array([arm], dtype=np.int64))
+        object.__setattr__(batch, "counts", _ONE)
+        object.__setattr__(batch, "strategy", None)
+        object.__setattr__(batch, "_n_pulls", 1)
+        return batch
 
     @classmethod
     def from_allocation(cls, allocation: np.ndarray) -> Batch:
@@ -84,7 +97,7 @@ class Batch:
     @property
     def n_pulls(self) -> int:
         """Total number of pulls."""
-        return int(self.counts.sum())
+        return self._n_pulls  # type: ignore[attr-defined]
 
     @property
     def n_runs(self) -> int:
@@ -234,7 +247,7 @@ class Algorithm(ABC):
         if self._pending is not None:
             return self._pending  # asked twice without an answer: the same question again
         batch = self._next_batch()
-        if batch is not None and batch.arms.size and batch.arms.max() >= self.n_arms:
+        if batch is not None and batch.n_runs and int(batch.arms.max()) >= self.n_arms:
             raise RuntimeError(f"{type(self).__name__} asked for arm {int(batch.arms.max())} "
                                f"of {self.n_arms}")
         self._pending = batch
@@ -251,7 +264,7 @@ class Algorithm(ABC):
         if rewards.shape[0] != batch.n_runs:
             raise ValueError(f"rewards must hold one sum per run of the batch ({batch.n_runs}), "
                              f"got {rewards.shape[0]}")
-        if not np.all(np.isfinite(rewards)):
+        if not np.isfinite(rewards).all():
             raise ValueError("rewards must be finite")
         if costs is not None:
             costs = np.asarray(costs, dtype=float)

@@ -58,6 +58,6 @@ class Environment(ABC):
         return None
 
     def _check_batch(self, batch: Batch) -> None:
-        if batch.arms.size and batch.arms.max() >= self.n_arms:
+        if batch.arms.size and int(batch.arms.max()) >= self.n_arms:
             raise ValueError(f"batch pulls arm {int(batch.arms.max())}, but the environment has "
                              f"{self.n_arms} arms")

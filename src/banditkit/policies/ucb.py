@@ -40,20 +40,27 @@ class UCB1(Algorithm):
         self.horizon = None if horizon is None else check_positive_int(horizon, "horizon")
         self.pulls = np.zeros(self.n_arms, dtype=np.int64)
         self.sums = np.zeros(self.n_arms)
+        self._unpulled = 0  # lowest arm index not yet pulled
 
     def indices(self) -> np.ndarray:
         """Current UCB indices (``inf`` for arms never pulled)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            bonus = np.sqrt(self.exploration * np.log(max(self.t, 1)) / self.pulls)
-            idx = self.sums / self.pulls + bonus
-        idx[self.pulls == 0] = np.inf
+        idx = np.full(self.n_arms, np.inf)
+        seen = self.pulls > 0
+        n = self.pulls[seen]
+        idx[seen] = self.sums[seen] / n + np.sqrt(self.exploration * np.log(max(self.t, 1)) / n)
         return idx
 
     def _next_batch(self) -> Batch | None:
         if self.horizon is not None and self.t >= self.horizon:
             return None
-        return Batch.single(int(np.argmax(self.indices())))
+        if self._unpulled < self.n_arms:  # initialisation: each arm once, in index order
+            return Batch.single(self._unpulled)
+        n = self.pulls
+        idx = self.sums / n + np.sqrt(self.exploration * np.log(self.t) / n)
+        return Batch.single(int(idx.argmax()))
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         np.add.at(self.pulls, batch.arms, batch.counts)
         np.add.at(self.sums, batch.arms, rewards)
+        while self._unpulled < self.n_arms and self.pulls[self._unpulled] > 0:
+            self._unpulled += 1

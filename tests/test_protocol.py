@@ -1,0 +1,95 @@
+"""The batch protocol: runs, truncation, decision logs and their comparison."""
+
+import numpy as np
+import pytest
+
+from banditkit import Batch, DecisionLog
+
+
+def _log(seq_batches):
+    log = DecisionLog()
+    for seq in seq_batches:
+        log.record(Batch.from_sequence(np.asarray(seq)))
+    return log
+
+
+def test_from_sequence_round_trips_and_merges_repeats():
+    seq = np.array([2, 2, 0, 1, 1, 1, 2])
+    b = Batch.from_sequence(seq)
+    assert b.arms.tolist() == [2, 0, 1, 2]
+    assert b.counts.tolist() == [2, 1, 3, 1]
+    assert np.array_equal(b.sequence(), seq)
+    assert b.n_pulls == 7
+    assert b.allocation(4).tolist() == [1, 3, 3, 0]
+
+
+def test_from_allocation_skips_zero_arms():
+    b = Batch.from_allocation(np.array([3, 0, 2]))
+    assert b.arms.tolist() == [0, 2] and b.counts.tolist() == [3, 2]
+
+
+def test_single_is_a_one_pull_batch():
+    b = Batch.single(4)
+    assert b.n_pulls == 1 and b.arms.tolist() == [4] and b.counts.tolist() == [1]
+    with pytest.raises(ValueError, match="non-negative"):
+        Batch.single(-1)
+
+
+def test_truncated_keeps_exact_prefix():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        seq = rng.integers(0, 3, size=rng.integers(1, 40))
+        b = Batch.from_sequence(seq)
+        n = int(rng.integers(0, seq.size + 1))
+        t = b.truncated(n)
+        assert np.array_equal(t.sequence(), seq[:n])
+        assert t.n_pulls == n
+
+
+def test_sum_runs_matches_manual_sums():
+    b = Batch(np.array([1, 0, 1]), np.array([2, 3, 1]))
+    per_pull = np.arange(6, dtype=float)
+    assert b.sum_runs(per_pull).tolist() == [0 + 1, 2 + 3 + 4, 5]
+    with pytest.raises(ValueError, match="per-pull"):
+        b.sum_runs(np.ones(5))
+
+
+@pytest.mark.parametrize("arms,counts,match", [
+    ([0, 1], [1], "same length"),
+    ([0], [0], ">= 1"),
+    ([-1], [2], "non-negative"),
+])
+def test_bad_batches_are_refused(arms, counts, match):
+    with pytest.raises(ValueError, match=match):
+        Batch(np.array(arms), np.array(counts))
+
+
+def test_count_differences_matches_brute_force():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        a = [rng.integers(0, 3, size=rng.integers(0, 10)) for _ in range(rng.integers(1, 4))]
+        b = [rng.integers(0, 3, size=rng.integers(0, 10)) for _ in range(rng.integers(1, 4))]
+        sa, sb = np.concatenate(a), np.concatenate(b)
+        m = min(sa.size, sb.size)
+        expected = int(np.sum(sa[:m] != sb[:m])) + abs(sa.size - sb.size)
+        assert _log(a).count_differences(_log(b)) == expected
+
+
+def test_same_as_compares_pulls_not_batch_boundaries():
+    assert _log([[0, 0, 1]]).same_as(_log([[0], [0, 1]]))
+    assert not _log([[0, 0, 1]]).same_as(_log([[0, 1, 1]]))
+
+
+def test_count_differences_on_huge_runs_is_cheap():
+    a, b = DecisionLog(), DecisionLog()
+    a.record(Batch(np.array([0, 1]), np.array([10**12, 10**12])))
+    b.record(Batch(np.array([0, 1]), np.array([10**12 + 5, 10**12 - 5])))
+    assert a.count_differences(b) == 5
+
+
+def test_strategies_take_part_in_sameness():
+    a, b = DecisionLog(), DecisionLog()
+    a.record(Batch(np.array([0]), np.array([3]), strategy=np.array([0.5, 0.5])))
+    b.record(Batch(np.array([0]), np.array([3]), strategy=np.array([0.6, 0.4])))
+    assert not a.same_as(b)
+    assert a.same_as(a)
