@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from .envs.base import Environment
-from .protocol import Algorithm, Batch
+from .protocol import Algorithm, Batch, DecisionLog
 from .rng import SeedLike, as_generator
 from .trial import Trial
 from .validation import check_positive_int
@@ -95,8 +96,6 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
     seconds = time.perf_counter() - start
 
     log = algorithm.decisions
-    arms, counts = log.runs()
-    all_pulls = Batch(arms, counts)
     if checkpoints is None:
         checkpoints = (default_checkpoints(horizon) if horizon is not None
                        else np.cumsum(log.batch_sizes()))
@@ -104,33 +103,42 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
 
     regret = violation = None
     if algorithm.kind == "regret":
-        regret = _cumulative_at(env.regret(all_pulls, 0), counts, checkpoints)
-    per_run_violation = _violation_runs(log, env)
-    if per_run_violation is not None:
-        run_counts = np.concatenate(log._counts) if log.n_batches else np.zeros(0, np.int64)
+        per_run, run_counts = _per_run(log, env, env.regret)
+        regret = _cumulative_at(per_run, run_counts, checkpoints)
+    if env.n_costs:
+        per_run, run_counts = _per_run(log, env, env.violation)
         violation = np.max(np.column_stack([
-            _cumulative_at(per_run_violation[:, i], run_counts, checkpoints)
-            for i in range(per_run_violation.shape[1])]), axis=1)
+            _cumulative_at(per_run[:, i], run_counts, checkpoints)
+            for i in range(env.n_costs)]), axis=1)
 
     recommendation = algorithm.recommendation
     correct = None
     if algorithm.kind == "identification":
         correct = recommendation is not None and recommendation == env.best_item(horizon)
     return Trial(
-        counts=all_pulls.allocation(env.n_arms), n_pulls=t, decisions=log,
+        counts=Batch(*log.runs()).allocation(env.n_arms), n_pulls=t, decisions=log,
         checkpoints=checkpoints, regret=regret, violation=violation,
         recommendation=recommendation, correct=correct, stopped=stopped,
         n_batches=log.n_batches, seconds=seconds, info=algorithm.info)
 
 
-def _violation_runs(log, env: Environment) -> np.ndarray | None:
-    """Per-run violation over every recorded batch (strategies are per batch, so no merging)."""
-    if env.n_costs == 0 or log.n_batches == 0:
-        return None
-    strategies = iter(log._strategies)
-    rows = []
-    for arms, counts in zip(log._arms, log._counts, strict=True):
-        has_strategy = len(log._strategies) == log.n_batches
-        batch = Batch(arms, counts, next(strategies) if has_strategy else None)
-        rows.append(env.violation(batch))
-    return np.vstack(rows)
+def _per_run(log: DecisionLog, env: Environment,
+             metric: Callable[[Batch, int], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A per-run metric (regret, violation) over the whole decision record, with run lengths.
+
+    Without strategies the merged runs are scored in one call (a sequential policy's thousands
+    of one-pull batches cost one vectorised call). Strategies differ per batch, so batches that
+    carry one are scored batch by batch.
+    """
+    strategies = log.strategies()
+    if strategies is None:
+        arms, counts = log.runs()
+        return metric(Batch(arms, counts), 0), counts
+    if strategies.shape[0] != log.n_batches:
+        raise ValueError("either every batch carries a strategy or none does")
+    values, t0 = [], 0
+    for arms, counts, x in zip(log._arms, log._counts, strategies, strict=True):
+        batch = Batch(arms, counts, x)
+        values.append(metric(batch, t0))
+        t0 += batch.n_pulls
+    return np.concatenate(values), np.concatenate(log._counts)
