@@ -170,6 +170,12 @@ class DecisionLog:
         starts = np.flatnonzero(np.r_[True, arms[1:] != arms[:-1]])
         return arms[starts], np.add.reduceat(counts, starts)
 
+    def batches(self) -> list[Batch]:
+        """The recorded batches in order, each with its strategy if one was played."""
+        strategies = self._strategies if len(self._strategies) == self.n_batches else None
+        return [Batch(a, c, None if strategies is None else strategies[i])
+                for i, (a, c) in enumerate(zip(self._arms, self._counts, strict=True))]
+
     def batch_sizes(self) -> np.ndarray:
         """Number of pulls in each recorded batch."""
         return np.array([int(c.sum()) for c in self._counts], dtype=np.int64)

@@ -136,9 +136,9 @@ def _per_run(log: DecisionLog, env: Environment,
         return metric(Batch(arms, counts), 0), counts
     if strategies.shape[0] != log.n_batches:
         raise ValueError("either every batch carries a strategy or none does")
-    values, t0 = [], 0
-    for arms, counts, x in zip(log._arms, log._counts, strategies, strict=True):
-        batch = Batch(arms, counts, x)
+    values, counts, t0 = [], [], 0
+    for batch in log.batches():
         values.append(metric(batch, t0))
+        counts.append(batch.counts)
         t0 += batch.n_pulls
-    return np.concatenate(values), np.concatenate(log._counts)
+    return np.concatenate(values), np.concatenate(counts)
