@@ -15,7 +15,7 @@ from .base import Environment, Outcome
 
 __all__ = ["LinearBandit"]
 
-NOISES = ("gaussian", "bernoulli")
+NOISES = ("gaussian", "bernoulli", "rademacher")
 
 
 def _check_theta(theta: object, d: int) -> np.ndarray:
@@ -38,12 +38,15 @@ class LinearBandit(Environment):
         True parameter θ*.
     Z : array, shape (M, d), optional
         Items to identify among; defaults to ``X``.
-    noise : {"gaussian", "bernoulli"}
-        Gaussian N(0, σ²) noise, or Bernoulli rewards with mean x^T θ*.
+    noise : {"gaussian", "bernoulli", "rademacher"}
+        Gaussian N(0, σ²) noise, Bernoulli rewards in {0, 1} with mean x^T θ*, or Rademacher
+        rewards in {−1, +1} with mean x^T θ* (bounded, hence 1-sub-Gaussian, and linear on sets
+        symmetric about 0 such as the unit ball, where {0, 1} rewards cannot be).
     sigma : float
         Gaussian noise standard deviation.
     clip : bool
-        Bernoulli only: clip the means x^T θ* to [0, 1] instead of refusing means outside it.
+        Bernoulli (Rademacher) only: clip the means x^T θ* to [0, 1] ([−1, 1]) instead of
+        refusing means outside it.
         The truth (best item, gaps) stays that of the linear model.
     """
 
@@ -67,6 +70,12 @@ class LinearBandit(Environment):
             elif np.any(self.means < 0) or np.any(self.means > 1):
                 raise ValueError("with noise='bernoulli' every mean x^T theta must lie in [0, 1] "
                                  "(pass clip=True to clip them)")
+        if noise == "rademacher":
+            if clip:
+                self.means = np.clip(self.means, -1.0, 1.0)
+            elif np.any(np.abs(self.means) > 1):
+                raise ValueError("with noise='rademacher' every mean x^T theta must lie in "
+                                 "[-1, 1] (pass clip=True to clip them)")
         self.n_arms, self.d = self.X.shape
         self.n_items = self.Z.shape[0]
 
@@ -97,6 +106,8 @@ class LinearBandit(Environment):
         mu = self.means[batch.arms]
         if self.noise == "bernoulli":
             return Outcome(rng.binomial(n, mu).astype(float))
+        if self.noise == "rademacher":  # sum of n signs = 2 Binomial(n, (1 + μ)/2) − n
+            return Outcome(2.0 * rng.binomial(n, (1.0 + mu) / 2.0) - n)
         nf = n.astype(float)
         return Outcome(nf * mu + np.sqrt(nf) * self.sigma * rng.standard_normal(batch.n_runs))
 
