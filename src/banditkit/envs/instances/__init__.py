@@ -3,6 +3,7 @@ this package registers its instances on import (one module per paper or family).
 
 from .multi_armed import bernoulli, bernoulli_linspace
 from .registry import instance_names, make_instance, register_instance
+from .replicable_linear import grid_net, linear_grid, linear_random_unit  # noqa: F401
 
 __all__ = [
     "bernoulli",
