@@ -1,0 +1,259 @@
+"""The ``banditkit`` command line.
+
+Subcommands are registered in :data:`SUBCOMMANDS`: each is a name, a help line, a function adding
+its arguments to its parser and a function running it (returning the exit status). Adding a
+subcommand is adding one :class:`Subcommand` entry and its two functions.
+
+Bad input is refused before any work with a message naming the parameter (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument types: argparse reports their errors as "argument --trials: ...", naming the option.
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}"
+                                         ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# banditkit list
+
+def _list_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .experiments.figures import all_figures
+
+    figures = all_figures()
+    width = max((len(f.name) for f in figures), default=0)
+    for spec in figures:
+        print(f"{spec.name:<{width}}  {spec.title}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# banditkit run
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    from .experiments.backends import BACKENDS
+
+    parser.add_argument("figure", help="figure name (see `banditkit list`)")
+    parser.add_argument("--quick", action="store_true",
+                        help="few trials and short horizons (seconds to a minute)")
+    parser.add_argument("--trials", type=positive_int, default=None,
+                        help="trials per (point, algorithm) (default: the figure's)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="worker processes (default: all cores)")
+    parser.add_argument("--backend", choices=BACKENDS, default="processes",
+                        help="where trials run (default: processes)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDR",
+                        help="Dask scheduler address (dask backend; default: a local cluster)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="run folder (default: runs/<figure>[-quick])")
+    parser.add_argument("--json", action="store_true",
+                        help="print a machine-readable summary on stdout")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="run again the trials stored as failed")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .experiments.figures import figure_names
+    from .experiments.plots import write_plots
+    from .experiments.report import write_report
+    from .experiments.runner import default_out, run_figure
+    from .experiments.store import ConfigurationMismatch
+
+    if args.figure not in figure_names():
+        return _refuse(f"argument figure: unknown figure {args.figure!r}; known figures: "
+                       f"{', '.join(figure_names())}")
+    if args.scheduler is not None and args.backend != "dask":
+        return _refuse(f"argument --scheduler: only used with --backend dask, not "
+                       f"{args.backend!r}")
+    out = args.out if args.out is not None else default_out(args.figure, args.quick)
+    try:
+        result = run_figure(args.figure, quick=args.quick, trials=args.trials,
+                            workers=args.workers, backend=args.backend,
+                            scheduler=args.scheduler, seed=args.seed, out=out,
+                            progress=not args.no_progress, retry_failed=args.retry_failed)
+    except ConfigurationMismatch as error:
+        return _refuse(str(error))
+    plots = write_plots(result)
+    report = write_report(result)
+    where = sys.stderr if args.json else sys.stdout
+    failed = result.n_failed
+    print(f"{result.figure}: {len(result.trials)} trials ({result.ran} run now, "
+          f"{failed} failed) in {out}", file=where)
+    print(f"  database: {out / 'results.sqlite'}", file=where)
+    for path in plots:
+        print(f"  plot:     {path}", file=where)
+    print(f"  report:   {report}", file=where)
+    if args.json:
+        json.dump(summary_json(result, plots, report), sys.stdout, indent=2,
+                  default=_json_default)
+        print()
+    return 0
+
+
+def summary_json(result: Any, plots: Sequence[Path], report: Path) -> dict[str, Any]:
+    """The ``--json`` document: where the files are, and one row per (point, algorithm)."""
+    rows = []
+    for row in result.summary.to_dict(orient="records"):
+        rows.append({k: _clean(v) for k, v in row.items()})
+    return {
+        "figure": result.figure, "out": str(result.out),
+        "database": str(result.out / "results.sqlite") if result.out else None,
+        "report": str(report), "plots": [str(p) for p in plots],
+        "seed": result.config["seed"], "quick": result.config["quick"],
+        "trials": result.config["trials"], "n_trials": len(result.trials),
+        "n_failed": result.n_failed, "ran": result.ran, "summary": rows,
+    }
+
+
+def _clean(value: Any) -> Any:
+    """JSON cell: NaN/NA become null, numpy scalars Python numbers."""
+    if hasattr(value, "item") and not isinstance(value, (list, tuple)):
+        value = value.item()
+    if value is None or value is _pd_na():
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _pd_na() -> Any:
+    import pandas as pd
+
+    return pd.NA
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, (tuple, set)):
+        return list(value)
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# banditkit plot / report
+
+def _run_dir_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR",
+                        help="a run folder written by `banditkit run`")
+
+
+def _load(run_dir: Path) -> Any:
+    from .experiments.runner import load_run
+    from .experiments.store import DB_NAME
+
+    if not (run_dir / DB_NAME).exists():
+        _refuse(f"argument RUN_DIR: no {DB_NAME} in {run_dir}")
+        return None
+    return load_run(run_dir)
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from .experiments.plots import write_plots
+
+    result = _load(args.run_dir)
+    if result is None:
+        return 2
+    for path in write_plots(result):
+        print(path)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .experiments.report import write_report
+
+    result = _load(args.run_dir)
+    if result is None:
+        return 2
+    print(write_report(result))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+
+SUBCOMMANDS: list[Subcommand] = [
+    Subcommand("list", "list the figures that can be run", _list_arguments, _list),
+    Subcommand("run", "run (or resume) a figure: database, plots and report in its folder",
+               _run_arguments, _run),
+    Subcommand("plot", "redraw the plots of a run folder from its database",
+               _run_dir_arguments, _plot),
+    Subcommand("report", "rewrite the report of a run folder from its database",
+               _run_dir_arguments, _report),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="banditkit",
+        description="Adaptive experiments with bandits: reproduce paper figures.")
+    parser.add_argument("--version", action="version", version=f"banditkit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in SUBCOMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        command.add_arguments(p)
+        p.set_defaults(_run=command.run)
+    return parser
+
+
+def _refuse(message: str) -> int:
+    print(f"banditkit: error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``banditkit`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    return int(args._run(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

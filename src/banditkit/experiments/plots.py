@@ -1,0 +1,156 @@
+"""Figures of a run (matplotlib, Agg backend): PNG and PDF written into the run folder.
+
+``kind="curve"``: the mean of a per-checkpoint metric (cumulative regret or violation) against
+time, one line per algorithm with a 95% band (Student t over trials), one panel per sweep point.
+``kind="sweep"``: a per-trial metric (mean with a 95% interval) against the swept parameter
+``plot.x``, one line per algorithm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .results import SUMMARY_METRICS
+
+__all__ = ["curve_band", "plot_file_stem", "write_plots"]
+
+_LABELS = {"regret": "cumulative regret", "violation": "cumulative violation",
+           "n_pulls": "samples (pulls)", "final_regret": "final regret",
+           "final_violation": "final violation", "failure_rate": "failure rate",
+           "n_batches": "batches"}
+
+
+def plot_file_stem(figure: str) -> str:
+    """File name stem of a figure's plots (the name with unsafe characters replaced)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in figure)
+
+
+def curve_band(curves: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per (point, algorithm, t): mean of ``metric`` over trials and its 95% band."""
+    grouped = curves.groupby(["point", "algorithm", "t"], sort=False)[metric]
+    out = grouped.agg(["mean", "std", "count"]).reset_index()
+    n = out["count"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = (stats.t.ppf(0.975, np.maximum(n - 1, 1)) * out["std"].to_numpy()
+                / np.sqrt(n))
+    half = np.where(n > 1, half, np.nan)
+    out["lo"] = out["mean"] - half
+    out["hi"] = out["mean"] + half
+    return out
+
+
+def write_plots(result: Any, out: str | Path | None = None) -> list[Path]:
+    """Draw ``result`` (a :class:`~banditkit.experiments.runner.RunResult`) per its plot spec
+    into ``out`` (default: the run folder). Returns the PNG and PDF paths; none when there is
+    nothing to draw or no folder."""
+    folder = Path(out) if out is not None else result.out
+    if folder is None:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    config = result.config
+    plot = config["plot"]
+    if plot["kind"] == "curve":
+        fig = _curve_figure(plt, result, plot)
+    elif plot["kind"] == "sweep":
+        fig = _sweep_figure(plt, result, plot)
+    else:
+        raise ValueError(f"plot kind must be 'curve' or 'sweep', got {plot['kind']!r}")
+    if fig is None:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = plot_file_stem(result.figure)
+    paths = [folder / f"{stem}.png", folder / f"{stem}.pdf"]
+    fig.savefig(paths[0], dpi=150, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
+def _title(config: Mapping[str, Any]) -> str:
+    quick = " (quick)" if config.get("quick") else ""
+    return f"{config['title']}{quick}\n{config['figure']}, {config['trials']} trials"
+
+
+def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
+    metric = plot["metric"]
+    curves = result.curves
+    if curves.empty or metric not in curves or curves[metric].isna().all():
+        return None
+    band = curve_band(curves.dropna(subset=[metric]), metric)
+    points = sorted(band["point"].unique())
+    cols = min(len(points), 3)
+    rows = int(np.ceil(len(points) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), squeeze=False)
+    algorithms = result.config["algorithms"]
+    for ax, point in zip(axes.flat, points, strict=False):
+        for algorithm in algorithms:
+            sel = band[(band["point"] == point) & (band["algorithm"] == algorithm)]
+            if sel.empty:
+                continue
+            line, = ax.plot(sel["t"], sel["mean"], label=algorithm)
+            ax.fill_between(sel["t"], sel["lo"], sel["hi"], color=line.get_color(), alpha=0.25,
+                            linewidth=0)
+        ax.set_xscale(plot["xscale"])
+        ax.set_yscale(plot["yscale"])
+        ax.set_xlabel(plot.get("xlabel") or "t (pulls)")
+        ax.set_ylabel(plot.get("ylabel") or _LABELS.get(metric, metric))
+        if len(points) > 1:
+            ax.set_title(_point_label(result.config["points"][point]), fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(points):]:
+        ax.set_visible(False)
+    fig.suptitle(_title(result.config) + " (mean, 95% band)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
+    metric = plot["metric"]
+    x = plot["x"]
+    summary = result.summary
+    if metric not in SUMMARY_METRICS:
+        raise ValueError(f"sweep plot metric must be one of {SUMMARY_METRICS}, got {metric!r}")
+    if summary.empty or f"{metric}_mean" not in summary:
+        return None
+    if x is None or x not in summary:
+        raise ValueError(f"sweep plot needs plot.x naming a point parameter; got {x!r}, "
+                         f"parameters are {[c for c in summary.columns if '_' not in c]}")
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for algorithm in result.config["algorithms"]:
+        sel = summary[summary["algorithm"] == algorithm].sort_values(x)
+        if sel.empty:
+            continue
+        mean = sel[f"{metric}_mean"].to_numpy(dtype=float)
+        lo = sel[f"{metric}_lo"].to_numpy(dtype=float)
+        hi = sel[f"{metric}_hi"].to_numpy(dtype=float)
+        yerr = np.vstack([np.nan_to_num(mean - lo), np.nan_to_num(hi - mean)])
+        ax.errorbar(sel[x].to_numpy(dtype=float), mean, yerr=yerr, marker="o", capsize=3,
+                    label=algorithm)
+    ax.set_xscale(plot["xscale"])
+    ax.set_yscale(plot["yscale"])
+    ax.set_xlabel(plot.get("xlabel") or x)
+    ax.set_ylabel(plot.get("ylabel") or _LABELS.get(metric, metric))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(result.config) + " (mean, 95% interval)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _point_label(params: Mapping[str, Any]) -> str:
+    parts = []
+    for k, v in params.items():
+        text = str(v)
+        parts.append(f"{k}={text if len(text) <= 30 else text[:27] + '...'}")
+    return ", ".join(parts)

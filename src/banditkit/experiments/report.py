@@ -1,0 +1,195 @@
+"""The markdown report of a run (``<run folder>/report.md``): configuration, summary table,
+comparison with the paper's numbers, failures, the spec's notes and links to the plots."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .plots import plot_file_stem
+from .results import SUMMARY_METRICS
+
+__all__ = ["REPORT_NAME", "markdown_table", "render_report", "write_report"]
+
+REPORT_NAME = "report.md"
+
+
+def write_report(result: Any, out: str | Path | None = None) -> Path | None:
+    """Write the report of ``result`` (a :class:`~banditkit.experiments.runner.RunResult`) into
+    ``out`` (default: the run folder) and return its path (``None`` without a folder)."""
+    folder = Path(out) if out is not None else result.out
+    if folder is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / REPORT_NAME
+    path.write_text(render_report(result, folder), encoding="utf-8")
+    return path
+
+
+def render_report(result: Any, folder: Path | None = None) -> str:
+    """The report as markdown text."""
+    from .runner import reproduce_command
+
+    config = result.config
+    trials = result.trials
+    sessions = result.sessions
+    last = sessions[-1] if sessions else {}
+    total_wall = sum(s["wall_seconds"] or 0.0 for s in sessions)
+    expected = len(config["points"]) * len(config["algorithms"]) * int(config["trials"])
+    lines = [f"# {config['title']}", "",
+             f"Figure `{config['figure']}`. Paper: {config['paper']}.", ""]
+    if len(trials) < expected:
+        lines += [f"**Incomplete run: {len(trials)} of {expected} trials stored.** Run the "
+                  "command below again to finish it.", ""]
+
+    lines += ["## Configuration", ""]
+    rows = [
+        ("figure", f"`{config['figure']}`"),
+        ("mode", "quick" if config["quick"] else "full"),
+        ("trials per (point, algorithm)", config["trials"]),
+        ("sweep points", len(config["points"])),
+        ("horizons", ", ".join(str(h) for h in dict.fromkeys(config["horizons"]))),
+        ("root seed", config["seed"]),
+        ("backend (last run)", last.get("backend", "")),
+        ("workers (last run)", last.get("workers", "")),
+        ("wall time (last run)", _seconds(last.get("wall_seconds"))),
+        ("wall time (all runs of this folder)", f"{_seconds(total_wall)} over "
+                                                f"{len(sessions)} invocation(s)"),
+        ("trials stored / failed", f"{len(trials)} / {result.n_failed}"),
+        ("banditkit version", config["version"]),
+        ("spec fingerprint", f"`{config['fingerprint'][:16]}`"),
+        ("reproduce", f"`{reproduce_command(config, result.out)}`"),
+    ]
+    lines += [*markdown_table(["", ""], rows), ""]
+    lines += ["Algorithm parameters:", ""]
+    lines += [f"- {name}: {config['algorithm_params'].get(name, {})}"
+              for name in config["algorithms"]]
+    lines += [""]
+
+    lines += ["## Results", "",
+              "Mean over successful trials, with the 95% interval (Student t; Wilson for the "
+              "failure rate of identifiers).", ""]
+    lines += [*_summary_table(result.summary), ""]
+
+    lines += ["## Comparison with the paper", ""]
+    lines += [*_paper_table(config, result.summary), ""]
+
+    lines += ["## Failures", ""]
+    lines += [*_failures(trials, result), ""]
+
+    lines += ["## Notes", "", config.get("notes") or "None.", ""]
+
+    lines += ["## Plots", ""]
+    stem = plot_file_stem(config["figure"])
+    png = (folder / f"{stem}.png") if folder is not None else None
+    if png is not None and png.exists():
+        lines += [f"![{config['figure']}]({stem}.png)", "",
+                  f"[PNG]({stem}.png) · [PDF]({stem}.pdf)", ""]
+    else:
+        lines += ["No plot was written (`banditkit plot RUN_DIR` draws it).", ""]
+    return "\n".join(lines)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    """A GitHub-flavoured markdown table as lines."""
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+    out = ["| " + " | ".join(cell(h) for h in header) + " |",
+           "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return out
+
+
+def _summary_table(summary: pd.DataFrame) -> list[str]:
+    if summary.empty:
+        return ["No trials stored."]
+    metrics = [m for m in SUMMARY_METRICS if f"{m}_mean" in summary]
+    params = [c for c in summary.columns
+              if c not in ("point", "algorithm", "n_ok", "n_failed")
+              and not any(c.startswith(f"{m}_") for m in metrics)]
+    header = ["point", *params, "algorithm", "ok", "failed", *metrics]
+    rows = []
+    for _, r in summary.iterrows():
+        rows.append([r["point"], *[_short(r[p]) for p in params], r["algorithm"], r["n_ok"],
+                     r["n_failed"],
+                     *[_interval(r[f"{m}_mean"], r[f"{m}_lo"], r[f"{m}_hi"]) for m in metrics]])
+    return markdown_table(header, rows)
+
+
+def _paper_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:
+    values = config.get("paper_values") or []
+    if not values:
+        return ["The paper states no number this figure can be compared with (see the notes)."]
+    rows = []
+    for v in values:
+        sel = summary[(summary["point"] == v["point"]) & (summary["algorithm"] == v["algorithm"])]
+        col = f"{v['metric']}_mean"
+        if sel.empty or col not in sel:
+            ours, ratio = "not measured", ""
+        else:
+            r = sel.iloc[0]
+            ours = _interval(r[col], r[f"{v['metric']}_lo"], r[f"{v['metric']}_hi"])
+            ratio = (_fmt(r[col] / v["value"]) if v["value"] not in (0, 0.0)
+                     and _finite(r[col]) else "")
+        rows.append([v["algorithm"], v["point"], v["metric"], _fmt(v["value"]), ours, ratio,
+                     v["source"]])
+    return markdown_table(["algorithm", "point", "metric", "paper", "ours (95% interval)",
+                           "ours / paper", "source"], rows)
+
+
+def _failures(trials: pd.DataFrame, result: Any) -> list[str]:
+    failed = trials[trials["status"] == "failed"]
+    if failed.empty:
+        return ["No trial failed."]
+    lines = [f"{len(failed)} trial(s) failed (kept in the database; `--retry-failed` runs them "
+             "again):", ""]
+    for _, r in failed.iterrows():
+        lines.append(f"- point {r['point']}, {r['algorithm']}, trial {r['trial']}: "
+                     f"`{r['error']}`")
+    return lines
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _fmt(x: Any) -> str:
+    if not _finite(x):
+        return "–"
+    x = float(x)
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e5 or abs(x) < 1e-3:
+        return f"{x:.3g}"
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.4g}"
+
+
+def _interval(mean: Any, lo: Any, hi: Any) -> str:
+    if not _finite(mean):
+        return "–"
+    if not (_finite(lo) and _finite(hi)):
+        return _fmt(mean)
+    return f"{_fmt(mean)} [{_fmt(lo)}, {_fmt(hi)}]"
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float) and np.isnan(value):
+        return ""
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _seconds(value: Any) -> str:
+    if value is None or not _finite(value):
+        return "–"
+    return f"{float(value):.1f} s"

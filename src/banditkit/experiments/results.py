@@ -1,0 +1,189 @@
+"""The tidy tables built from trial records.
+
+The store keeps :class:`~banditkit.experiments.records.TrialRecord` s; the functions here turn
+them into pandas frames: one row per trial (:func:`trials_frame`), one row
+per checkpoint (:func:`curves_frame`), and per (point, algorithm) means with 95% intervals
+(:func:`summarise`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .records import TrialRecord
+
+__all__ = [
+    "SUMMARY_METRICS",
+    "curves_frame",
+    "mean_interval",
+    "summarise",
+    "trials_frame",
+    "wilson_interval",
+]
+
+#: Per-trial metrics summarised per (point, algorithm), when present.
+SUMMARY_METRICS = ("n_pulls", "final_regret", "final_violation", "n_batches", "failure_rate")
+
+
+# ---------------------------------------------------------------------------------------------
+# Frames
+
+TRIAL_COLUMNS = ("figure", "point", "algorithm", "trial", "status", "error", "n_pulls",
+                 "final_regret", "final_violation", "correct", "recommendation", "stopped",
+                 "n_batches", "seconds")
+
+
+def trials_frame(figure: str, records: Sequence[TrialRecord],
+                 point_params: Sequence[Mapping[str, Any]],
+                 algorithm_order: Sequence[str]) -> pd.DataFrame:
+    """One row per trial: the point's parameters as columns, then the metrics.
+
+    Rows are sorted by (point, algorithm in the spec's order, trial), so the frame does not
+    depend on the order in which trials finished.
+    """
+    param_names: list[str] = []
+    for params in point_params:
+        param_names += [k for k in params if k not in param_names and k not in TRIAL_COLUMNS]
+    order = {name: i for i, name in enumerate(algorithm_order)}
+    rows = []
+    for r in sorted(records, key=lambda r: (r.point, order.get(r.algorithm, len(order)),
+                                            r.algorithm, r.trial)):
+        params = point_params[r.point] if r.point < len(point_params) else {}
+        row = {"figure": figure, "point": r.point}
+        row.update({k: _cell(params.get(k)) for k in param_names})
+        row.update({"algorithm": r.algorithm, "trial": r.trial, "status": r.status,
+                    "error": r.error, "n_pulls": r.n_pulls, "final_regret": r.final_regret,
+                    "final_violation": r.final_violation, "correct": r.correct,
+                    "recommendation": r.recommendation, "stopped": r.stopped,
+                    "n_batches": r.n_batches, "seconds": r.seconds})
+        rows.append(row)
+    columns = ["figure", "point", *param_names, *TRIAL_COLUMNS[2:]]
+    frame = pd.DataFrame(rows, columns=columns)
+    for col in ("n_pulls", "recommendation", "n_batches"):
+        frame[col] = frame[col].astype("Int64")
+    for col in ("final_regret", "final_violation", "seconds"):
+        frame[col] = frame[col].astype("float64")
+    for col in ("correct", "stopped"):
+        frame[col] = frame[col].astype("boolean")
+    return frame
+
+
+def _cell(value: Any) -> Any:
+    """A point parameter as a frame cell: arrays and lists become tuples (hashable, printable)."""
+    if isinstance(value, np.ndarray):
+        return tuple(value.tolist())
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def curves_frame(records: Sequence[TrialRecord], algorithm_order: Sequence[str]
+                 ) -> pd.DataFrame:
+    """Long format: one row per (point, algorithm, trial, checkpoint t) with regret, violation."""
+    order = {name: i for i, name in enumerate(algorithm_order)}
+    parts = []
+    for r in sorted(records, key=lambda r: (r.point, order.get(r.algorithm, len(order)),
+                                            r.algorithm, r.trial)):
+        if r.status != "ok" or r.checkpoints is None:
+            continue
+        if r.regret is None and r.violation is None:
+            continue
+        n = len(r.checkpoints)
+        parts.append(pd.DataFrame({
+            "point": np.full(n, r.point, dtype=np.int64),
+            "algorithm": [r.algorithm] * n,
+            "trial": np.full(n, r.trial, dtype=np.int64),
+            "t": np.asarray(r.checkpoints, dtype=np.int64),
+            "regret": (np.asarray(r.regret, dtype=float) if r.regret is not None
+                       else np.full(n, np.nan)),
+            "violation": (np.asarray(r.violation, dtype=float) if r.violation is not None
+                          else np.full(n, np.nan)),
+        }))
+    if not parts:
+        return pd.DataFrame({"point": pd.Series(dtype="int64"),
+                             "algorithm": pd.Series(dtype="object"),
+                             "trial": pd.Series(dtype="int64"), "t": pd.Series(dtype="int64"),
+                             "regret": pd.Series(dtype="float64"),
+                             "violation": pd.Series(dtype="float64")})
+    return pd.concat(parts, ignore_index=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Summaries
+
+def mean_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
+    """Mean, standard error and Student-t ``level`` interval of ``values`` (NaNs ignored).
+
+    With one value the standard error and interval are NaN (no spread can be estimated).
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    n = x.size
+    if n == 0:
+        return (np.nan,) * 4
+    mean = float(x.mean())
+    if n == 1:
+        return mean, np.nan, np.nan, np.nan
+    se = float(x.std(ddof=1) / np.sqrt(n))
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
+    return mean, se, mean - half, mean + half
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (sensible at 0 or n successes, unlike mean ± t·se)."""
+    if n == 0:
+        return np.nan, np.nan
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def summarise(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per (point, algorithm): trial counts and, for each metric, mean, se and 95% interval.
+
+    Columns ``n_ok``, ``n_failed``, then ``{metric}_mean``, ``_se``, ``_lo``, ``_hi`` for
+    ``n_pulls``, ``final_regret``, ``final_violation`` and ``n_batches`` over successful trials
+    (Student-t interval), and ``failure_rate`` = 1 − mean(correct) for identifiers (Wilson
+    interval; its ``_se`` is the binomial standard error). Metrics no trial has are left out.
+    The point's parameters are carried as columns.
+    """
+    if trials.empty:
+        return pd.DataFrame(columns=["point", "algorithm", "n_ok", "n_failed"])
+    param_cols = [c for c in trials.columns
+                  if c not in TRIAL_COLUMNS and c not in ("figure", "point")]
+    algo_order = list(dict.fromkeys(trials["algorithm"]))
+    present = [m for m in ("n_pulls", "final_regret", "final_violation", "n_batches")
+               if trials[m].notna().any()]
+    has_correct = bool(trials["correct"].notna().any())
+    rows = []
+    for (point, algorithm), group in trials.groupby(["point", "algorithm"], sort=False):
+        ok = group[group["status"] == "ok"]
+        row: dict[str, Any] = {"point": int(point)}
+        row.update({c: group[c].iloc[0] for c in param_cols})
+        row.update({"algorithm": algorithm, "n_ok": len(ok),
+                    "n_failed": int((group["status"] == "failed").sum())})
+        for metric in present:
+            mean, se, lo, hi = mean_interval(ok[metric].to_numpy(dtype=float, na_value=np.nan))
+            row.update({f"{metric}_mean": mean, f"{metric}_se": se,
+                        f"{metric}_lo": lo, f"{metric}_hi": hi})
+        if has_correct:
+            correct = ok["correct"].dropna().astype(bool).to_numpy()
+            n = correct.size
+            wrong = int(n - correct.sum())
+            rate = wrong / n if n else np.nan
+            lo, hi = wilson_interval(wrong, n)
+            se = float(np.sqrt(rate * (1 - rate) / n)) if n else np.nan
+            row.update({"failure_rate_mean": rate, "failure_rate_se": se,
+                        "failure_rate_lo": lo, "failure_rate_hi": hi})
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame["_order"] = frame["algorithm"].map({a: i for i, a in enumerate(algo_order)})
+    return (frame.sort_values(["point", "_order"], kind="stable").drop(columns="_order")
+            .reset_index(drop=True))

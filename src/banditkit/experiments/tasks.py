@@ -1,0 +1,145 @@
+"""Trials as tasks: the seeds of a trial, the unit of work sent to a backend, and its execution.
+
+Seeds (DESIGN.md, "Randomness") derive from the run's root seed and the trial's place in the
+figure, never from the algorithm's name (common random numbers across algorithms) nor from which
+worker runs it:
+
+* algorithm stream ξ: ``stream(seed, figure, point, trial, "algorithm")``;
+* environment noise: the ``SeedSequence`` of ``stream(seed, figure, point, trial,
+  "environment")`` (:func:`noise_seed`);
+* instance: ``stream(seed, figure, point, "instance")``, or keyed by the trial too when the spec
+  draws a new instance per trial.
+
+A task is all trials of one (point, algorithm) for a lock-step algorithm, one trial otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..envs.base import Environment
+from ..rng import STREAMS, derive_seed, stream
+from ..simulate import simulate
+from ..trial import Trial
+from .records import TrialRecord, failed_record, record_from_trial
+from .spec import FigureSpec
+
+__all__ = ["Task", "algorithm_rng", "execute", "instance_rng", "make_tasks", "noise_seed"]
+
+
+def algorithm_rng(seed: int, figure: str, point: int, trial: int) -> np.random.Generator:
+    """The algorithm's internal randomness ξ of one trial."""
+    return stream(seed, figure, point, trial, "algorithm")
+
+
+def noise_seed(seed: int, figure: str, point: int, trial: int) -> np.random.SeedSequence:
+    """The environment noise seed of one trial (same as ``stream(..., "environment")``)."""
+    return derive_seed(seed, figure, point, trial, STREAMS["environment"])
+
+
+def instance_rng(seed: int, figure: str, point: int, trial: int | None) -> np.random.Generator:
+    """The stream a random instance is drawn from (``trial=None``: one instance per point)."""
+    if trial is None:
+        return stream(seed, figure, point, "instance")
+    return stream(seed, figure, point, trial, "instance")
+
+
+@dataclass(frozen=True)
+class Task:
+    """Trials ``trials`` of algorithm number ``algorithm`` at sweep point ``point``.
+
+    ``spec_id`` identifies the spec's content (its fingerprint), so that a worker caching
+    environments never mixes up two specs of the same name (a figure and its quick version).
+    """
+
+    point: int
+    algorithm: int
+    trials: tuple[int, ...]
+    seed: int
+    spec_id: str
+
+
+def make_tasks(spec: FigureSpec, seed: int, todo: Iterable[tuple[int, int, int]],
+               spec_id: str) -> list[Task]:
+    """Group ``(point, algorithm index, trial)`` triples into tasks: one per trial, or one per
+    (point, algorithm) for lock-step algorithms on a fixed instance."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    tasks = []
+    for point, algo, trial in sorted(todo):
+        if spec.algorithms[algo].lockstep is not None and not spec.instance_per_trial:
+            groups.setdefault((point, algo), []).append(trial)
+        else:
+            tasks.append(Task(point, algo, (trial,), seed, spec_id))
+    tasks += [Task(p, a, tuple(trials), seed, spec_id) for (p, a), trials in groups.items()]
+    return sorted(tasks, key=lambda t: (t.point, t.algorithm, t.trials))
+
+
+# Environments built in this process, so that the trials of one point share one instance
+# object instead of rebuilding it (instances may be costly: designs, random arm sets).
+_ENV_CACHE: dict[tuple[str, int, int], Environment] = {}
+_ENV_CACHE_SIZE = 8
+
+
+def _environment(spec: FigureSpec, task: Task, trial: int) -> Environment:
+    seed, point = task.seed, task.point
+    params = spec.env_params(spec.points[point])
+    if spec.instance_per_trial:
+        return spec.make_env(instance_rng(seed, spec.name, point, trial), **params)
+    key = (task.spec_id, seed, point)
+    env = _ENV_CACHE.get(key)
+    if env is None:
+        env = spec.make_env(instance_rng(seed, spec.name, point, None), **params)
+        if len(_ENV_CACHE) >= _ENV_CACHE_SIZE:
+            _ENV_CACHE.pop(next(iter(_ENV_CACHE)))
+        _ENV_CACHE[key] = env
+    return env
+
+
+def execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
+    """Run one task; a trial that raises becomes a ``"failed"`` record, never an exception."""
+    algo = spec.algorithms[task.algorithm]
+    point = spec.points[task.point]
+    params = spec.algorithm_params(algo, point)
+    horizon = spec.horizon_at(point)
+    checkpoints = spec.checkpoint_times(point)
+    if algo.lockstep is not None and not spec.instance_per_trial:
+        return _execute_lockstep(spec, task, params, horizon, checkpoints)
+    records = []
+    for i in task.trials:
+        start = time.perf_counter()
+        try:
+            env = _environment(spec, task, i)
+            rng = algorithm_rng(task.seed, spec.name, task.point, i)
+            algorithm = algo.factory(env, rng, **params)
+            result = simulate(algorithm, env, horizon=horizon,
+                              seed=noise_seed(task.seed, spec.name, task.point, i),
+                              checkpoints=checkpoints)
+            records.append(record_from_trial(task.point, algo.name, i, result))
+        except Exception as error:  # recorded with its traceback; the run goes on
+            records.append(failed_record(task.point, algo.name, i, error,
+                                         time.perf_counter() - start))
+    return records
+
+
+def _execute_lockstep(spec: FigureSpec, task: Task, params: dict, horizon: int | None,
+                      checkpoints: np.ndarray | None) -> list[TrialRecord]:
+    algo = spec.algorithms[task.algorithm]
+    start = time.perf_counter()
+    try:
+        env = _environment(spec, task, task.trials[0])
+        rngs = [algorithm_rng(task.seed, spec.name, task.point, i) for i in task.trials]
+        seeds = [noise_seed(task.seed, spec.name, task.point, i) for i in task.trials]
+        results: Sequence[Trial] = algo.lockstep(env, rngs, seeds, horizon, checkpoints,
+                                                 **params)
+        if len(results) != len(task.trials):
+            raise RuntimeError(f"lockstep function of {algo.name!r} returned {len(results)} "
+                               f"trials for {len(task.trials)} seeds")
+        return [record_from_trial(task.point, algo.name, i, r)
+                for i, r in zip(task.trials, results, strict=True)]
+    except Exception as error:  # the whole group failed: every trial of it is recorded
+        seconds = time.perf_counter() - start
+        return [failed_record(task.point, algo.name, i, error, seconds) for i in task.trials]
