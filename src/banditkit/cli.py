@@ -217,6 +217,86 @@ def _report(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# banditkit audit
+
+def key_value(text: str) -> tuple[str, Any]:
+    """``k=v`` with ``v`` read as a Python literal (number, tuple, True/None...) or a string."""
+    import ast
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"must look like name=value, got {text!r}")
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        value = raw
+    return key, value
+
+
+def _audit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("policy", metavar="POLICY",
+                        help="policy name (UCB1, ReplicableElimination, ...)")
+    parser.add_argument("--instance", required=True, metavar="NAME",
+                        help="named instance (e.g. bernoulli)")
+    parser.add_argument("--param", type=key_value, action="append", default=[],
+                        metavar="K=V", help="policy parameter (repeatable), e.g. rho=0.1")
+    parser.add_argument("--instance-param", type=key_value, action="append", default=[],
+                        metavar="K=V", help="instance parameter (repeatable), e.g. K=4")
+    parser.add_argument("--pairs", type=positive_int, required=True,
+                        help="pairs of executions sharing the internal randomness")
+    parser.add_argument("--horizon", type=positive_int, default=None, metavar="T",
+                        help="pulls per execution (required for regret policies)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="processes over which pairs are spread (default 1)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _audit(args: argparse.Namespace) -> int:
+    import functools
+
+    from .envs.instances import instance_names, make_instance
+    from .experiments.replicability import audit
+    from .policies.registry import check_policy_params, get_policy, policy_names
+    from .rng import stream
+
+    if args.policy not in policy_names():
+        return _refuse(f"argument POLICY: unknown policy {args.policy!r}; known: "
+                       f"{', '.join(policy_names())}")
+    if args.instance not in instance_names():
+        return _refuse(f"argument --instance: unknown instance {args.instance!r}; known: "
+                       f"{', '.join(instance_names())}")
+    entry = get_policy(args.policy)
+    params = dict(args.param)
+    try:
+        check_policy_params(entry, params)
+    except ValueError as error:
+        return _refuse(f"argument --param: {error}")
+    try:
+        env = make_instance(args.instance, rng=stream(args.seed, "audit", "instance"),
+                            **dict(args.instance_param))
+    except (ValueError, TypeError) as error:
+        return _refuse(f"argument --instance-param: {error}")
+    rho = params.get("rho", entry.parameters().get("rho"))
+    factory = functools.partial(entry.factory, horizon=args.horizon)
+    try:
+        # build one first so that bad parameter values are refused before any work
+        factory(env, stream(args.seed, "audit", 0, "algorithm"), **params)
+        result = audit(factory, env, pairs=args.pairs, seed=args.seed, horizon=args.horizon,
+                       params=params, rho=rho,
+                       lockstep=entry.lockstep if args.horizon is not None else None,
+                       workers=args.workers, name=args.policy, instance=args.instance)
+    except (ValueError, TypeError) as error:
+        return _refuse(str(error))
+    if args.json:
+        json.dump(result.summary(), sys.stdout, indent=2, default=_json_default)
+        print()
+    else:
+        print(result.render())
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Subcommand] = [
     Subcommand("list", "list the figures that can be run", _list_arguments, _list),
@@ -226,6 +306,8 @@ SUBCOMMANDS: list[Subcommand] = [
                _run_dir_arguments, _plot),
     Subcommand("report", "rewrite the report of a run folder from its database",
                _run_dir_arguments, _report),
+    Subcommand("audit", "replicability audit: pairs of executions sharing internal randomness",
+               _audit_arguments, _audit),
 ]
 
 
