@@ -1,5 +1,6 @@
 """Estimators: replicable mean / statistical query (and, beside them, least squares)."""
 
+from .replicable_lse import CoreSet, ReplicableLSEResult, core_set, replicable_lse  # noqa: F401
 from .replicable_mean import (
     grid_width,
     hoeffding_radius,

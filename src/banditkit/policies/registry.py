@@ -36,7 +36,8 @@ __all__ = ["PROVIDERS", "PolicyEntry", "get_policy", "make_policy", "policy_name
            "register_policy"]
 
 #: Modules imported before the first lookup so that their ``register_policy`` calls run.
-PROVIDERS: list[str] = []
+PROVIDERS: list[str] = ["banditkit.policies.linear_elimination",
+                        "banditkit.policies.replicable_linear"]
 
 
 @dataclass(frozen=True)

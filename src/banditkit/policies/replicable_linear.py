@@ -1,0 +1,359 @@
+"""Replicable linear bandits: Algorithms 3 and 4 of Esfandiari, Kalavasis, Karbasi, Krause,
+Mirrokni and Velegkas, "Replicable Bandits", ICLR 2023 (Section 5).
+
+A policy is ρ-replicable if two executions sharing the internal randomness ξ (the ``rng``
+argument) and seeing independent rewards pull the same sequence of arms with probability
+≥ 1 − ρ. Both algorithms are batched eliminations whose batches are fixed multisets computed
+deterministically from the active set (so agreeing executions pull the same arms), and whose
+eliminations are made replicable either by a random threshold (Algorithm 3) or by a replicable
+estimate (Algorithm 4).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..envs.base import Environment
+from ..estimation.replicable_lse import CoreSet, core_set, replicable_lse
+from ..estimation.replicable_mean import repmean_precision
+from ..rng import SeedLike, as_generator
+from ..validation import check_arms, check_positive_int, check_probability
+from .linear_elimination import (
+    LinearElimination,
+    PhasedLinearElimination,
+    _positive,
+    linear_arms,
+    need_horizon,
+)
+from .registry import register_policy
+
+__all__ = ["ReplicableLinearElimination", "ReplicableLinearLSE", "replicable_linear_elimination",
+           "replicable_linear_lse"]
+
+LAST_BATCH_RULES = ("lowest-index", "argmax")
+
+
+def _check_rho(rho: object) -> float:
+    return check_probability(rho, "rho", open_high=False)
+
+
+class ReplicableLinearElimination(LinearElimination):
+    """Algorithm 3 of Esfandiari et al. (ICLR 2023): replicable batched elimination for linear
+    bandits with K arms (Theorem 6: ρ-replicable, regret O(K²/ρ² · sqrt(d T log(KT)))).
+
+    B = ⌈ln T⌉ batches, β = ⌊max(K²/ρ², 2304)⌋, and for batch i:
+    ε̃_i = sqrt(d ln(KT²)/(β q^i)) (the confidence of the blown-up batch),
+    ε_i = sqrt(d ln(KT²)/q^i) (the confidence without the blow-up), the multiset of Lemma 5 for
+    δ = 1/(KT²) and ε = ε̃_i — the active arms' G-optimal design (deterministic Frank–Wolfe, so
+    both executions pull the same multiset) rounded to n_i = 10 d ln(KT²)/ε̃_i² = 10 β q^i
+    pulls — the least-squares estimate θ̂_i of that batch, a threshold ε̄_i ~ Uni[ε_i/2, ε_i]
+    drawn from ξ, and arm a is eliminated when ⟨a, θ̂_i⟩ + ε̃_i < max_b ⟨b, θ̂_i⟩ − ε̄_i.
+    q = (T/c)^(1/B) with c = 10 β, so that n_i = c q^i and the batches fill the horizon.
+
+    Parameters
+    ----------
+    X : array, shape (K, d)
+        Arms; must span R^d.
+    horizon : int
+        T ≥ K.
+    rho : float in (0, 1]
+        Target replicability ρ.
+    rng : Generator or seed
+        The internal randomness ξ (the thresholds ε̄_i, all drawn at construction).
+    n_batches, q, size_constant, delta, confidence_scale, design_tol
+        As in :class:`~banditkit.policies.linear_elimination.LinearElimination`
+        (``confidence_scale`` multiplies ε_i and ε̃_i alike).
+    beta : float, optional
+        The replicability blow-up β; default ⌊max(K²/ρ², 2304)⌋ (the paper). The bad event of
+        the proof has probability ≈ 16/sqrt(β) per arm, so smaller β trades replicability for
+        regret; the audit (``banditkit audit``) measures what a choice achieves.
+    last_batch : {"lowest-index", "argmax"}
+        Arm played for the rest of the horizon after the last batch. The paper's line 18 plays
+        argmax_a ⟨a, θ̂_{B−1}⟩, which is a function of the rewards, so two executions that
+        agree on every elimination still differ whenever two surviving arms are close:
+        Algorithm 3 as printed is not ρ-replicable. The default is Algorithm 2's rule (the
+        lowest-index surviving arm), a function of the active set only, which keeps the
+        regret proof (every surviving arm has gap ≤ 4ε_{B−1}) and replicability; "argmax"
+        reproduces the printed line.
+
+    Notes
+    -----
+    Deviations from the paper: (1) line 7 writes n_i = 10 d log(KT²)/ε_i², which equals 10 q^i
+    and contradicts the size Θ(d log(1/δ)/ε̃_i²) of the multiset it asks for on line 8 and the
+    proof of Theorem 6 (batch regret 4 n_i ε_{i−1} with n_i ≤ C β q^i); we use ε̃_i, i.e.
+    n_i = 10 β q^i. (2) ``last_batch`` above. (3) The paper's c in q = (T/c)^(1/B) is the
+    unspecified constant of Lemma 5's size; we take c = 10 β, the constant of (1). (4) When the
+    active arms stop spanning R^d, designs and estimates live in their span. (5) A batch has at
+    least as many pulls as the design's support (the d log log d term of Lemma 5). (6) With
+    one arm left the rest of the horizon goes to it at once (the same pulls as further
+    batches of that arm).
+
+    With the paper's constants β ≥ 2304 and 10 β q ≥ 23040 q pulls in the first batch: at
+    T = 45000 and K = 20 there is one batch (q < 1.03) followed by a commitment. Practical runs
+    set ``beta`` and ``size_constant`` explicitly (see the ``replicable-bandits:linear``
+    figure).
+    """
+
+    def __init__(self, X: np.ndarray, horizon: int, rho: float, *, rng: SeedLike = None,
+                 n_batches: int | None = None, q: float | None = None,
+                 beta: float | None = None, size_constant: float = 10.0,
+                 delta: float | None = None, confidence_scale: float = 1.0,
+                 last_batch: str = "lowest-index", design_tol: float = 0.01) -> None:
+        Xc = check_arms(X, "X")
+        self.rho = _check_rho(rho)
+        K = Xc.shape[0]
+        self.beta = (float(math.floor(max(K**2 / self.rho**2, 2304.0))) if beta is None
+                     else _positive(beta, "beta"))
+        if last_batch not in LAST_BATCH_RULES:
+            raise ValueError(f"last_batch must be one of {LAST_BATCH_RULES}, got {last_batch!r}")
+        self.last_batch = last_batch
+        super().__init__(Xc, horizon, n_batches=n_batches, q=q, size_constant=size_constant,
+                         delta=delta, confidence_scale=confidence_scale, design_tol=design_tol)
+        # ξ: one uniform per batch for ε̄_i, drawn up front so both executions use the same ones.
+        self._uniforms = as_generator(rng).random(self.n_batches)
+
+    def _unit(self) -> float:
+        return self.size_constant * self.beta
+
+    def epsilon_tilde(self, i: int) -> float:
+        """ε̃_i = sqrt(d ln(1/δ) / (β q^i))."""
+        return self.epsilon(i) / math.sqrt(self.beta)
+
+    def threshold(self, i: int) -> float:
+        """ε̄_i = ε_i/2 + U_i ε_i/2 with U_i ~ Uni[0, 1] from ξ (line 13)."""
+        eps = self.epsilon(i)
+        return eps / 2.0 + self._uniforms[i - 1] * eps / 2.0
+
+    def _keep(self, estimates: np.ndarray) -> np.ndarray:
+        i, s = self.phase, self.confidence_scale
+        return (estimates + s * self.epsilon_tilde(i)
+                >= estimates.max() - s * self.threshold(i))
+
+    def _choose_final(self) -> int:
+        if self.last_batch == "lowest-index":
+            return int(self.active[0])
+        return super()._choose_final()
+
+    @property
+    def info(self) -> dict:
+        return {**super().info, "beta": self.beta}
+
+
+def _log1(x: float) -> float:
+    """max(1, ln x): the paper's iterated logarithms of d are ≤ 0 or undefined for small d."""
+    return max(1.0, math.log(x)) if x > 0 else 1.0
+
+
+class ReplicableLinearLSE(PhasedLinearElimination):
+    """Algorithm 4 of Esfandiari et al. (ICLR 2023): replicable batched elimination with a
+    replicable least-squares estimator, for an infinite action set given by a finite net
+    (Theorem 10: ρ-replicable, regret O(d⁴ log d (log log d)² log log log d / ρ² · sqrt(T)
+    log^{3/2} T)).
+
+    For batch i = 1, ..., B − 1 (B = ⌈ln T⌉): ε_i = c d sqrt(ln T / q^i); the blown-up size
+    M_i = q^i d³ log d (log log d)² log log log d ln² T / ρ²; the core set C_i of the active
+    arms' approximate G-optimal design (Lemma 7) with the effective-support fix (Lemma 8);
+    every core arm pulled N_i = ⌈M_i/|C_i|⌉ times; θ̂_i = ReplicableLSE(S_i, ρ' = ρ/(dB),
+    δ = 1/(2|A'|T²), τ = min(ε_i, 1)) (Lemma 9: one replicable statistical query per core arm);
+    arm a eliminated when ⟨a, θ̂_i⟩ < max_b ⟨b, θ̂_i⟩ − 2ε_i. The last batch plays
+    argmax_a ⟨a, θ̂_{B−1}⟩, replicable because θ̂ is. q = (T/c_M)^(1/B) with c_M = M_i/q^i, so
+    the batches fill the horizon.
+
+    Parameters
+    ----------
+    X : array, shape (N, d)
+        The net A' of the action set (e.g. :func:`banditkit.envs.instances.grid_net`); must
+        span R^d. The paper asks for a 1/T-net (up to (3T)^d points); the resolution is the
+        user's choice here.
+    horizon : int
+        T ≥ N.
+    rho : float in (0, 1]
+        Target replicability ρ.
+    rng : Generator or seed
+        The internal randomness ξ (the offsets of the replicable statistical queries).
+    c : float
+        The constant of ε_i = c d sqrt(ln T/q^i), unspecified in the paper; default 1.
+    blowup : float, optional
+        M_i / q^i; default d³ L(d) L(L(d))² L(L(L(d))) ln² T / ρ² with L(x) = max(1, ln x).
+    lse_rho : float, optional
+        Replicability ρ' of each batch's ReplicableLSE; default ρ/(d B) (line 12). Theorem 10's
+        proof only needs ρ/B; each of the |C_i| queries gets ρ'/|C_i| (Lemma 9's proof).
+    delta : float, optional
+        δ of ReplicableLSE; default 1/(2 N T²).
+    reward_range : (lo, hi)
+        Known range of one reward (default (−1, 1): ‖a‖, ‖θ*‖ ≤ 1 bound the means by 1, and
+        Rademacher rewards lie there); rewards are mapped to [0, 1] for the queries.
+    confidence : {"paper", "computed"}
+        "paper": eliminate at 2ε_i with ε_i as above, query precision τ = min(ε_i, 1).
+        "computed" (practical): queries at the precision Lemma 2.5 gives for their counts, and
+        ε_i = max over active a of the certified error bound of θ̂_i at a (rounding cell plus
+        Hoeffding radius propagated through V^-1, see
+        :meth:`~banditkit.estimation.replicable_lse.ReplicableLSEResult.error_bound`). It is a
+        deterministic function of the active set, so replicability is unchanged, and the best
+        arm survives with probability ≥ 1 − δ per batch.
+    allocation : {"uniform", "design"}
+        "uniform": N_i pulls of every core arm (line 11). "design": ⌈M_i⌉ pulls rounded from
+        the fixed design π̂ (the n_a ∝ π̂(a) of Lemma 9's proof).
+    min_mass : float, optional
+        Lemma 8's mixing mass (see :func:`~banditkit.estimation.replicable_lse.core_set`).
+    n_batches, q, design_tol
+        As in :class:`~banditkit.policies.linear_elimination.LinearElimination`.
+
+    Notes
+    -----
+    Deviations: (1) the iterated logarithms of d in M_i are floored at 1 (they are ≤ 0 for
+    d < 16); (2) ``c`` (unspecified) defaults to 1 and ``q``'s constant is M_i/q^i; (3) the
+    replicable query is run at precision max(τ, the precision Lemma 2.5 certifies for the
+    samples), since line 12's τ may ask for more precision than the batch's samples support
+    (the paper's Ω(·) sample sizes have unspecified constants); (4) the net is the user's,
+    not a 1/T-net; (5) when the active arms stop spanning R^d, the design and the estimate are
+    computed in their span; (6) with one arm left the rest of the horizon goes to it.
+    With the paper's constants M_1 ≥ ~10^4 at ρ = 0.3 and ε_i exceeds the reward range until
+    q^i > 4 d² ln T, so nothing is eliminated before T ≈ 10^7; ``confidence="computed"`` with a
+    smaller ``lse_rho`` divisor or ``blowup`` is the practical setting.
+    """
+
+    kind = "regret"
+
+    def __init__(self, X: np.ndarray, horizon: int, rho: float, *, rng: SeedLike = None,
+                 n_batches: int | None = None, q: float | None = None, c: float = 1.0,
+                 blowup: float | None = None, lse_rho: float | None = None,
+                 delta: float | None = None, reward_range: tuple[float, float] = (-1.0, 1.0),
+                 confidence: str = "paper", allocation: str = "uniform",
+                 min_mass: float | None = None, design_tol: float = 0.01) -> None:
+        Xc = check_arms(X, "X")
+        N, d = Xc.shape
+        h = check_positive_int(horizon, "horizon")
+        self.rho = _check_rho(rho)
+        self.c = _positive(c, "c")
+        if confidence not in ("paper", "computed"):
+            raise ValueError(f"confidence must be 'paper' or 'computed', got {confidence!r}")
+        if allocation not in ("uniform", "design"):
+            raise ValueError(f"allocation must be 'uniform' or 'design', got {allocation!r}")
+        self.confidence, self.allocation = confidence, allocation
+        lo, hi = (float(b) for b in reward_range)
+        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+            raise ValueError(f"reward_range must be finite with lo < hi, got {reward_range}")
+        self.reward_range = (lo, hi)
+        self.min_mass = None if min_mass is None else check_probability(min_mass, "min_mass")
+        L = _log1
+        self.blowup = (d**3 * L(d) * L(L(d)) ** 2 * L(L(L(d))) * math.log(h) ** 2 / self.rho**2
+                       if blowup is None else _positive(blowup, "blowup"))
+        self.delta = (1.0 / (2.0 * N * float(h) ** 2) if delta is None
+                      else check_probability(delta, "delta"))
+        super().__init__(Xc, h, n_batches=n_batches, q=q, design_tol=design_tol)
+        self.lse_rho = (self.rho / (d * self.n_batches) if lse_rho is None
+                        else check_probability(lse_rho, "lse_rho", open_high=False))
+        if not self.lse_rho > self.delta:
+            raise ValueError(f"lse_rho must exceed delta, got lse_rho={self.lse_rho}, "
+                             f"delta={self.delta}")
+        self._xi = as_generator(rng)
+        self._core: tuple[tuple[int, ...], CoreSet] | None = None
+        self.epsilons: list[float] = []
+
+    def _unit(self) -> float:
+        return self.blowup
+
+    def epsilon(self, i: int) -> float:
+        """The paper's ε_i = c d sqrt(ln T / q^i)."""
+        return self.c * self.d * math.sqrt(math.log(self.horizon) / self.q**i)
+
+    def core(self) -> CoreSet:
+        """Core set (Lemmas 7 and 8) of the active arms, in active-set order; cached."""
+        key = tuple(self.active.tolist())
+        if self._core is None or self._core[0] != key:
+            self._core = (key, core_set(self._coords(), tol=self.design_tol,
+                                        min_mass=self.min_mass))
+        return self._core[1]
+
+    def _active_design(self) -> np.ndarray:
+        cs = self.core()
+        w = np.zeros(self.active.size)
+        w[cs.indices] = cs.weights
+        return w
+
+    def _phase_size(self, i: int) -> int:
+        m_i = math.ceil(self.blowup * self.q**i)
+        if self.allocation == "uniform":
+            size = self.core().size
+            return size * max(1, math.ceil(m_i / size))
+        return max(self.core().size, m_i)
+
+    def _allocate(self, n: int) -> np.ndarray:
+        if self.allocation == "design":
+            return super()._allocate(n)
+        cs = self.core()
+        alloc = np.zeros(self.n_arms, dtype=np.int64)
+        alloc[self.active[cs.indices]] = n // cs.size
+        return alloc
+
+    def _estimate(self, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        Y = self._coords()
+        used = np.flatnonzero(counts > 0)
+        i = self.phase
+        lo, hi = self.reward_range
+        m = used.size
+        rho_a, delta_a = self.lse_rho / m, self.delta / (2 * m)
+        if self.confidence == "paper":
+            # τ in reward units, widened to what the samples certify (Lemma 2.5).
+            certified = (hi - lo) * (1.0 + 1e-9) * np.asarray(
+                repmean_precision(counts[used], delta_a, rho_a))  # 1e-9: float round-trip
+            precision = np.maximum(min(self.epsilon(i), 1.0), certified)
+        else:
+            precision = None
+        offsets = self._xi.random(m)  # ξ: one offset per core arm, in core order
+        res = replicable_lse(Y[used], counts[used], sums[used], rho=self.lse_rho,
+                             delta=self.delta, xi=offsets, bounds=self.reward_range,
+                             precision=precision)
+        self.theta_hat = res.theta
+        est = Y @ res.theta
+        if self.confidence == "computed":
+            self.epsilons.append(float(res.error_bound(Y).max()))
+        else:
+            self.epsilons.append(self.epsilon(i))
+        return est
+
+    def _keep(self, estimates: np.ndarray) -> np.ndarray:
+        return estimates >= estimates.max() - 2.0 * self.epsilons[-1]
+
+    def _choose_final(self) -> int:
+        if self.phase == 0:
+            return int(self.active[0])
+        return int(self.active[int(np.argmax(self.last_estimates[self.active]))])
+
+    @property
+    def info(self) -> dict:
+        return {**super().info, "blowup": self.blowup, "lse_rho": self.lse_rho,
+                "epsilons": list(self.epsilons)}
+
+
+@register_policy("ReplicableLinearElimination")
+def replicable_linear_elimination(
+        env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+        rho: float = 0.3, n_batches: int | None = None, q: float | None = None,
+        beta: float | None = None, size_constant: float = 10.0, delta: float | None = None,
+        confidence_scale: float = 1.0, last_batch: str = "lowest-index",
+        design_tol: float = 0.01) -> ReplicableLinearElimination:
+    """Algorithm 3 of Esfandiari et al. (2023): replicable linear elimination, K arms."""
+    return ReplicableLinearElimination(
+        linear_arms(env), need_horizon("ReplicableLinearElimination", horizon), rho, rng=rng,
+        n_batches=n_batches, q=q, beta=beta, size_constant=size_constant, delta=delta,
+        confidence_scale=confidence_scale, last_batch=last_batch, design_tol=design_tol)
+
+
+@register_policy("ReplicableLinearLSE")
+def replicable_linear_lse(
+        env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+        rho: float = 0.3, n_batches: int | None = None, q: float | None = None,
+        c: float = 1.0, blowup: float | None = None, lse_rho: float | None = None,
+        delta: float | None = None, reward_range: tuple[float, float] = (-1.0, 1.0),
+        confidence: str = "paper", allocation: str = "uniform",
+        min_mass: float | None = None, design_tol: float = 0.01) -> ReplicableLinearLSE:
+    """Algorithm 4 of Esfandiari et al. (2023): replicable LSE on a net of the action set."""
+    return ReplicableLinearLSE(
+        linear_arms(env), need_horizon("ReplicableLinearLSE", horizon), rho, rng=rng,
+        n_batches=n_batches, q=q, c=c, blowup=blowup, lse_rho=lse_rho, delta=delta,
+        reward_range=reward_range, confidence=confidence, allocation=allocation,
+        min_mass=min_mass, design_tol=design_tol)
