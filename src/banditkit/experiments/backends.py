@@ -139,7 +139,7 @@ class DaskBackend(Backend):
             else:
                 self._cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1,
                                              threads_per_worker=1, processes=True,
-                                             dashboard_address=None)
+                                             dashboard_address=":0")  # any free port
                 self._client = Client(self._cluster)
         return self._client
 

@@ -13,6 +13,7 @@ and the run goes on. A restarted run keeps them as they are; ``retry_failed=True
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Mapping
@@ -25,7 +26,7 @@ import pandas as pd
 
 from .. import __version__
 from ..validation import check_positive_int
-from .backends import BACKENDS, make_backend
+from .backends import BACKENDS, Backend, make_backend
 from .figures import get_figure
 from .records import TrialRecord, failed_record
 from .results import curves_frame, summarise, trials_frame
@@ -101,7 +102,8 @@ def reproduce_command(config: Mapping[str, Any], out: Path | str | None) -> str:
 
 def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
                trials: int | None = None, workers: int | None = None,
-               backend: str = "processes", scheduler: str | None = None, seed: int = 0,
+               backend: str | Backend = "processes", scheduler: str | None = None,
+               seed: int = 0,
                out: str | Path | None = None, progress: bool = True,
                retry_failed: bool = False) -> RunResult:
     """Run (or resume) a figure and return its results.
@@ -117,7 +119,10 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
     workers : int, optional
         Worker processes for ``"processes"`` (default: all cores) and for a local Dask
         cluster.
-    backend : {"serial", "processes", "dask"}
+    backend : {"serial", "processes", "dask"} or Backend
+        Where trials run. A :class:`~banditkit.experiments.backends.Backend` instance is used
+        as it is and left open (to share one Dask cluster between runs); ``workers`` and
+        ``scheduler`` must then be left out.
     scheduler : str, optional
         Address of a Dask scheduler (``backend="dask"`` only); without it a ``LocalCluster``
         is started.
@@ -150,7 +155,11 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
         trials = check_positive_int(trials, "trials")
     if workers is not None:
         workers = check_positive_int(workers, "workers")
-    if backend not in BACKENDS:
+    if isinstance(backend, Backend):
+        if workers is not None or scheduler is not None:
+            raise ValueError("workers and scheduler belong to the backend instance given as "
+                             "backend; leave them out")
+    elif backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     if scheduler is not None and backend != "dask":
         raise ValueError(f"scheduler is only used by the dask backend, not {backend!r}")
@@ -173,14 +182,18 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
         todo = [(p, a, i) for p in range(len(spec.points)) for a in range(len(names))
                 for i in range(spec.trials) if (p, names[a], i) not in skip]
         tasks = make_tasks(spec, seed, todo, fingerprint)
-        runner = make_backend(backend, workers, scheduler)
-        session = store.start_session(backend=backend, workers=runner.workers,
+        if isinstance(backend, Backend):
+            runner, owner = backend, contextlib.nullcontext()
+        else:
+            runner = make_backend(backend, workers, scheduler)
+            owner = runner
+        session = store.start_session(backend=runner.name, workers=runner.workers,
                                       command=reproduce_command(config, out))
         start = time.perf_counter()
         ran = 0
         completed = False
         try:
-            with runner, _progress(len(todo), spec.name, progress) as bar:
+            with owner, _progress(len(todo), spec.name, progress) as bar:
                 for task, result in runner.run(execute, spec, tasks):
                     records = _as_records(spec, task, result)
                     store.add(records)

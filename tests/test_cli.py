@@ -1,0 +1,128 @@
+"""The ``banditkit`` command line: list, run (with --json), plot, report and refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from banditkit.cli import main
+from banditkit.experiments.runner import default_out
+
+FIGURE = "replicable-bandits:ucb-baseline"
+
+
+def _call(argv, capsys):
+    """Run the CLI in-process: (exit status, stdout, stderr)."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:  # argparse refusals
+        code = exit_.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_list_shows_figures_with_titles(capsys):
+    code, out, _ = _call(["list"], capsys)
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith(FIGURE))
+    assert "UCB1 cumulative regret" in line
+
+
+def test_module_entry_point_runs():
+    done = subprocess.run([sys.executable, "-m", "banditkit", "list"], capture_output=True,
+                          text=True, check=True)
+    assert FIGURE in done.stdout
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """``banditkit run FIGURE --quick --json`` into a fresh folder: (folder, parsed JSON)."""
+    out = tmp_path_factory.mktemp("cli") / "run"
+    import contextlib
+    import io
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["run", FIGURE, "--quick", "--json", "--workers", "2", "--out", str(out)])
+    assert code == 0, stderr.getvalue()
+    return out, json.loads(stdout.getvalue()), stderr.getvalue()
+
+
+def test_run_quick_json_summary(quick_run):
+    out, doc, err = quick_run
+    assert doc["figure"] == FIGURE and doc["quick"] is True and doc["trials"] == 4
+    assert doc["n_trials"] == 4 and doc["n_failed"] == 0 and doc["ran"] == 4
+    [row] = doc["summary"]
+    assert row["algorithm"] == "UCB1" and row["n_ok"] == 4 and row["n_failed"] == 0
+    assert row["means"] == [0.44, 0.47, 0.5, 0.53, 0.56, 0.59]
+    assert row["n_pulls_mean"] == 5000
+    assert row["final_regret_lo"] < row["final_regret_mean"] < row["final_regret_hi"]
+    # UCB1's regret on this instance is far below that of uniform play, far above zero.
+    uniform = 5000 * np.mean(0.59 - np.array([0.44, 0.47, 0.5, 0.53, 0.56, 0.59]))
+    assert 20 < row["final_regret_mean"] < uniform
+    assert str(out) in err  # where the files are, on stderr when --json holds stdout
+
+
+def test_run_writes_database_plots_and_report(quick_run):
+    out, doc, _ = quick_run
+    stem = "replicable-bandits_ucb-baseline"
+    for name in ("results.sqlite", f"{stem}.png", f"{stem}.pdf", "report.md"):
+        assert (out / name).stat().st_size > 0, name
+    assert doc["plots"] == [str(out / f"{stem}.png"), str(out / f"{stem}.pdf")]
+    report = (out / "report.md").read_text()
+    for text in ("# UCB1 cumulative regret", "Esfandiari et al., Replicable Bandits",
+                 "## Comparison with the paper", "## Failures", "No trial failed",
+                 f"banditkit run {FIGURE} --quick --trials 4 --seed 0 --out {out}",
+                 f"]({stem}.png)", "26208"):
+        assert text in report, text
+
+
+def test_plot_and_report_regenerate_from_the_database(quick_run, capsys):
+    out, _, _ = quick_run
+    stem = "replicable-bandits_ucb-baseline"
+    for name in (f"{stem}.png", f"{stem}.pdf", "report.md"):
+        (out / name).unlink()
+    code, printed, _ = _call(["plot", out], capsys)
+    assert code == 0 and str(out / f"{stem}.png") in printed
+    code, printed, _ = _call(["report", out], capsys)
+    assert code == 0 and printed.strip() == str(out / "report.md")
+    for name in (f"{stem}.png", f"{stem}.pdf", "report.md"):
+        assert (out / name).exists()
+
+
+def test_run_again_resumes_and_changed_configuration_is_refused(quick_run, capsys):
+    out, _, _ = quick_run
+    code, printed, _ = _call(["run", FIGURE, "--quick", "--json", "--backend", "serial",
+                              "--out", out], capsys)
+    assert code == 0 and json.loads(printed)["ran"] == 0
+    code, _, err = _call(["run", FIGURE, "--quick", "--seed", "3", "--out", out], capsys)
+    assert code == 2 and "different configuration" in err and "seed" in err
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "nope"], "argument figure: unknown figure 'nope'; known figures: .*" + FIGURE),
+    (["run", FIGURE, "--backend", "threads"], "argument --backend: invalid choice"),
+    (["run", FIGURE, "--trials", "0"], "argument --trials: must be an integer >= 1, got 0"),
+    (["run", FIGURE, "--workers", "0"], "argument --workers: must be an integer >= 1, got 0"),
+    (["run", FIGURE, "--workers", "two"], "argument --workers: must be an integer >= 1"),
+    (["run", FIGURE, "--seed", "-1"], "argument --seed: must be a non-negative integer"),
+    (["run", FIGURE, "--scheduler", "tcp://x:1"], "argument --scheduler: only used with"),
+    (["plot", "no/such/dir"], "argument RUN_DIR: no results.sqlite in no/such/dir"),
+    (["report", "no/such/dir"], "argument RUN_DIR: no results.sqlite"),
+])
+def test_bad_input_is_refused_naming_the_parameter(argv, expected, capsys, tmp_path,
+                                                   monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _call(argv, capsys)
+    assert code == 2 and re.search(expected, err), err
+    assert not (tmp_path / "runs").exists()  # refused before any work
+
+
+def test_default_run_folder():
+    assert str(default_out(FIGURE, True)) == "runs/replicable-bandits_ucb-baseline-quick"
+    assert str(default_out(FIGURE, False)) == "runs/replicable-bandits_ucb-baseline"
