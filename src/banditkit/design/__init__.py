@@ -1,0 +1,23 @@
+"""Optimal experimental design: G-optimal and XY (transductive) designs, and rounding.
+
+``g_optimal(X)`` and ``xy_optimal(X, Y)`` return a ``Design`` whose weights come with a
+certified optimality gap; ``Y`` may be ``Differences(Z)``, the lazy set of pairwise
+differences. ``round_allocation(weights, n)`` turns a design into ``n`` pulls (Pukelsheim's
+efficient rounding, Fiez et al. 2019, Appendix B).
+"""
+
+from .differences import Differences
+from .frank_wolfe import design_value, g_optimal, xy_optimal
+from .result import Design, DesignConvergenceWarning
+from .rounding import round_allocation, rounding_min_samples
+
+__all__ = [
+    "Design",
+    "DesignConvergenceWarning",
+    "Differences",
+    "design_value",
+    "g_optimal",
+    "round_allocation",
+    "rounding_min_samples",
+    "xy_optimal",
+]
