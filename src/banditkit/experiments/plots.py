@@ -127,16 +127,29 @@ def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
         raise ValueError(f"sweep plot needs plot.x naming a point parameter; got {x!r}, "
                          f"parameters are {[c for c in summary.columns if '_' not in c]}")
     fig, ax = plt.subplots(figsize=(6, 4.2))
+    # other point parameters that vary (e.g. K in a sweep over rho and K): one line per value
+    params = [c for c in summary.columns if c not in ("point", "algorithm", "n_ok", "n_failed")
+              and not any(c.startswith(f"{m}_") for m in SUMMARY_METRICS)]
+    others = [c for c in params if c != x and summary[c].astype(str).nunique() > 1]
     for algorithm in result.config["algorithms"]:
-        sel = summary[summary["algorithm"] == algorithm].sort_values(x)
-        if sel.empty:
-            continue
-        mean = sel[f"{metric}_mean"].to_numpy(dtype=float)
-        lo = sel[f"{metric}_lo"].to_numpy(dtype=float)
-        hi = sel[f"{metric}_hi"].to_numpy(dtype=float)
-        yerr = np.vstack([np.nan_to_num(mean - lo), np.nan_to_num(hi - mean)])
-        ax.errorbar(sel[x].to_numpy(dtype=float), mean, yerr=yerr, marker="o", capsize=3,
-                    label=algorithm)
+        rows = summary[summary["algorithm"] == algorithm]
+        groups = rows.groupby([rows[c].astype(str) for c in others], sort=False) if others \
+            else [((), rows)]
+        for key, sel in groups:
+            sel = sel.sort_values(x)
+            if sel.empty:
+                continue
+            key = key if isinstance(key, tuple) else (key,)
+            label = algorithm + ("" if not others else " (" + ", ".join(
+                f"{c}={v}" for c, v in zip(others, key, strict=True)) + ")")
+            mean = sel[f"{metric}_mean"].to_numpy(dtype=float)
+            lo = sel[f"{metric}_lo"].to_numpy(dtype=float)
+            hi = sel[f"{metric}_hi"].to_numpy(dtype=float)
+            # clipped: a zero-width interval can come out a rounding error below zero
+            yerr = np.clip(np.vstack([np.nan_to_num(mean - lo), np.nan_to_num(hi - mean)]),
+                           0, None)
+            ax.errorbar(sel[x].to_numpy(dtype=float), mean, yerr=yerr, marker="o", capsize=3,
+                        label=label)
     ax.set_xscale(plot["xscale"])
     ax.set_yscale(plot["yscale"])
     ax.set_xlabel(plot.get("xlabel") or x)

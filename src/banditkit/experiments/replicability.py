@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from ..envs.base import Environment
@@ -35,7 +36,15 @@ from ..simulate import simulate
 from ..trial import Trial
 from ..validation import check_positive_int, check_probability
 
-__all__ = ["AuditResult", "PairStatistics", "audit", "clopper_pearson", "pair_statistics"]
+__all__ = [
+    "AuditResult",
+    "PairStatistics",
+    "audit",
+    "clopper_pearson",
+    "pair_statistics",
+    "pairs_frame",
+    "statistics_of_pairs",
+]
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -328,3 +337,44 @@ def pair_statistics(decisions: Sequence[tuple[np.ndarray, np.ndarray]],
                           regret=regret,
                           recommendations=(np.asarray(recs, dtype=object).reshape(n, 2)
                                            if ident else None), rho=rho)
+
+
+def pairs_frame(records: Sequence[Any], config: Mapping[str, Any]) -> pd.DataFrame:
+    """Per (point, algorithm) replicability of stored trials run as pairs (2j, 2j + 1).
+
+    ``records`` are :class:`~banditkit.experiments.records.TrialRecord` s; a pair counts only
+    when both of its trials succeeded. The target ρ is the point's ``rho`` parameter, else the
+    algorithm's.
+    """
+    by_key: dict[tuple[int, str], dict[int, Any]] = {}
+    for r in records:
+        if r.status == "ok":
+            by_key.setdefault((r.point, r.algorithm), {})[r.trial] = r
+    order = {name: i for i, name in enumerate(config.get("algorithms", []))}
+    rows = []
+    for (point, algo), trials in sorted(by_key.items(),
+                                        key=lambda kv: (kv[0][0], order.get(kv[0][1], 0))):
+        pairs = [(trials[2 * j], trials[2 * j + 1]) for j in range(max(trials) // 2 + 1)
+                 if 2 * j in trials and 2 * j + 1 in trials]
+        if not pairs:
+            continue
+        point_params = config["points"][point] if point < len(config["points"]) else {}
+        rho = point_params.get("rho", config.get("algorithm_params", {}).get(algo, {}).get("rho"))
+        flat = [t for pair in pairs for t in pair]
+        ident = all(t.correct is not None for t in flat)
+        st = pair_statistics([(t.decision_arms, t.decision_counts) for t in flat],
+                             [t.final_regret for t in flat], rho=rho,
+                             recommendations=[t.recommendation for t in flat] if ident else None)
+        lo, hi = st.interval
+        rows.append({
+            "point": point, "algorithm": algo,
+            "label": ", ".join(f"{k}={v}" for k, v in point_params.items()
+                               if not isinstance(v, (list, dict))),
+            "pairs": st.pairs, "identical": st.n_identical,
+            "non_replication": st.non_replication, "ci_lo": lo, "ci_hi": hi, "rho": rho,
+            "verdict": st.verdict, "diff_mean": float(st.differences.mean()),
+            "diff_min": int(st.differences.min()), "diff_max": int(st.differences.max()),
+            "regret_mean": None if st.regret is None else float(st.regret.mean())})
+    return pd.DataFrame(rows, columns=["point", "algorithm", "label", "pairs", "identical",
+                                       "non_replication", "ci_lo", "ci_hi", "rho", "verdict",
+                                       "diff_mean", "diff_min", "diff_max", "regret_mean"])

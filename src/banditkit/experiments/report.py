@@ -76,6 +76,14 @@ def render_report(result: Any, folder: Path | None = None) -> str:
               "failure rate of identifiers).", ""]
     lines += [*_summary_table(result.summary), ""]
 
+    if getattr(result, "pairs", None) is not None:
+        lines += ["## Replicability of the pairs", "",
+                  "Trials 2j and 2j + 1 share the internal randomness ξ and see independent "
+                  "rewards. A pair replicates when both pull exactly the same sequence; the "
+                  "non-replication rate has a Clopper–Pearson 95% interval, judged against the "
+                  "target ρ (replicable: interval ≤ ρ).", ""]
+        lines += [*_pairs_table(result.pairs), ""]
+
     lines += ["## Comparison with the paper", ""]
     lines += [*_paper_table(config, result.summary), ""]
 
@@ -119,6 +127,19 @@ def _summary_table(summary: pd.DataFrame) -> list[str]:
                      r["n_failed"],
                      *[_interval(r[f"{m}_mean"], r[f"{m}_lo"], r[f"{m}_hi"]) for m in metrics]])
     return markdown_table(header, rows)
+
+
+def _pairs_table(pairs: pd.DataFrame) -> list[str]:
+    rows = []
+    for _, r in pairs.iterrows():
+        rows.append([r["point"], _short(r["label"]), r["algorithm"],
+                     f"{r['identical']}/{r['pairs']}",
+                     _interval(r["non_replication"], r["ci_lo"], r["ci_hi"]),
+                     _fmt(r["rho"]) if r["rho"] is not None else "–", r["verdict"],
+                     f"{_fmt(r['diff_mean'])} ({r['diff_min']}–{r['diff_max']})"])
+    return markdown_table(["point", "parameters", "algorithm", "identical pairs",
+                           "non-replication (95% CI)", "target ρ", "verdict",
+                           "differing pulls: mean (min–max)"], rows)
 
 
 def _paper_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:

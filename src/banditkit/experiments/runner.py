@@ -29,6 +29,7 @@ from ..validation import check_positive_int
 from .backends import BACKENDS, Backend, make_backend
 from .figures import get_figure
 from .records import TrialRecord, failed_record
+from .replicability import pairs_frame
 from .results import curves_frame, summarise, trials_frame
 from .spec import FigureSpec
 from .store import RunStore, spec_fingerprint
@@ -60,6 +61,9 @@ class RunResult:
         Each invocation that worked on this run: backend, workers, wall time, trials run.
     ran : int
         Trials run by this invocation (0 when loaded from disk).
+    pairs : DataFrame or None
+        For paired figures, per (point, algorithm) replicability of the pairs
+        (:func:`~banditkit.experiments.replicability.pairs_frame`).
     """
 
     figure: str
@@ -70,6 +74,7 @@ class RunResult:
     out: Path | None
     sessions: list[dict[str, Any]]
     ran: int = 0
+    pairs: pd.DataFrame | None = None
 
     @property
     def n_failed(self) -> int:
@@ -232,6 +237,7 @@ def run_config(spec: FigureSpec, *, quick: bool, seed: int, fingerprint: str
         "algorithms": [a.name for a in spec.algorithms],
         "algorithm_params": {a.name: _describe(dict(a.params)) for a in spec.algorithms},
         "instance_per_trial": spec.instance_per_trial,
+        "paired": bool(spec.paired),
         "plot": {"kind": plot.kind, "metric": plot.metric, "x": plot.x, "xlabel": plot.xlabel,
                  "ylabel": plot.ylabel, "xscale": plot.xscale, "yscale": plot.yscale},
         "paper_values": [{"algorithm": v.algorithm, "point": v.point, "metric": v.metric,
@@ -299,7 +305,8 @@ def _load(store: RunStore) -> RunResult:
     return RunResult(
         figure=config["figure"], config=config, trials=trials,
         curves=curves_frame(records, config["algorithms"]), summary=summarise(trials),
-        out=store.folder, sessions=store.sessions())
+        out=store.folder, sessions=store.sessions(),
+        pairs=pairs_frame(records, config) if config.get("paired") else None)
 
 
 class _NoBar:

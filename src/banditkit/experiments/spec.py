@@ -128,6 +128,11 @@ class FigureSpec:
         minute, used by tests and the demo.
     notes : str
         What differs from the paper and why; printed in the report.
+    paired : bool
+        Run the trials as replicability pairs: trials 2j and 2j + 1 share the algorithm stream
+        ξ (keyed by the pair j) and have independent noise, so the report can count the pairs
+        that made identical decisions (Esfandiari et al., Appendix H: "consecutive
+        executions"). Use an even number of trials.
     """
 
     name: str
@@ -144,6 +149,11 @@ class FigureSpec:
     paper_values: Sequence[PaperValue] = ()
     quick: Mapping[str, Any] = field(default_factory=dict)
     notes: str = ""
+    paired: bool = False
+
+    def xi_trial(self, trial: int) -> int:
+        """The trial index the algorithm stream ξ is keyed by (the pair, for paired specs)."""
+        return trial // 2 if self.paired else trial
 
     def quick_version(self) -> FigureSpec:
         """The ``--quick`` variant: this spec with :attr:`quick`'s overrides applied."""

@@ -294,6 +294,8 @@ def spec_fingerprint(spec: FigureSpec) -> str:
         "instance_per_trial": bool(spec.instance_per_trial),
         "checkpoints": int(spec.checkpoints),
     }
+    if spec.paired:  # only when set, so that unpaired specs keep their fingerprints
+        content["paired"] = True
     text = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

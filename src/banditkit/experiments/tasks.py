@@ -4,7 +4,8 @@ Seeds (DESIGN.md, "Randomness") derive from the run's root seed and the trial's 
 figure, never from the algorithm's name (common random numbers across algorithms) nor from which
 worker runs it:
 
-* algorithm stream ξ: ``stream(seed, figure, point, trial, "algorithm")``;
+* algorithm stream ξ: ``stream(seed, figure, point, trial, "algorithm")`` (keyed by the pair
+  ``trial // 2`` instead for a ``paired`` spec, so both executions of a pair share ξ);
 * environment noise: the ``SeedSequence`` of ``stream(seed, figure, point, trial,
   "environment")`` (:func:`noise_seed`);
 * instance: ``stream(seed, figure, point, "instance")``, or keyed by the trial too when the spec
@@ -113,7 +114,7 @@ def execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
         start = time.perf_counter()
         try:
             env = _environment(spec, task, i)
-            rng = algorithm_rng(task.seed, spec.name, task.point, i)
+            rng = algorithm_rng(task.seed, spec.name, task.point, spec.xi_trial(i))
             algorithm = algo.factory(env, rng, **params)
             result = simulate(algorithm, env, horizon=horizon,
                               seed=noise_seed(task.seed, spec.name, task.point, i),
@@ -131,7 +132,8 @@ def _execute_lockstep(spec: FigureSpec, task: Task, params: dict, horizon: int |
     start = time.perf_counter()
     try:
         env = _environment(spec, task, task.trials[0])
-        rngs = [algorithm_rng(task.seed, spec.name, task.point, i) for i in task.trials]
+        rngs = [algorithm_rng(task.seed, spec.name, task.point, spec.xi_trial(i))
+                for i in task.trials]
         seeds = [noise_seed(task.seed, spec.name, task.point, i) for i in task.trials]
         results: Sequence[Trial] = algo.lockstep(env, rngs, seeds, horizon, checkpoints,
                                                  **params)

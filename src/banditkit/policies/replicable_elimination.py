@@ -37,7 +37,8 @@ _SAMPLE_RULES = ("lemma", "literal")
 
 def paper_beta(n_arms: int, rho: float) -> int:
     """β = ⌊max{K²/ρ², 2304}⌋ (Algorithm 2, line 3)."""
-    return math.floor(max(n_arms**2 / rho**2, 2304.0))
+    # relative slack so that e.g. K = 10, ρ = 0.1 gives 10000, not 9999 from 0.1² > 1/100
+    return math.floor(max(n_arms**2 / rho**2 * (1 + 1e-12), 2304.0))
 
 
 def _check_rho(rho: float) -> float:

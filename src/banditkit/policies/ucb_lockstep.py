@@ -10,7 +10,8 @@ draws it. A Bernoulli pull in simulate is ``rng.binomial(1, μ)``, which numpy c
 inversion from one uniform U: reward 1 iff U > (1 − μ) for μ ≤ 1/2, and iff U ≤ μ for μ > 1/2
 (it inverts the complement). Pre-drawing each trial's uniforms in blocks with ``rng.random``
 reads the same doubles, so the rewards, and hence every decision, coincide (up to ties at
-probability 2⁻⁵³ where ``exp(log(q))`` is off by one ulp). A Gaussian pull is
+probability 2⁻⁵³ where ``exp(log(q))`` is off by one ulp). numpy draws nothing for μ = 0, so
+Bernoulli instances with an arm of mean exactly 0 run through simulate. A Gaussian pull is
 ``μ + σ·standard_normal()``, likewise pre-drawn in blocks. Other environments fall back to
 :func:`banditkit.simulate`, one trial at a time.
 
@@ -44,7 +45,7 @@ def _bernoulli_rule(mu: float) -> tuple[float, bool]:
     """(threshold, above) such that numpy's binomial(1, μ) from uniform U is
     ``U > threshold`` if ``above`` else ``U <= threshold`` (its inversion algorithm)."""
     if mu <= 0.5:
-        return math.exp(math.log(1.0 - mu)) if mu > 0 else 2.0, True
+        return math.exp(math.log(1.0 - mu)), True
     p = 1.0 - mu        # numpy inverts the complement and returns 1 − X
     q = 1.0 - p
     return math.exp(math.log(q)), False
@@ -119,7 +120,11 @@ def ucb1_lockstep(env: Environment, rngs: Sequence[np.random.Generator],
     UCB1(env.n_arms, exploration=exploration)  # validates exploration the same way
     checkpoints = (default_checkpoints(horizon) if checkpoints is None
                    else np.asarray(checkpoints, dtype=np.int64))
-    if type(env) not in (BernoulliBandit, GaussianBandit):
+    # numpy's binomial draws nothing for μ = 0, so arms with mean exactly 0 would shift the
+    # uniforms of later pulls: such instances (and other environments) run through simulate
+    vectorised = type(env) is GaussianBandit or (type(env) is BernoulliBandit
+                                                 and bool(np.all(env.means > 0)))
+    if not vectorised:
         return [simulate(UCB1(env.n_arms, exploration=exploration), env, horizon=horizon,
                          seed=s, checkpoints=checkpoints) for s in seeds]
 
