@@ -210,9 +210,12 @@ class ReplicableLinearLSE(PhasedLinearElimination):
     (the paper's Ω(·) sample sizes have unspecified constants); (4) the net is the user's,
     not a 1/T-net; (5) when the active arms stop spanning R^d, the design and the estimate are
     computed in their span; (6) with one arm left the rest of the horizon goes to it.
-    With the paper's constants M_1 ≥ ~10^4 at ρ = 0.3 and ε_i exceeds the reward range until
-    q^i > 4 d² ln T, so nothing is eliminated before T ≈ 10^7; ``confidence="computed"`` with a
-    smaller ``lse_rho`` divisor or ``blowup`` is the practical setting.
+    With the paper's constants (d = 2, ρ = 0.3) M_1 ≈ 10^4, each query runs at ρ/(dB|C|) ≈ 0.005
+    and its rounding cell is wider than the reward range until ~10^8 pulls: on the unit-disc
+    grid the regret stays above 0.5 T up to T = 10^9 (figure ``replicable-bandits:infinite``),
+    and the final argmax of an uninformative θ̂ can even cost more than a uniform choice.
+    The practical setting of that figure is ``confidence="computed"``, ``lse_rho=ρ``,
+    ``delta=0.01``, ``blowup=100`` (replicability then measured by the audit, not proved).
     """
 
     kind = "regret"

@@ -36,10 +36,12 @@ def make_random_unit(rng: np.random.Generator, *, K: int, d: int) -> Environment
     return make_instance("linear-random-unit", rng=rng, K=int(K), d=int(d))
 
 
-def make_disc(rng: np.random.Generator, *, resolution: float) -> Environment:
-    """Grid net (spacing ``resolution``) of the unit disc, θ* a uniform unit direction,
-    Rademacher (±1) rewards."""
-    return make_instance("linear-grid", rng=rng, resolution=float(resolution), d=2)
+def make_disc(rng: np.random.Generator, *, resolution: float, angle: float) -> Environment:
+    """Grid net (spacing ``resolution``) of the unit disc, θ* = (cos angle, sin angle) (the same
+    instance at every horizon of the sweep), Rademacher (±1) rewards."""
+    theta = (float(np.cos(angle)), float(np.sin(angle)))
+    return make_instance("linear-grid", rng=rng, resolution=float(resolution), d=2,
+                         theta=theta)
 
 
 def make_linear_elimination(env: Environment, rng: np.random.Generator, *, T: int,
@@ -95,11 +97,14 @@ LINEAR = FigureSpec(
     ),
 )
 
+#: Direction of θ* on the disc: 1 radian, not aligned with the grid.
+DISC_ANGLE = 1.0
 _T_SWEEP = (10**5, 10**6, 10**7, 10**8, 10**9)
 
 
 def _t_points(ts: tuple[int, ...]) -> tuple:
-    return tuple({"resolution": 0.1, "algorithm_params": {"T": T}} for T in ts)
+    return tuple({"resolution": 0.1, "angle": DISC_ANGLE, "algorithm_params": {"T": T}}
+                 for T in ts)
 
 
 INFINITE = FigureSpec(
@@ -122,7 +127,7 @@ INFINITE = FigureSpec(
     notes=(
         "No linear experiment in the paper. Action set: the unit disc, as its grid net of "
         "spacing 0.1 (317 points, an 0.14-net; the paper's 1/T-net would have up to (3T)^2 "
-        "points); theta* a uniform unit direction; Rademacher (+-1) rewards with mean "
+        "points); theta* = (cos 1, sin 1), the same at every T; Rademacher (+-1) rewards with mean "
         "x^T theta*, rescaled to [0, 1] for the replicable statistical queries; regret against "
         "the best grid point (the paper's R'_T). Alg. 4 with the paper's constants "
         "(B = ceil(ln T), M_i = q^i d^3 log d ... ln^2 T / rho^2 with the iterated logs floored "
