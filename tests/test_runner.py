@@ -275,3 +275,14 @@ def test_bad_arguments_are_refused_naming_the_parameter(kwargs, name, tmp_path):
 def test_unknown_figure_lists_known_ones():
     with pytest.raises(ValueError, match=r"unknown figure 'nope'.*replicable-bandits:ucb"):
         run_figure("nope")
+
+
+def test_wilson_interval_matches_known_values_and_contains_the_rate():
+    from banditkit.experiments.results import wilson_interval
+
+    assert wilson_interval(3, 10) == pytest.approx((0.1078, 0.6032), abs=1e-4)
+    assert wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    for n in (1, 4, 20):
+        for k in range(n + 1):
+            lo, hi = wilson_interval(k, n)
+            assert 0 <= lo <= k / n <= hi <= 1

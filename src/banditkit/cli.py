@@ -118,6 +118,10 @@ def _run(args: argparse.Namespace) -> int:
                             progress=not args.no_progress, retry_failed=args.retry_failed)
     except ConfigurationMismatch as error:
         return _refuse(str(error))
+    except KeyboardInterrupt:
+        print(f"\nbanditkit: interrupted; finished trials are kept in {out}; run the same "
+              "command again to resume", file=sys.stderr)
+        return 130
     plots = write_plots(result)
     report = write_report(result)
     where = sys.stderr if args.json else sys.stdout

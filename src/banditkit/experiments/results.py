@@ -142,7 +142,8 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    # The interval always contains p; rounding must not push a bound past it at p = 0 or 1.
+    return float(min(p, max(0.0, centre - half))), float(max(p, min(1.0, centre + half)))
 
 
 def summarise(trials: pd.DataFrame) -> pd.DataFrame:
