@@ -68,25 +68,18 @@ def test_a_given_backend_is_left_open(dask_backend):
         run_figure(support.SMALL, backend=dask_backend, workers=2, progress=False)
 
 
-def _square(shared, task):
-    if task == 3:
-        raise ValueError("task 3 cannot run")
-    return shared * task * task
-
-
 @pytest.mark.parametrize("backend", [SerialBackend(), ProcessBackend(2)],
                          ids=["serial", "processes"])
 def test_backend_yields_every_task_once_with_its_result_or_error(backend):
     with backend:
-        outcomes = dict(backend.run(_square, 10, list(range(6))))
+        outcomes = dict(backend.run(support.square, 10, list(range(6))))
     assert sorted(outcomes) == list(range(6))
     assert isinstance(outcomes.pop(3), ValueError)
     assert outcomes == {i: 10 * i * i for i in (0, 1, 2, 4, 5)}
 
 
-def test_dask_backend_yields_every_task_once(scheduler):
-    with DaskBackend(scheduler=scheduler) as backend:
-        outcomes = dict(backend.run(_square, 10, list(range(6))))
+def test_dask_backend_yields_every_task_once(dask_backend):
+    outcomes = dict(dask_backend.run(support.square, 10, list(range(6))))
     assert isinstance(outcomes.pop(3), ValueError)
     assert outcomes == {i: 10 * i * i for i in (0, 1, 2, 4, 5)}
 

@@ -189,6 +189,13 @@ SLOW = FigureSpec(
 )
 
 
+def square(shared, task):
+    """A backend task: ``shared · task²``, except that task 3 raises."""
+    if task == 3:
+        raise ValueError("task 3 cannot run")
+    return shared * task * task
+
+
 def frames_equal(a, b) -> None:
     """Assert two RunResults hold the same numbers (everything but wall-clock seconds)."""
     import pandas.testing as pdt
