@@ -20,8 +20,9 @@ Structure (rounds r = 0, 1, ... of ALBA; phases s = 1, 2, ... of Y-ElimTil_p):
 
 Deviations from Tao et al., all forced by the batch protocol or made for validity:
 
-* Tao et al. draw the n_s arms i.i.d. from λ and use the estimator M(λ)⁻¹(1/n)Σ x_t r_t with a
-  Bernstein bound that accounts for the random arm draws. Here the allocation is the rounded
+* Tao et al.'s estimator, as implemented in the reference code below, draws the n_s arms i.i.d.
+  from λ and estimates θ by M(λ)⁻¹(1/n)Σ x_t r_t, M(λ) = Σ_x λ_x x xᵀ, with a Bernstein bound
+  that accounts for the random arm draws. Here the allocation is the rounded
   design (deterministic counts) and θ̂ is ordinary least squares on the phase's pulls, which
   equals Tao et al.'s estimator whenever the counts are exactly n_s λ. The width is then the
   fixed-design sub-Gaussian one, W(y) = σ ‖y‖_{A⁻¹} √(2 log(2|S|² / δ_s)) with
