@@ -18,7 +18,7 @@ Nothing here assumes a simulation: the same objects drive a real experiment.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -136,49 +136,73 @@ class Batch:
         return Batch(self.arms[: r + 1][keep], counts[keep], self.strategy)
 
 
-@dataclass
 class DecisionLog:
     """What an algorithm decided: its pulls as (arm, count) runs, batch boundaries, and strategies.
 
     Two executions *replicate* when their logs are equal (:meth:`same_as`);
     :meth:`count_differences` counts the pulls at which two pull sequences differ without ever
     expanding the runs, so a run of 10^9 pulls costs O(1).
+
+    Runs live in growable arrays (amortised O(1) per recorded run), so a sequential policy's
+    million one-pull batches cost a few megabytes, not a million array objects.
     """
 
-    _arms: list[np.ndarray] = field(default_factory=list)
-    _counts: list[np.ndarray] = field(default_factory=list)
-    _strategies: list[np.ndarray] = field(default_factory=list)
+    def __init__(self) -> None:
+        self._arms = np.empty(16, dtype=np.int64)
+        self._counts = np.empty(16, dtype=np.int64)
+        self._n_runs = 0
+        self._batch_ends = np.empty(16, dtype=np.int64)  # run index one past each batch
+        self._n_batches = 0
+        self._strategies: list[np.ndarray] = []
+
+    @staticmethod
+    def _grow(buffer: np.ndarray, needed: int) -> np.ndarray:
+        if needed <= buffer.size:
+            return buffer
+        bigger = np.empty(max(needed, 2 * buffer.size), dtype=buffer.dtype)
+        bigger[: buffer.size] = buffer
+        return bigger
 
     def record(self, batch: Batch) -> None:
-        self._arms.append(batch.arms)
-        self._counts.append(batch.counts)
+        r, n = batch.n_runs, self._n_runs
+        self._arms = self._grow(self._arms, n + r)
+        self._counts = self._grow(self._counts, n + r)
+        self._arms[n: n + r] = batch.arms
+        self._counts[n: n + r] = batch.counts
+        self._n_runs = n + r
+        self._batch_ends = self._grow(self._batch_ends, self._n_batches + 1)
+        self._batch_ends[self._n_batches] = self._n_runs
+        self._n_batches += 1
         if batch.strategy is not None:
             self._strategies.append(np.asarray(batch.strategy, dtype=float))
 
     @property
     def n_batches(self) -> int:
-        return len(self._arms)
+        return self._n_batches
 
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """All pulls as maximal runs ``(arms, counts)``: adjacent runs of one arm are merged."""
-        if not self._arms:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        arms = np.concatenate(self._arms)
-        counts = np.concatenate(self._counts)
+        arms = self._arms[: self._n_runs]
+        counts = self._counts[: self._n_runs]
         if arms.size == 0:
-            return arms, counts
+            return arms.copy(), counts.copy()
         starts = np.flatnonzero(np.r_[True, arms[1:] != arms[:-1]])
         return arms[starts], np.add.reduceat(counts, starts)
 
     def batches(self) -> list[Batch]:
         """The recorded batches in order, each with its strategy if one was played."""
         strategies = self._strategies if len(self._strategies) == self.n_batches else None
-        return [Batch(a, c, None if strategies is None else strategies[i])
-                for i, (a, c) in enumerate(zip(self._arms, self._counts, strict=True))]
+        ends = self._batch_ends[: self._n_batches]
+        starts = np.r_[0, ends[:-1]]
+        return [Batch(self._arms[a:b], self._counts[a:b],
+                      None if strategies is None else strategies[i])
+                for i, (a, b) in enumerate(zip(starts, ends, strict=True))]
 
     def batch_sizes(self) -> np.ndarray:
         """Number of pulls in each recorded batch."""
-        return np.array([int(c.sum()) for c in self._counts], dtype=np.int64)
+        ends = self._batch_ends[: self._n_batches]
+        cum = np.r_[0, np.cumsum(self._counts[: self._n_runs])]
+        return np.diff(np.r_[0, cum[ends]])
 
     def strategies(self) -> np.ndarray | None:
         """Strategies played, one row per batch that carried one."""

@@ -56,7 +56,7 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         The environment's noise stream.
     checkpoints : array of int, optional
         Times at which cumulative regret (and violation) are recorded; defaults to 100 evenly
-        spaced times up to ``horizon`` (or to the end of each batch when there is no horizon).
+        spaced times up to ``horizon`` (or up to the pulls made, when there is no horizon).
 
     Returns
     -------
@@ -97,8 +97,7 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
 
     log = algorithm.decisions
     if checkpoints is None:
-        checkpoints = (default_checkpoints(horizon) if horizon is not None
-                       else np.cumsum(log.batch_sizes()))
+        checkpoints = default_checkpoints(horizon if horizon is not None else max(t, 1))
     checkpoints = np.asarray(checkpoints, dtype=np.int64)
 
     regret = violation = None
