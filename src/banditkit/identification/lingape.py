@@ -16,11 +16,20 @@ Each round t, with the regularised estimate θ̂_t = A_t⁻¹ b_t, A_t = λI + �
   solved with ``scipy.optimize.linprog``/HiGHS, cached per pair because the same pair comes back
   many times).
 
-Implementation: A⁻¹ is kept by Sherman–Morrison rank-one updates, together with the quadratic
-forms q_j = z_jᵀA⁻¹z_j of every item (and x_aᵀA⁻¹x_a of every arm for the greedy rule), so a round
-costs O(|Z| d + |X| d + d²) numpy work and no Python loop over arms or items:
-‖z_i − z_j‖²_{A⁻¹} = q_i + q_j − 2 z_jᵀ(A⁻¹z_i) for all j at once. Every ``refresh_every`` pulls
+Implementation: A⁻¹ is kept by Sherman–Morrison rank-one updates, together with θ̂, the item
+estimates z_jᵀθ̂, the quadratic forms q_j = z_jᵀA⁻¹z_j of every item, and the cross terms
+c_j = z_jᵀA⁻¹z_i of the current empirical best item i (recomputed only when i changes), so a
+round costs O(|Z| d + d²) numpy work in about twenty numpy calls and no Python loop over arms or
+items: ‖z_i − z_j‖²_{A⁻¹} = q_i + q_j − 2 c_j for all j at once. Every ``refresh_every`` pulls
 the inverse and the forms are recomputed from A to stop rounding errors from accumulating.
+
+The step arithmetic is the same sequence of operations as
+:func:`~banditkit.identification.lingape_lockstep.lingape_lockstep`, which advances many trials
+at once with a leading trial axis and reproduces this class bit for bit: elementwise operations
+are exact per element whatever the array's shape, and every product with a sum inside is a
+C-contiguous matrix–vector (or vector–vector) product that numpy hands to the same BLAS routine
+with the same sizes (``ndarray.dot`` here, ``np.matmul`` over the trial axis there: both reach
+``cblas_dgemv``/``cblas_ddot``); ``tests/test_lingape_lockstep.py`` checks the equality.
 """
 
 from __future__ import annotations
@@ -33,7 +42,8 @@ from scipy.optimize import linprog
 from ..protocol import Algorithm, Batch
 from ..validation import check_arms, check_positive_int, check_probability, check_spans
 
-__all__ = ["LinGapE", "min_l1_representation"]
+__all__ = ["LinGapE", "empirical_best", "fresh_state", "min_l1_representation", "pair_ratios",
+           "radius"]
 
 SELECTIONS = ("ratio", "greedy")
 
@@ -140,29 +150,36 @@ class LinGapE(Algorithm):
         self.n_items = Zarr.shape[0]
         self.counts = np.zeros(self.n_arms, dtype=np.int64)
         self.reward_sums = np.zeros(self.n_arms)  # b = Σ_a x_a (sum of a's rewards)
-        self._refresh()
         # log(|Z|² / (δ λ^{d/2})): the constant part of log of C_t's argument.
         self._log_const = (2.0 * math.log(max(self.n_items, 1)) - math.log(self.delta)
                            - 0.5 * self.d * math.log(self.regularizer))
+        self._radius_offset = math.sqrt(self.regularizer) * self.theta_bound
+        self._refresh()
         self._ratio_cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-        self._since_refresh = 0
         self.steps = 0  # adaptive rounds (one pull each) after the initialisation
         self.B = math.inf
         self._best = 0
         self._stopped = self.n_items == 1  # one item: nothing to learn
+        # One immutable one-pull batch per arm, reused at every step (records copy them).
+        self._singles = [Batch.single(a) for a in range(self.n_arms)]
 
     # -- state ---------------------------------------------------------------------------------
     def _refresh(self) -> None:
-        """A⁻¹, log det A, θ̂, the item estimates and the quadratic forms, afresh from the counts."""
-        A = self.regularizer * np.eye(self.d) + (self.X * self.counts[:, None]).T @ self.X
-        A_inv = np.linalg.inv(A)
-        self.A_inv = 0.5 * (A_inv + A_inv.T)
-        self.logdet = float(np.linalg.slogdet(A)[1])
-        self._theta = self.A_inv @ (self.X.T @ self.reward_sums)
-        self._est = self.Z @ self._theta
-        self._qz = np.einsum("ij,jk,ik->i", self.Z, self.A_inv, self.Z)
-        self._qx = np.einsum("ij,jk,ik->i", self.X, self.A_inv, self.X)
+        """A⁻¹, θ̂, log det A, the item estimates and the quadratic forms, afresh from the counts."""
+        self._S, self.logdet, self._est, self._qz = fresh_state(
+            self.X, self.Z, self.counts, self.reward_sums, self.regularizer)
+        self._radius = radius(self._log_const, self.logdet, self.sigma, self._radius_offset)
+        # −2 z_jᵀA⁻¹z_i for i = self._ci (scaling by −2 is exact, so this is −2 c_j bit for bit)
+        self._m2c = np.zeros(self.n_items)
+        self._ci = -1  # no cached cross terms
+        if self.selection == "greedy":
+            self._qx = np.einsum("ij,jk,ik->i", self.X, self.A_inv, self.X)
         self._since_refresh = 0
+
+    @property
+    def A_inv(self) -> np.ndarray:
+        """A⁻¹ as maintained by the rank-one updates (a view of the state)."""
+        return self._S[: self.d]
 
     @property
     def A(self) -> np.ndarray:
@@ -172,23 +189,24 @@ class LinGapE(Algorithm):
     @property
     def theta_hat(self) -> np.ndarray:
         """The regularised least-squares estimate A⁻¹b."""
-        return self._theta.copy()
+        return self._S[self.d].copy()
 
     def confidence_radius(self) -> float:
         """C_t = σ √(2 log(|Z|² det(A)^{1/2} / (δ det(λI)^{1/2}))) + λ^{1/2} S (Xu et al.)."""
-        log_arg = self._log_const + 0.5 * self.logdet
-        return self.sigma * math.sqrt(2.0 * max(log_arg, 0.0)) + \
-            math.sqrt(self.regularizer) * self.theta_bound
+        return self._radius
 
     def gap_index(self) -> tuple[int, int, float]:
         """(i_t, j_t, B(t)) for the current statistics."""
         est = self._est
         i = int(est.argmax())
-        cross = self.Z.dot(self.A_inv.dot(self.Z[i]))
-        ucb = self._qz + (self._qz[i] - 2.0 * cross)
+        if i != self._ci:  # −2 z_jᵀA⁻¹z_i for the new empirical best item
+            self._m2c = -2.0 * self.Z.dot(self.A_inv.dot(self.Z[i]))
+            self._ci = i
+        qz = self._qz
+        ucb = qz + (qz[i] + self._m2c)  # ‖z_i − z_j‖²_{A⁻¹}
         np.maximum(ucb, 0.0, out=ucb)
         np.sqrt(ucb, out=ucb)
-        ucb *= self.confidence_radius()
+        ucb *= self._radius
         ucb += est
         ucb -= est[i]
         ucb[i] = -np.inf
@@ -200,17 +218,13 @@ class LinGapE(Algorithm):
         key = (i, j) if i < j else (j, i)  # p* is the same for y and −y
         hit = self._ratio_cache.get(key)
         if hit is None:
-            w = np.abs(min_l1_representation(self.X, self.Z[key[0]] - self.Z[key[1]]))
-            # HiGHS returns a vertex; entries at round-off level are not part of the support.
-            support = np.flatnonzero(w > 1e-9 * max(w.max(), 1e-300))
-            hit = (support, w.sum() / w[support])
-            self._ratio_cache[key] = hit
+            hit = self._ratio_cache[key] = pair_ratios(self.X, self.Z, *key)
         return hit
 
     def _select(self, i: int, j: int) -> int:
         if self.selection == "ratio":
             support, inv_p = self.arm_ratios(i, j)
-            return int(support[np.argmin(self.counts[support] * inv_p)])
+            return support[(self.counts[support] * inv_p).argmin()]
         # Greedy: maximise the decrease (yᵀA⁻¹x)² / (1 + xᵀA⁻¹x) of ‖y‖²_{A⁻¹}.
         v = self.A_inv @ (self.Z[i] - self.Z[j])
         return int(np.argmax((self.X @ v) ** 2 / (1.0 + self._qx)))
@@ -227,29 +241,35 @@ class LinGapE(Algorithm):
             self._stopped = True
             return None
         self.steps += 1
-        return Batch.single(self._select(i, j))
+        return self._singles[self._select(i, j)]
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         arms, counts = batch.arms, batch.counts
         if arms.size == 1 and counts[0] == 1 and self._since_refresh < self.refresh_every:
             # One pull: Sherman–Morrison on A⁻¹ and recursive least squares on θ̂, O(|Z|d + d²).
-            # (ndarray.dot rather than @: less call overhead on these small operands.)
+            # The same operations, in the same order, as the lock-step driver's update.
             a = int(arms[0])
             r = float(rewards[0])
             x = self.X[a]
             self.counts[a] += 1
             self.reward_sums[a] += r
-            u = self.A_inv.dot(x)
-            denom = 1.0 + float(x.dot(u))
+            S = self._S
+            ux = S.dot(x)  # (A⁻¹x, xᵀθ̂) in one product with the stacked state
+            u = ux[: self.d]
+            denom = 1.0 + x.dot(u)
             scaled = u / denom
-            self.A_inv -= u[:, None] * scaled
+            resid = r - ux[self.d]
+            ux[self.d] = -resid
+            S -= ux[:, None] * scaled  # A⁻¹ −= u uᵀ/denom and θ̂ += (u/denom) resid at once
             self.logdet += math.log(denom)
+            self._radius = (self.sigma * math.sqrt(2.0 * max(self._log_const + 0.5 * self.logdet,
+                                                             0.0)) + self._radius_offset)
             zu = self.Z.dot(u)
             zu_scaled = zu / denom
             self._qz -= zu * zu_scaled
-            resid = r - float(x.dot(self._theta))
-            self._theta += scaled * resid
             self._est += zu_scaled * resid
+            if self._ci >= 0:
+                self._m2c += zu * (2.0 * zu_scaled[self._ci])
             if self.selection == "greedy":
                 xu = zu if self.Z is self.X else self.X.dot(u)
                 self._qx -= xu * (xu / denom)
@@ -272,7 +292,7 @@ class LinGapE(Algorithm):
         if self.t == 0:
             return None
         if not self._stopped:
-            return int(np.argmax(self.Z @ self.theta_hat))
+            return empirical_best(self.Z, self.theta_hat)
         return self._best
 
     @property
@@ -280,3 +300,55 @@ class LinGapE(Algorithm):
         return {"steps": self.steps, "init_pulls": int(min(self.t, self.n_arms)),
                 "pairs_solved": len(self._ratio_cache), "B": self.B,
                 "confidence_radius": self.confidence_radius()}
+
+
+# -- arithmetic shared with the lock-step driver (lingape_lockstep.py) --------------------------
+def fresh_state(X: np.ndarray, Z: np.ndarray, counts: np.ndarray, reward_sums: np.ndarray,
+                regularizer: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """LinGapE's state computed from scratch from the pull counts and reward sums of one trial.
+
+    Returns
+    -------
+    S : array, shape (d + 1, d)
+        A⁻¹ (rows 0..d−1, symmetrised) stacked over θ̂ = A⁻¹b (row d), so that one reduction
+        gives both A⁻¹x and xᵀθ̂.
+    logdet : float
+        log det A.
+    est : array, shape (M,)
+        z_jᵀθ̂ for every item.
+    qz : array, shape (M,)
+        z_jᵀA⁻¹z_j for every item.
+    """
+    d = X.shape[1]
+    A = regularizer * np.eye(d) + (X * counts[:, None]).T @ X
+    A_inv = np.linalg.inv(A)
+    S = np.empty((d + 1, d))
+    S[:d] = 0.5 * (A_inv + A_inv.T)
+    S[d] = S[:d] @ (X.T @ reward_sums)
+    logdet = float(np.linalg.slogdet(A)[1])
+    est = Z @ S[d]
+    qz = np.einsum("ij,jk,ik->i", Z, S[:d], Z)
+    return S, logdet, est, qz
+
+
+def radius(log_const: float, logdet: float | np.ndarray, sigma: float, offset: float
+           ) -> float | np.ndarray:
+    """C_t = σ √(2 max(log_const + ½ log det A, 0)) + λ^{1/2} S, for one trial or an array."""
+    if isinstance(logdet, np.ndarray):
+        return sigma * np.sqrt(2.0 * np.maximum(log_const + 0.5 * logdet, 0.0)) + offset
+    return sigma * math.sqrt(2.0 * max(log_const + 0.5 * logdet, 0.0)) + offset
+
+
+def pair_ratios(X: np.ndarray, Z: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """(support, 1/p*_a on the support) of the direction z_lo − z_hi: the data of the ratio rule."""
+    w = np.abs(min_l1_representation(X, Z[lo] - Z[hi]))
+    # HiGHS returns a vertex; entries at round-off level are not part of the support.
+    support = np.flatnonzero(w > 1e-9 * max(w.max(), 1e-300))
+    if support.size == 0:
+        raise ValueError(f"items {lo} and {hi} are equal: LinGapE cannot separate them")
+    return support, w.sum() / w[support]
+
+
+def empirical_best(Z: np.ndarray, theta: np.ndarray) -> int:
+    """argmax_j z_jᵀθ (ties to the lowest index)."""
+    return int(np.argmax(Z @ theta))
