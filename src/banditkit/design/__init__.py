@@ -7,9 +7,11 @@ efficient rounding, Fiez et al. 2019, Appendix B).
 """
 
 from .differences import Differences
-from .frank_wolfe import design_value, g_optimal, xy_optimal
+from .frank_wolfe import g_optimal
+from .information import design_value
 from .result import Design, DesignConvergenceWarning
 from .rounding import round_allocation, rounding_min_samples
+from .xy import xy_optimal
 
 __all__ = [
     "Design",
