@@ -55,6 +55,27 @@ def test_numpy_draws_normals_in_blocks_as_one_at_a_time():
         np.testing.assert_array_equal(one_by_one, g2.standard_normal(3007))
 
 
+def test_products_over_a_trial_axis_equal_the_per_trial_products_bit_for_bit():
+    # The premise of the exact lock-step: np.matmul over a leading trial axis and ndarray.dot on
+    # one trial's operands give the same bits (both reach BLAS gemv/dot with the same sizes),
+    # for the shapes of every figure (d up to 36, a few to 30000 items), strided vectors included.
+    rng = np.random.default_rng(1)
+    for d, M, n in [(2, 30000, 3), (3, 7, 5), (9, 2000, 4), (22, 64, 7), (35, 36, 20),
+                    (36, 40, 2), (64, 65, 3)]:
+        S = rng.normal(size=(n, d + 1, d))
+        x = rng.normal(size=(n, d))
+        Z = rng.normal(size=(M, d))
+        ux = np.matmul(S, x[:, :, None])[:, :, 0]
+        u = ux[:, :d]  # strided, as in the driver
+        xu = np.matmul(x[:, None, :], u[:, :, None])[:, 0, 0]
+        zu = np.matmul(Z, u[:, :, None])[:, :, 0]
+        for k in range(n):
+            one = S[k].dot(x[k])
+            assert np.array_equal(one, ux[k])
+            assert x[k].dot(one[:d]) == xu[k]
+            assert np.array_equal(Z.dot(one[:d]), zu[k])
+
+
 @pytest.mark.parametrize("d, omega, n", [(2, 0.5, 12), (3, 0.3, 10), (6, 0.25, 6)])
 def test_lockstep_equals_simulate_until_stopping(d, omega, n):
     trials = check_against_simulate(soare(d, omega=omega), n, delta=0.05)

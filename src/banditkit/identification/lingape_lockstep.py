@@ -161,6 +161,7 @@ class _Lockstep:
         self.since_refresh = 0
         # arm-selection data per unordered item pair, shared by the trials (one LP per pair)
         self.pair_id: dict[int, int] = {}
+        self.pair_table = np.full((M, M), -1, dtype=np.int64) if M <= 2048 else None
         self.sup = np.zeros((0, d), dtype=np.int64)
         self.inv_p = np.zeros((0, d))
         self.used = np.zeros((n, 0), dtype=bool)  # pairs each trial has met (its "solved" ones)
@@ -182,15 +183,12 @@ class _Lockstep:
             setattr(self, name, getattr(self, name)[keep])
         self.rngs = [g for g, k in zip(self.rngs, keep, strict=True) if k]
 
-    def _noise(self) -> np.ndarray:
-        if self.pos == self.block.shape[1]:
-            self.block = np.stack([g.standard_normal(_BLOCK) for g in self.rngs])
-            self.pos = 0
-        self.pos += 1
-        return self.block[:, self.pos - 1]
-
     def _pairs(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Row of each trial's pair (i, j) in the selection tables; new pairs are solved."""
+        if self.pair_table is not None:  # few items: a dense (M, M) table of rows, −1 unknown
+            pid = self.pair_table[i, j]
+            if pid.min() >= 0:
+                return pid
         M = self.M
         keys = (np.minimum(i, j) * M + np.maximum(i, j)).tolist()
         get = self.pair_id.get
@@ -214,6 +212,9 @@ class _Lockstep:
         ip = np.full(width, np.inf)
         sup[: support.size], ip[: support.size] = support, inv_p
         self.pair_id[key] = self.sup.shape[0]
+        if self.pair_table is not None:
+            lo, hi = divmod(key, self.M)
+            self.pair_table[lo, hi] = self.pair_table[hi, lo] = self.sup.shape[0]
         self.sup = np.vstack([self.sup, sup])
         self.inv_p = np.vstack([self.inv_p, ip])
         self.used = np.pad(self.used, ((0, 0), (0, 1)))
@@ -225,11 +226,14 @@ class _Lockstep:
         proto, K, d = self.proto, self.K, self.d
         X, Z = self.X, self.Z
         log_const, sigma, offset = proto._log_const, proto.sigma, proto._radius_offset
+        rows = rows_k = np.empty(0, dtype=np.int64)
         while self.ids.size:
             if self.horizon is not None and K + self.steps >= self.horizon:
                 self._finish(np.ones(self.ids.size, dtype=bool), stopped=False)
                 break
-            rows = np.arange(self.ids.size)
+            if rows.size != self.ids.size:
+                rows = np.arange(self.ids.size)
+                rows_k = rows * K
             # gap index: i_t, j_t, B(t), as LinGapE.gap_index
             i = self.est.argmax(1)
             new = np.flatnonzero(i != self.ci)
@@ -255,6 +259,7 @@ class _Lockstep:
                     break
                 i, j = i[~stop], j[~stop]
                 rows = np.arange(self.ids.size)
+                rows_k = rows * K
             self.steps += 1
             # the ratio rule: argmin over the support of T_a / p*_a(i, j)
             pid = self._pairs(i, j)
@@ -264,9 +269,13 @@ class _Lockstep:
             if self.steps > self.seq.shape[1]:
                 self.seq = np.concatenate([self.seq, np.empty_like(self.seq)], axis=1)
             self.seq[self.ids, self.steps - 1] = arm
-            r = self.means[arm] + self.sigma * self._noise()
+            if self.pos == self.block.shape[1]:
+                self.block = np.stack([g.standard_normal(_BLOCK) for g in self.rngs])
+                self.pos = 0
+            r = self.means[arm] + self.sigma * self.block[:, self.pos]
+            self.pos += 1
             # observe, as LinGapE._observe
-            flat = rows * K + arm
+            flat = rows_k + arm
             self.counts.reshape(-1)[flat] += 1
             self.rsum.reshape(-1)[flat] += r
             if self.since_refresh >= proto.refresh_every:
