@@ -155,8 +155,8 @@ def multivariate_testing(D: int = 3, *, rng: np.random.Generator, alpha1: float 
 
 @register_instance("click-through")
 def click_through(n: int = 40, *, rng: np.random.Generator, min_gap: float = 0.01,
-                  ridge: float = 0.01, data_dir: str | os.PathLike | None = None
-                  ) -> LinearBandit:
+                  ridge: float = 0.01, min_records: int = 20,
+                  data_dir: str | os.PathLike | None = None) -> LinearBandit:
     """Click-through instance from MovieLens-100k, a stand-in for the paper's Yahoo! R6A data
     (Fiez et al. 2019, Section 5, Fig. 2b); see :func:`banditkit.envs.datasets.movielens_arms`.
 
@@ -168,7 +168,7 @@ def click_through(n: int = 40, *, rng: np.random.Generator, min_gap: float = 0.0
     """
     from ..datasets import click_through_arms  # the data layer is only needed here
 
-    X, theta = click_through_arms(data_dir=data_dir, ridge=ridge)
+    X, theta = click_through_arms(data_dir=data_dir, ridge=ridge, min_records=min_records)
     n = check_positive_int(n, "n")
     values = X @ theta
     best = int(np.argmax(values))
