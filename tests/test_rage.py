@@ -148,3 +148,13 @@ def test_huge_phase_costs_no_more_than_small_one():
     tr = _run(alg, env)
     assert tr.correct and tr.n_pulls > 10**6
     assert tr.seconds < 5.0
+
+
+def test_design_memo_changes_no_number():
+    from banditkit.identification import rage
+
+    env = make_instance("transductive", d=6)
+    rage.DESIGN_MEMO.clear()
+    cold = _run(RAGE(env.X, env.Z, 0.05), env, seed=2)
+    warm = _run(RAGE(env.X, env.Z, 0.05), env, seed=2)
+    assert cold.decisions.same_as(warm.decisions) and cold.n_pulls == warm.n_pulls

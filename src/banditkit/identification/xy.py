@@ -5,9 +5,7 @@ Lazaric & Munos, NeurIPS 2014).
 
 from __future__ import annotations
 
-import hashlib
 import math
-from collections import OrderedDict
 
 import numpy as np
 
@@ -16,16 +14,17 @@ from ..estimation.least_squares import LeastSquares
 from ..protocol import Algorithm, Batch
 from ..rng import as_generator
 from .elimination import certified_best, check_problem, dominated
+from .memo import ArrayMemo
 
 __all__ = ["XYAdaptive", "XYOracle", "XYStatic"]
 
 SAMPLINGS = ("round", "multinomial")
 TIE_BREAKS = ("first", "random")
-_CACHE_SIZE = 32
-#: Most pull runs held by the cache in all (16 bytes each): late phases alternate arms, so a
-#: phase of a million pulls is about a million runs.
-_CACHE_RUNS = 8_000_000
-_PHASE_CACHE: OrderedDict[tuple, tuple[Batch, float, float]] = OrderedDict()
+#: Greedy phases of XY-adaptive (deterministic ties), at most 8e6 pull runs in all (16 bytes
+#: each: late phases alternate arms, so a phase of a million pulls is about a million runs).
+PHASE_MEMO = ArrayMemo(32, 8_000_000, size=lambda out: out[0].n_runs)
+#: Designs of XY-static and XY-oracle, one per instance.
+DESIGN_MEMO = ArrayMemo(64)
 
 
 def _check_positive(value: object, name: str, *, above_one: bool = False) -> float:
@@ -149,7 +148,10 @@ class XYStatic(_StaticAllocation):
         super().__init__(X, Z, delta, gamma, Z.shape[0] ** 2, sampling, rng)
 
     def _design(self) -> np.ndarray:
-        return np.asarray(xy_optimal(self.X, Differences(self.Z), tol=self.design_tol).weights)
+        return DESIGN_MEMO.get(
+            ("static", self.X, self.Z, self.design_tol),
+            lambda: np.asarray(xy_optimal(self.X, Differences(self.Z),
+                                          tol=self.design_tol).weights))
 
 
 class XYOracle(_StaticAllocation):
@@ -197,7 +199,10 @@ class XYOracle(_StaticAllocation):
         super().__init__(X, Z, delta, gamma, Z.shape[0], sampling, rng)
 
     def _design(self) -> np.ndarray:
-        return np.asarray(xy_optimal(self.X, self._directions, tol=self.design_tol).weights)
+        return DESIGN_MEMO.get(
+            ("oracle", self.X, self._directions, self.design_tol),
+            lambda: np.asarray(xy_optimal(self.X, self._directions,
+                                          tol=self.design_tol).weights))
 
     @property
     def psi_star(self) -> float:
@@ -259,27 +264,6 @@ def greedy_phase(X: np.ndarray, Y: np.ndarray, threshold: float, reg: float, ref
             return Batch.from_sequence(np.array(seq)), rho, n
 
 
-def _cached_greedy_phase(X: np.ndarray, Y: np.ndarray, threshold: float, reg: float,
-                         refresh: int) -> tuple[Batch, float, float]:
-    """:func:`greedy_phase` with deterministic ties, memoised on its exact inputs."""
-    h = hashlib.sha256()
-    for arr in (X, Y, np.array([threshold, reg, refresh], dtype=float)):
-        h.update(np.ascontiguousarray(arr, dtype=float).tobytes())
-        h.update(repr(arr.shape).encode())
-    key = (h.hexdigest(),)
-    hit = _PHASE_CACHE.get(key)
-    if hit is not None:
-        _PHASE_CACHE.move_to_end(key)
-        return hit
-    out = greedy_phase(X, Y, threshold, reg, refresh)
-    _PHASE_CACHE[key] = out
-    while len(_PHASE_CACHE) > 1 and (
-            len(_PHASE_CACHE) > _CACHE_SIZE
-            or sum(b.n_runs for b, _, _ in _PHASE_CACHE.values()) > _CACHE_RUNS):
-        _PHASE_CACHE.popitem(last=False)
-    return out
-
-
 class XYAdaptive(Algorithm):
     """XY-adaptive allocation (Soare, Lazaric & Munos, NeurIPS 2014), as run in the
     experiments of Fiez et al. 2019 (Section 5 and Appendix F).
@@ -323,8 +307,8 @@ class XYAdaptive(Algorithm):
     -----
     With ``tie_break="first"`` a phase is a pure function of (X, active directions, threshold,
     reg), so identical phases — the same instance in every trial of a figure — are computed
-    once per process and reused (:func:`greedy_phase` through a small LRU cache); results are
-    identical with or without the cache.
+    once per process and reused (:data:`PHASE_MEMO`); results are identical with or without
+    the memo.
 
     Deviations: ties go round-robin by default (random in the authors' code; with
     ``tie_break="random"`` the behaviour is theirs, without the cache); the union bound's size
@@ -365,7 +349,9 @@ class XYAdaptive(Algorithm):
         W = self.Z[self.active]
         Y = W[i] - W[j]
         if self.tie_break == "first":
-            batch, rho, n = _cached_greedy_phase(self.X, Y, threshold, self.reg, self.refresh)
+            batch, rho, n = PHASE_MEMO.get(
+                ("greedy", self.X, Y, threshold, self.reg, self.refresh),
+                lambda: greedy_phase(self.X, Y, threshold, self.reg, self.refresh))
         else:
             rng = as_generator(self._rng)
             self._rng = rng
