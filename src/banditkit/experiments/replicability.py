@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..blas import single_threaded_blas
 from ..envs.base import Environment
 from ..protocol import Algorithm, Batch, DecisionLog
 from ..rng import STREAMS, derive_seed, stream
@@ -217,7 +218,8 @@ def _run_pair(factory: Callable[..., Algorithm], env: Environment, params: Mappi
 
 
 def _run_pair_star(args: tuple) -> tuple[Trial, Trial]:
-    return _run_pair(*args)
+    with single_threaded_blas():  # numbers independent of workers (banditkit.blas)
+        return _run_pair(*args)
 
 
 def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: int,
@@ -281,7 +283,8 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
         xis = [stream(seed, "audit", j, "algorithm") for j in range(pairs) for _ in (0, 1)]
         noise = [derive_seed(seed, "audit", j, e, STREAMS["environment"])
                  for j in range(pairs) for e in (0, 1)]
-        trials = lockstep(env, xis, noise, horizon, checkpoints, **params)
+        with single_threaded_blas():
+            trials = lockstep(env, xis, noise, horizon, checkpoints, **params)
         first, second = trials[0::2], trials[1::2]
     else:
         jobs = [(policy_factory, env, params, int(seed), j, horizon, checkpoints)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..blas import single_threaded_blas
 from ..envs.base import Environment
 from ..rng import STREAMS, derive_seed, stream
 from ..simulate import simulate
@@ -101,7 +102,15 @@ def _environment(spec: FigureSpec, task: Task, trial: int) -> Environment:
 
 
 def execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
-    """Run one task; a trial that raises becomes a ``"failed"`` record, never an exception."""
+    """Run one task; a trial that raises becomes a ``"failed"`` record, never an exception.
+
+    Runs with one BLAS thread (:mod:`banditkit.blas`), so no backend changes a number.
+    """
+    with single_threaded_blas():
+        return _execute(spec, task)
+
+
+def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
     algo = spec.algorithms[task.algorithm]
     point = spec.points[task.point]
     params = spec.algorithm_params(algo, point)
