@@ -50,9 +50,9 @@ TRIALS = 20  # Appendix F
 
 # --- environments -----------------------------------------------------------------------
 
-def make_soare(rng: np.random.Generator, *, d: int) -> Environment:
+def make_soare(rng: np.random.Generator, *, d: int, omega: float = 0.01) -> Environment:
     """Soare et al.'s benchmark in R^d (fixed instance; ``rng`` unused)."""
-    return make_instance("soare", d=d)
+    return make_instance("soare", d=d, omega=omega)
 
 
 def make_many_arms(rng: np.random.Generator, *, n: int) -> Environment:
@@ -76,9 +76,10 @@ def make_multivariate(rng: np.random.Generator, *, D: int, min_gap: float = 1e-6
     return make_instance("multivariate-testing", rng=rng, D=D, min_gap=min_gap)
 
 
-def make_click_through(rng: np.random.Generator, *, n: int) -> Environment:
+def make_click_through(rng: np.random.Generator, *, n: int, min_gap: float = 0.01
+                       ) -> Environment:
     """MovieLens-100k click-through instance with n arms (arms drawn from ``rng``)."""
-    return make_instance("click-through", rng=rng, n=n)
+    return make_instance("click-through", rng=rng, n=n, min_gap=min_gap)
 
 
 # --- algorithms -------------------------------------------------------------------------
@@ -157,10 +158,12 @@ FIG1A = FigureSpec(
     horizon=500_000_000,
     plot=_sweep("sweep", "n_pulls", "d", "dimension d"),
     paper_values=_zero_failures(FIG1A_ALGS, len(FIG1A_POINTS), "Fig. 1a"),
-    quick={"trials": 2, "points": ({"d": 5}, {"d": 10}), "horizon": 50_000_000},
+    quick={"trials": 2, "points": ({"d": 5, "omega": 0.3}, {"d": 10, "omega": 0.3}),
+           "horizon": 50_000_000},
     notes=("X = Z = {e_1..e_d, cos(.01)e_1 + sin(.01)e_2}, θ* = 2e_1 (smallest gap 1e-4); fixed "
            "instance, 20 trials. Horizon 5e8 pulls is a safety cap (XY-static, the costliest, "
-           "needs about 3e7 at d = 35)." + _COMMON_NOTES),
+           "needs about 3e7 at d = 35). --quick uses ω = 0.3 (gap 0.09 instead of 1e-4) so that "
+           "the sequential LinGapE and XY-adaptive finish in seconds." + _COMMON_NOTES),
 )
 
 FIG1B_ALGS = (RAGE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, ORACLE_SPEC)
@@ -262,7 +265,7 @@ FIG2B = FigureSpec(
     instance_per_trial=True,
     plot=_sweep("sweep", "n_pulls", "n", "number of arms"),
     paper_values=_zero_failures(FIG2B_ALGS, 1, "Fig. 2b"),
-    quick={"trials": 2, "horizon": 50_000_000},
+    quick={"trials": 2, "points": ({"n": 10, "min_gap": 0.1},), "horizon": 50_000_000},
     notes=("The Yahoo! Webscope R6A log cannot be obtained here; MovieLens-100k (from the "
            "recbole==1.2.1 wheel, `.venv/bin/pip install --no-deps recbole==1.2.1`) stands in: "
            "arms are outer products of user features (age bucket, gender, occupation group) and "
@@ -270,7 +273,8 @@ FIG2B = FigureSpec(
            "'rating >= 4', the best arm plus 39 random arms with gap >= 0.01, expressed in a "
            "basis of their span. Bernoulli rewards with mean x^T θ* clipped to [0, 1] (the "
            "paper's means lie in (0, 0.11); ours in about (0.25, 0.81)). LinGapE and ALBA are "
-           "run with S = ‖θ*‖₂. A new arm draw per trial. Horizon 5e8 is a safety cap."
+           "run with S = ‖θ*‖₂. A new arm draw per trial. Horizon 5e8 is a safety cap. --quick "
+           "uses 10 arms with gap >= 0.1."
            + _COMMON_NOTES),
 )
 
