@@ -155,8 +155,9 @@ def test_decision_log_from_runs_equals_recording_each_batch():
     recorded = DecisionLog()
     for b in batches:
         recorded.record(b)
-    built = DecisionLog.from_runs(np.concatenate([b.arms for b in batches]),
-                                  np.concatenate([b.counts for b in batches]),
+    counts = np.concatenate([b.counts for b in batches])
+    counts.flags.writeable = False  # shared between trials by the driver, never written
+    built = DecisionLog.from_runs(np.concatenate([b.arms for b in batches]), counts,
                                   np.cumsum([b.n_runs for b in batches]))
     assert built.same_as(recorded) and built.n_batches == recorded.n_batches
     np.testing.assert_array_equal(built.batch_sizes(), recorded.batch_sizes())

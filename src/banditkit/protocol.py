@@ -162,11 +162,13 @@ class DecisionLog:
         ``batch_ends[b]`` the run index one past batch ``b``'s last run (no strategies).
 
         Equal to recording each batch in turn, in O(runs) numpy work: a lock-step driver's
-        million one-pull batches are built without a million :meth:`record` calls.
+        million one-pull batches are built without a million :meth:`record` calls. int64
+        arrays are kept without a copy (the log never writes into them: :meth:`record`
+        appends into a new buffer), so trials may share read-only ``counts`` and ``batch_ends``.
         """
-        arms = np.array(arms, dtype=np.int64).reshape(-1)
-        counts = np.array(counts, dtype=np.int64).reshape(-1)
-        ends = np.array(batch_ends, dtype=np.int64).reshape(-1)
+        arms = np.asarray(arms, dtype=np.int64).reshape(-1)
+        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+        ends = np.asarray(batch_ends, dtype=np.int64).reshape(-1)
         if arms.shape != counts.shape:
             raise ValueError(f"arms and counts must have the same length, got {arms.size} and "
                              f"{counts.size}")

@@ -169,6 +169,7 @@ class _Lockstep:
         self.seq = np.empty((n, 1024), dtype=np.int16 if K < 2**15 else np.int64)
         self.block = np.empty((n, 0))
         self.pos = 0
+        self._ones = self._ends = np.empty(0, dtype=np.int64)
 
     # -- state ---------------------------------------------------------------------------------
     def _refresh_row(self, k: int) -> None:
@@ -316,11 +317,17 @@ class _Lockstep:
                                            else max(n_pulls, 1))
                        if self._checkpoints is None else self._checkpoints)
         best_item = self.env.best_item(self.horizon)
+        # Every run is one pull and every batch after the first one run: the trials share
+        # read-only run counts and batch ends (a million-pull trial keeps only its arms).
+        if self._ones.size < n_pulls:
+            self._ones = np.ones(2 * n_pulls, dtype=np.int64)
+            self._ends = K + np.arange(2 * n_pulls, dtype=np.int64)
+            self._ones.flags.writeable = self._ends.flags.writeable = False
+        ones, ends = self._ones, self._ends
         for k in np.flatnonzero(done):
             trial = int(self.ids[k])
             arms = np.concatenate([np.arange(K), self.seq[trial, :steps].astype(np.int64)])
-            log = DecisionLog.from_runs(arms, np.ones(n_pulls, dtype=np.int64),
-                                        K + np.arange(steps + 1))
+            log = DecisionLog.from_runs(arms, ones[:n_pulls], ends[: steps + 1])
             recommendation = (int(self.best[k]) if stopped
                               else empirical_best(self.Z, self.S[k, self.d].copy()))
             info = {"steps": steps, "init_pulls": K, "pairs_solved": int(self.used[k].sum()),
