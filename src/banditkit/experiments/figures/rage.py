@@ -2,10 +2,10 @@
 Transductive Linear Bandits", NeurIPS 2019, Section 5 (Figures 1a–d and 2a–b).
 
 Every figure: δ = 0.05, sample complexity (pulls until the identifier stops; mean with a 95%
-interval, standard error in the trial table) and empirical failure rate, plotted against the
-swept parameter. Trial counts are the paper's (Appendix F: "each experiment was repeated 20
-times"). Random instances (many arms, sphere, multivariate testing, click-through) are drawn
-anew for every trial, as in the authors' released code.
+interval; the standard error follows from the stored trials) and empirical failure rate,
+against the swept parameter. Trial counts are the paper's (Appendix F: "each experiment was
+repeated 20 times"). Random instances (many arms, sphere, multivariate testing,
+click-through) are drawn anew for every trial, as in the authors' released code.
 
 The paper's figures are plots whose numbers are not in its text; the one number it states
 for every figure is the empirical failure probability, zero for every algorithm, recorded as
