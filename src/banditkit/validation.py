@@ -9,6 +9,7 @@ import numpy as np
 __all__ = [
     "check_arms",
     "check_in_unit_interval",
+    "check_positive",
     "check_positive_int",
     "check_probability",
     "check_spans",
@@ -43,6 +44,17 @@ def check_positive_int(value: object, name: str, *, allow_zero: bool = False) ->
     if value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value}")
     return int(value)
+
+
+def check_positive(value: object, name: str, *, above: float = 0.0) -> float:
+    """A finite float strictly greater than ``above`` (default 0)."""
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {value!r}") from None
+    if not (np.isfinite(v) and v > above):
+        raise ValueError(f"{name} must be a finite number > {above:g}, got {value!r}")
+    return v
 
 
 def check_probability(value: object, name: str, *, open_low: bool = True,

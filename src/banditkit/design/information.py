@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..validation import check_arms
+from ..validation import check_arms, check_positive
 from .differences import as_directions
 
 __all__ = ["design_value"]
@@ -17,13 +17,7 @@ __all__ = ["design_value"]
 
 def check_tol(tol: object) -> float:
     """A finite tolerance > 0."""
-    try:
-        t = float(tol)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise TypeError(f"tol must be a number, got {tol!r}") from None
-    if not (np.isfinite(t) and t > 0):
-        raise ValueError(f"tol must be a finite number > 0, got {tol}")
-    return t
+    return check_positive(tol, "tol")
 
 
 def inverse_information(X: np.ndarray, lam: np.ndarray) -> np.ndarray:

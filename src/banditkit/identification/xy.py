@@ -13,6 +13,7 @@ from ..design import Differences, round_allocation, xy_optimal
 from ..estimation.least_squares import LeastSquares
 from ..protocol import Algorithm, Batch
 from ..rng import as_generator
+from ..validation import check_positive
 from .elimination import certified_best, check_problem, dominated
 from .memo import ArrayMemo
 
@@ -25,17 +26,6 @@ TIE_BREAKS = ("first", "random")
 PHASE_MEMO = ArrayMemo(32, 8_000_000, size=lambda out: out[0].n_runs)
 #: Designs of XY-static and XY-oracle, one per instance.
 DESIGN_MEMO = ArrayMemo(64)
-
-
-def _check_positive(value: object, name: str, *, above_one: bool = False) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
-    low = 1.0 if above_one else 0.0
-    if not (math.isfinite(v) and v > low):
-        raise ValueError(f"{name} must be a finite number > {low:g}, got {value!r}")
-    return v
 
 
 class _StaticAllocation(Algorithm):
@@ -55,7 +45,7 @@ class _StaticAllocation(Algorithm):
         if sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
         self.X, self.Z, self.delta = X, Z, delta
-        self.gamma = _check_positive(gamma, "gamma", above_one=True)
+        self.gamma = check_positive(gamma, "gamma", above=1.0)
         self.sampling = sampling
         self._union = union
         self._rng = rng
@@ -144,7 +134,7 @@ class XYStatic(_StaticAllocation):
                  sampling: str = "round", design_tol: float = 0.01,
                  rng: np.random.Generator | None = None) -> None:
         X, Z, delta = check_problem(X, Z, delta)
-        self.design_tol = _check_positive(design_tol, "design_tol")
+        self.design_tol = check_positive(design_tol, "design_tol")
         super().__init__(X, Z, delta, gamma, Z.shape[0] ** 2, sampling, rng)
 
     def _design(self) -> np.ndarray:
@@ -187,7 +177,7 @@ class XYOracle(_StaticAllocation):
         theta = np.asarray(theta, dtype=float).reshape(-1)
         if theta.shape != (X.shape[1],) or not np.all(np.isfinite(theta)):
             raise ValueError(f"theta must be a finite vector of length d = {X.shape[1]}")
-        self.design_tol = _check_positive(design_tol, "design_tol")
+        self.design_tol = check_positive(design_tol, "design_tol")
         values = Z @ theta
         self.best = int(np.argmax(values))
         gaps = values[self.best] - values
@@ -324,8 +314,8 @@ class XYAdaptive(Algorithm):
                  reg: float = 1.0, refresh: int = 2000, tie_break: str = "first",
                  rng: np.random.Generator | None = None) -> None:
         X, Z, delta = check_problem(X, Z, delta)
-        self.alpha = _check_positive(alpha, "alpha")
-        self.reg = _check_positive(reg, "reg")
+        self.alpha = check_positive(alpha, "alpha")
+        self.reg = check_positive(reg, "reg")
         if isinstance(refresh, bool) or not isinstance(refresh, int) or refresh < 1:
             raise ValueError(f"refresh must be an integer >= 1, got {refresh!r}")
         if tie_break not in TIE_BREAKS:

@@ -19,22 +19,18 @@ from ..design import g_optimal, round_allocation
 from ..envs.base import Environment
 from ..estimation.replicable_lse import least_squares_from_sums
 from ..protocol import Algorithm, Batch
-from ..validation import check_arms, check_positive_int, check_probability, check_spans
+from ..validation import (
+    check_arms,
+    check_positive,
+    check_positive_int,
+    check_probability,
+    check_spans,
+)
 from .registry import register_policy
 
 __all__ = ["LinearElimination", "PhasedLinearElimination", "linear_arms", "linear_elimination"]
 
 _RANK_RTOL = 1e-10
-
-
-def _positive(value: object, name: str) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
-    return v
 
 
 class PhasedLinearElimination(Algorithm):
@@ -68,10 +64,10 @@ class PhasedLinearElimination(Algorithm):
         default_b = max(2, math.ceil(math.log(horizon)))
         self.n_batches = (default_b if n_batches is None
                           else check_positive_int(n_batches, "n_batches"))
-        self.design_tol = _positive(design_tol, "design_tol")
+        self.design_tol = check_positive(design_tol, "design_tol")
         unit = self._unit()
         self.q = ((horizon / unit) ** (1.0 / self.n_batches) if q is None
-                  else _positive(q, "q"))
+                  else check_positive(q, "q"))
         self.active = np.arange(K)
         self.remaining = horizon
         self.phase = 0  # phases completed
@@ -218,10 +214,10 @@ class LinearElimination(PhasedLinearElimination):
         Xc = check_arms(X, "X")
         K = Xc.shape[0]
         h = check_positive_int(horizon, "horizon")
-        self.size_constant = _positive(size_constant, "size_constant")
+        self.size_constant = check_positive(size_constant, "size_constant")
         self.delta = (1.0 / (K * float(h) ** 2) if delta is None
                       else check_probability(delta, "delta"))
-        self.confidence_scale = _positive(confidence_scale, "confidence_scale")
+        self.confidence_scale = check_positive(confidence_scale, "confidence_scale")
         super().__init__(Xc, h, n_batches=n_batches, q=q, design_tol=design_tol)
 
     def _unit(self) -> float:

@@ -19,11 +19,10 @@ from ..envs.base import Environment
 from ..estimation.replicable_lse import CoreSet, core_set, replicable_lse
 from ..estimation.replicable_mean import repmean_precision
 from ..rng import SeedLike, as_generator
-from ..validation import check_arms, check_positive_int, check_probability
+from ..validation import check_arms, check_positive, check_positive_int, check_probability
 from .linear_elimination import (
     LinearElimination,
     PhasedLinearElimination,
-    _positive,
     linear_arms,
     need_horizon,
 )
@@ -105,7 +104,7 @@ class ReplicableLinearElimination(LinearElimination):
         self.rho = _check_rho(rho)
         K = Xc.shape[0]
         self.beta = (float(math.floor(max(K**2 / self.rho**2, 2304.0))) if beta is None
-                     else _positive(beta, "beta"))
+                     else check_positive(beta, "beta"))
         if last_batch not in LAST_BATCH_RULES:
             raise ValueError(f"last_batch must be one of {LAST_BATCH_RULES}, got {last_batch!r}")
         self.last_batch = last_batch
@@ -230,7 +229,7 @@ class ReplicableLinearLSE(PhasedLinearElimination):
         N, d = Xc.shape
         h = check_positive_int(horizon, "horizon")
         self.rho = _check_rho(rho)
-        self.c = _positive(c, "c")
+        self.c = check_positive(c, "c")
         if confidence not in ("paper", "computed"):
             raise ValueError(f"confidence must be 'paper' or 'computed', got {confidence!r}")
         if allocation not in ("uniform", "design"):
@@ -243,7 +242,7 @@ class ReplicableLinearLSE(PhasedLinearElimination):
         self.min_mass = None if min_mass is None else check_probability(min_mass, "min_mass")
         L = _log1
         self.blowup = (d**3 * L(d) * L(L(d)) ** 2 * L(L(L(d))) * math.log(h) ** 2 / self.rho**2
-                       if blowup is None else _positive(blowup, "blowup"))
+                       if blowup is None else check_positive(blowup, "blowup"))
         self.delta = (1.0 / (2.0 * N * float(h) ** 2) if delta is None
                       else check_probability(delta, "delta"))
         super().__init__(Xc, h, n_batches=n_batches, q=q, design_tol=design_tol)
