@@ -9,23 +9,6 @@ import pytest
 from banditkit.design import design_value
 from banditkit.envs.instances import grid_net
 from banditkit.estimation import core_set, replicable_lse
-from banditkit.estimation.replicable_lse import least_squares_from_sums
-
-
-def test_least_squares_from_sums_matches_lstsq_on_expanded_pulls():
-    rng = np.random.default_rng(1)
-    X = rng.standard_normal((5, 3))
-    counts = np.array([3, 1, 4, 2, 5])
-    rewards = [rng.standard_normal(n) for n in counts]
-    sums = np.array([r.sum() for r in rewards])
-    expanded = np.repeat(X, counts, axis=0)
-    ref = np.linalg.lstsq(expanded, np.concatenate(rewards), rcond=None)[0]
-    np.testing.assert_allclose(least_squares_from_sums(X, counts, sums), ref, atol=1e-12)
-
-
-def test_least_squares_refuses_non_spanning_pulls():
-    with pytest.raises(ValueError, match="span"):
-        least_squares_from_sums(np.array([[1.0, 0.0], [2.0, 0.0]]), [3, 4], [1.0, 2.0])
 
 
 @pytest.mark.parametrize("d,h", [(2, 0.1), (3, 0.25)])

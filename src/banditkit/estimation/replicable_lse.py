@@ -32,13 +32,13 @@ import numpy as np
 
 from ..design import design_value, g_optimal
 from ..validation import check_arms, check_probability
+from .least_squares import LeastSquares
 from .replicable_mean import grid_width, hoeffding_radius, replicable_means
 
 __all__ = [
     "CoreSet",
     "ReplicableLSEResult",
     "core_set",
-    "least_squares_from_sums",
     "replicable_lse",
 ]
 
@@ -56,19 +56,6 @@ def _solve_spd(V: np.ndarray, B: np.ndarray) -> np.ndarray:
         raise ValueError("the pulled arms do not span R^d: the least-squares information "
                          "matrix is singular") from None
     return np.linalg.solve(L.T, np.linalg.solve(L, B))
-
-
-def least_squares_from_sums(X: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
-    """Ordinary least squares θ̂ = (Σ_a n_a a aᵀ)^-1 Σ_a a S_a from per-arm counts and reward sums.
-
-    This is the LSE of every individual reward (Algorithm 3, line 12), computed from the
-    sufficient statistics: Σ_j a_j r_j = Σ_a a S_a when arm a is pulled n_a times with reward
-    sum S_a.
-    """
-    X = np.asarray(X, dtype=float)
-    counts = np.asarray(counts, dtype=float)
-    sums = np.asarray(sums, dtype=float)
-    return _solve_spd(_information(X, counts), X.T @ sums)
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,7 +227,7 @@ def replicable_lse(X: np.ndarray, counts: np.ndarray, sums: np.ndarray, *, rho: 
     alpha = np.broadcast_to(grid_width(counts, delta_a, rho_a, precision=eps), (m,))
     radius = width * (alpha / 2.0 + np.asarray(hoeffding_radius(counts, delta_a)))
     cf = counts.astype(float)
-    theta = _solve_spd(_information(X, cf), X.T @ (cf * values))
+    theta = LeastSquares.from_sums(X, cf, cf * values).theta
     return ReplicableLSEResult(theta=theta, values=values, means=sums / cf, radius=radius,
                                X=X, counts=cf)
 

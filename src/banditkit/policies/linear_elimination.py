@@ -17,7 +17,7 @@ import numpy as np
 
 from ..design import g_optimal, round_allocation
 from ..envs.base import Environment
-from ..estimation.replicable_lse import least_squares_from_sums
+from ..estimation.least_squares import LeastSquares
 from ..protocol import Algorithm, Batch
 from ..validation import (
     check_arms,
@@ -152,8 +152,7 @@ class PhasedLinearElimination(Algorithm):
     def _estimate(self, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
         """⟨a, θ̂⟩ for every active arm from this phase's counts and sums (active order)."""
         Y = self._coords()
-        used = counts > 0
-        theta = least_squares_from_sums(Y[used], counts[used], sums[used])
+        theta = LeastSquares.from_sums(Y, counts, sums).theta
         self.theta_hat = theta
         return Y @ theta
 
