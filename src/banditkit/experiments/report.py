@@ -87,6 +87,10 @@ def render_report(result: Any, folder: Path | None = None) -> str:
     lines += ["## Comparison with the paper", ""]
     lines += [*_paper_table(config, result.summary), ""]
 
+    if config.get("ratios"):
+        lines += ["## Ratios", ""]
+        lines += [*_ratio_table(config, result.summary), ""]
+
     lines += ["## Failures", ""]
     lines += [*_failures(trials, result), ""]
 
@@ -161,6 +165,29 @@ def _paper_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:
                      v["source"]])
     return markdown_table(["algorithm", "point", "metric", "paper", "ours (95% interval)",
                            "ours / paper", "source"], rows)
+
+
+def _ratio_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:
+    """Ratio of the mean plotted metric of two algorithms at every point (ratio of means)."""
+    metric = config["plot"]["metric"]
+    if f"{metric}_mean" not in summary:  # a curve's metric is summarised by its final value
+        metric = f"final_{metric}"
+    col = f"{metric}_mean"
+    if summary.empty or col not in summary:
+        return ["No trials stored."]
+    mean = summary.set_index(["point", "algorithm"])[col]
+    rows = []
+    for point in sorted(summary["point"].unique()):
+        for num, den in config["ratios"]:
+            a, b = mean.get((point, num)), mean.get((point, den))
+            ratio = (_fmt(a / b) if a is not None and b is not None and _finite(a)
+                     and _finite(b) and b != 0 else "not measured")
+            rows.append([point, _short(config["points"][point]), f"{num} / {den}",
+                         _fmt(a) if a is not None else "–", _fmt(b) if b is not None else "–",
+                         ratio])
+    return [f"Ratio of the mean `{metric}` over successful trials.", "",
+            *markdown_table(["point", "parameters", "ratio", "numerator mean",
+                             "denominator mean", "value"], rows)]
 
 
 def _failures(trials: pd.DataFrame, result: Any) -> list[str]:

@@ -128,6 +128,9 @@ class FigureSpec:
         minute, used by tests and the demo.
     notes : str
         What differs from the paper and why; printed in the report.
+    ratios : sequence of (str, str)
+        Pairs (numerator, denominator) of algorithm names whose ratio of mean ``plot.metric``
+        the report gives at every point (e.g. ``("RAGE", "XY-oracle")``).
     paired : bool
         Run the trials as replicability pairs: trials 2j and 2j + 1 share the algorithm stream
         ξ (keyed by the pair j) and have independent noise, so the report can count the pairs
@@ -150,6 +153,7 @@ class FigureSpec:
     quick: Mapping[str, Any] = field(default_factory=dict)
     notes: str = ""
     paired: bool = False
+    ratios: Sequence[tuple[str, str]] = ()
 
     def xi_trial(self, trial: int) -> int:
         """The trial index the algorithm stream ξ is keyed by (the pair, for paired specs)."""
