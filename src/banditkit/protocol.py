@@ -114,6 +114,12 @@ class Batch:
                              f"{n_arms} arms")
         return np.bincount(self.arms, weights=self.counts, minlength=n_arms).astype(np.int64)
 
+    def arm_sums(self, per_run: np.ndarray, n_arms: int) -> np.ndarray:
+        """Totals per arm (length ``n_arms``) of per-run values, e.g. the reward sums that
+        :meth:`Algorithm.observe` receives."""
+        return np.bincount(self.arms, weights=np.asarray(per_run, dtype=float),
+                           minlength=n_arms)
+
     def sum_runs(self, per_pull: np.ndarray) -> np.ndarray:
         """Sum per-pull values (rewards, or costs with a trailing axis) over each run."""
         values = np.asarray(per_pull, dtype=float)

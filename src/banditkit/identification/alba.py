@@ -180,7 +180,7 @@ class ALBA(Algorithm):
         n_s, delta_s, span_dim = self._current
         self._current = None
         counts = batch.allocation(self.n_arms)
-        sums = np.bincount(batch.arms, weights=rewards, minlength=self.n_arms)
+        sums = batch.arm_sums(rewards, self.n_arms)
         fit = LeastSquares.from_sums(self.X, counts, sums)
         est = self.Z[self.active] @ fit.theta
         best = int(np.argmax(est))

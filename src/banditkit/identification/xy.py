@@ -6,6 +6,7 @@ Lazaric & Munos, NeurIPS 2014).
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 
 import numpy as np
 
@@ -57,8 +58,9 @@ class _StaticAllocation(Algorithm):
         self._stopped_at: int | None = 0 if Z.shape[0] == 1 else None
         self._leader: int | None = None
 
+    @abstractmethod
     def _design(self) -> np.ndarray:
-        raise NotImplementedError
+        """The fixed design λ the phases are rounded from."""
 
     def _next_batch(self) -> Batch | None:
         if self._stopped_at is not None:
@@ -82,7 +84,7 @@ class _StaticAllocation(Algorithm):
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         self.phase += 1
         self.counts += batch.allocation(self.n_arms)
-        self.sums += np.bincount(batch.arms, weights=rewards, minlength=self.n_arms)
+        self.sums += batch.arm_sums(rewards, self.n_arms)
         fit = LeastSquares.from_sums(self.X, self.counts, self.sums)
         self._leader = int(np.argmax(self.Z @ fit.theta))
         width = math.sqrt(2.0 * math.log(2.0 * self.phase ** 2 * self._union / self.delta))
@@ -353,7 +355,7 @@ class XYAdaptive(Algorithm):
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         j = self.phase + 1
         counts = batch.allocation(self.n_arms)
-        sums = np.bincount(batch.arms, weights=rewards, minlength=self.n_arms)
+        sums = batch.arm_sums(rewards, self.n_arms)
         fit = LeastSquares.from_sums(self.X, counts, sums, reg=self.reg)
         m = self.Z.shape[0]
         width = math.sqrt(2.0 * math.log(math.pi ** 2 * m * m * j * j / (3.0 * self.delta)))

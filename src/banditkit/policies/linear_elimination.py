@@ -12,6 +12,7 @@ set, the deterministic design of the active arms, the final commitment.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 
 import numpy as np
 
@@ -81,9 +82,9 @@ class PhasedLinearElimination(Algorithm):
         self.last_estimates = np.full(K, np.nan)  # ⟨a, θ̂⟩ of the last phase, active arms
 
     # ---- schedule -------------------------------------------------------------------------
+    @abstractmethod
     def _unit(self) -> float:
         """c with phase sizes ≈ c q^i; q defaults to (T / c)^(1/B) so the phases fill T."""
-        raise NotImplementedError
 
     def _phase_size(self, i: int) -> int:
         """Number of pulls n_i of phase i (1-based): ⌈c q^i⌉, and at least the support size p
@@ -139,7 +140,7 @@ class PhasedLinearElimination(Algorithm):
         if self.final_arm is not None:
             return
         counts = batch.allocation(self.n_arms)
-        sums = np.bincount(batch.arms, weights=rewards, minlength=self.n_arms)
+        sums = batch.arm_sums(rewards, self.n_arms)
         self.phase += 1
         self.phase_sizes.append(batch.n_pulls)
         est = self._estimate(counts[self.active], sums[self.active])
@@ -156,11 +157,13 @@ class PhasedLinearElimination(Algorithm):
         self.theta_hat = theta
         return Y @ theta
 
+    @abstractmethod
     def _keep(self, estimates: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """Which active arms survive this phase, given their estimates (active order)."""
 
+    @abstractmethod
     def _choose_final(self) -> int:
-        raise NotImplementedError
+        """The arm that plays the rest of the horizon."""
 
     @property
     def info(self) -> dict:
