@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..protocol import Batch
+
 __all__ = ["LeastSquares"]
 
 # Relative cutoff for eigenvalues of A treated as zero in the pseudo-inverse.
@@ -62,6 +64,14 @@ class LeastSquares:
         inv_w[keep] = 1.0 / w[keep]
         A_inv = (V * inv_w) @ V.T
         return cls(theta=A_inv @ b, A_inv=A_inv, rank=int(keep.sum()))
+
+    @classmethod
+    def from_batch(cls, X: np.ndarray, batch: Batch, rewards: np.ndarray, *,
+                   reg: float = 0.0) -> LeastSquares:
+        """Fit on one batch's pulls from its per-run reward sums (what ``observe`` receives)."""
+        n_arms = X.shape[0]
+        return cls.from_sums(X, batch.allocation(n_arms), batch.arm_sums(rewards, n_arms),
+                             reg=reg)
 
     def norms2(self, Y: np.ndarray) -> np.ndarray:
         """``||y||²_{A⁺}`` for every row ``y`` of ``Y``."""

@@ -179,9 +179,7 @@ class ALBA(Algorithm):
             raise RuntimeError("ALBA.observe called without a pending phase")
         n_s, delta_s, span_dim = self._current
         self._current = None
-        counts = batch.allocation(self.n_arms)
-        sums = batch.arm_sums(rewards, self.n_arms)
-        fit = LeastSquares.from_sums(self.X, counts, sums)
+        fit = LeastSquares.from_batch(self.X, batch, rewards)
         est = self.Z[self.active] @ fit.theta
         best = int(np.argmax(est))
         self._last_best = int(self.active[best])

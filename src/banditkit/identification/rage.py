@@ -153,9 +153,7 @@ class RAGE(Algorithm):
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         t = self.phase + 1
-        counts = batch.allocation(self.n_arms)
-        sums = batch.arm_sums(rewards, self.n_arms)
-        fit = LeastSquares.from_sums(self.X, counts, sums)
+        fit = LeastSquares.from_batch(self.X, batch, rewards)
         width = math.sqrt(2.0 * self._threshold_log(t))
         drop = dominated(self.Z, self.active, fit, width, strict=True)
         self.active = self.active[~drop]

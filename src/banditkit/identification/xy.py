@@ -354,9 +354,7 @@ class XYAdaptive(Algorithm):
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         j = self.phase + 1
-        counts = batch.allocation(self.n_arms)
-        sums = batch.arm_sums(rewards, self.n_arms)
-        fit = LeastSquares.from_sums(self.X, counts, sums, reg=self.reg)
+        fit = LeastSquares.from_batch(self.X, batch, rewards, reg=self.reg)
         m = self.Z.shape[0]
         width = math.sqrt(2.0 * math.log(math.pi ** 2 * m * m * j * j / (3.0 * self.delta)))
         drop = dominated(self.Z, self.active, fit, width, strict=False)
