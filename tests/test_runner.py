@@ -161,6 +161,21 @@ def test_lockstep_groups_give_the_numbers_of_single_trials(small):
     np.testing.assert_array_equal(result.curves["regret"], ref_curves["regret"])
 
 
+@pytest.mark.parametrize("spec_name", ["SMALL", "IDENTIFY"])
+def test_simulator_replaces_simulate_for_every_trial(spec_name):
+    # fixed instances (SMALL) and per-trial instances (IDENTIFY) alike
+    spec = getattr(support, spec_name)
+    hooked = replace(spec, algorithms=tuple(replace(a, simulator=support.counting_simulator)
+                                            for a in spec.algorithms))
+    support.SIMULATOR_CALLS.clear()
+    result = run_figure(hooked, backend="serial", progress=False)
+    assert len(support.SIMULATOR_CALLS) == len(result.trials) > 0
+    support.frames_equal(result, run_figure(spec, backend="serial", progress=False))
+    with pytest.raises(ValueError, match="lockstep or simulator"):
+        replace(spec.algorithms[0], lockstep=support.ucb_lockstep,
+                simulator=support.counting_simulator)
+
+
 def test_lockstep_resume_runs_only_missing_trials(tmp_path):
     run_figure(support.LOCKSTEP, backend="serial", progress=False, out=tmp_path, trials=6)
     with RunStore(tmp_path) as store:

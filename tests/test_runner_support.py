@@ -114,6 +114,16 @@ def ucb_lockstep(env, rngs, seeds, horizon, checkpoints, **params):
                      checkpoints=checkpoints) for rng, seed in zip(rngs, seeds, strict=True)]
 
 
+#: Calls of :func:`counting_simulator`: (algorithm class name, horizon).
+SIMULATOR_CALLS: list[tuple[str, int | None]] = []
+
+
+def counting_simulator(algorithm, env, *, horizon=None, seed=0, checkpoints=None):
+    """A drop-in for simulate that records its calls and delegates to it."""
+    SIMULATOR_CALLS.append((type(algorithm).__name__, horizon))
+    return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+
+
 POINTS = ({"means": (0.3, 0.5, 0.6)}, {"means": (0.4, 0.45, 0.5, 0.55)})
 
 #: Two points, a deterministic and a randomised policy: 24 short trials.

@@ -46,12 +46,22 @@ class AlgorithmSpec:
         policies, where one Python step per pull per trial is too slow). Trial i uses algorithm
         stream ``rngs[i]`` and noise seed ``seeds[i]``, exactly as a single trial would, so the
         numbers never depend on how trials are grouped onto workers.
+    simulator : callable, optional
+        Drop-in replacement for :func:`banditkit.simulate` with the same signature,
+        ``simulator(algorithm, env, *, horizon, seed, checkpoints) -> Trial``, used for every
+        trial of this algorithm (fixed or per-trial instances): a faster driver for a sequential
+        algorithm that makes the algorithm's decisions from the same noise stream.
     """
 
     name: str
     factory: AlgorithmFactory
     params: Mapping[str, Any] = field(default_factory=dict)
     lockstep: Callable[..., list] | None = None
+    simulator: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.lockstep is not None and self.simulator is not None:
+            raise ValueError(f"algorithm {self.name!r}: give lockstep or simulator, not both")
 
 
 @dataclass(frozen=True)

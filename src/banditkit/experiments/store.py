@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .records import TrialRecord
-from .spec import FigureSpec
+from .spec import AlgorithmSpec, FigureSpec
 
 __all__ = ["DB_NAME", "IDENTITY_KEYS", "ConfigurationMismatch", "RunStore", "spec_fingerprint"]
 
@@ -287,9 +287,7 @@ def spec_fingerprint(spec: FigureSpec) -> str:
         "name": spec.name,
         "make_env": _canonical(spec.make_env),
         "points": _canonical(list(spec.points)),
-        "algorithms": [{"name": a.name, "factory": _canonical(a.factory),
-                        "params": _canonical(dict(a.params)),
-                        "lockstep": _canonical(a.lockstep)} for a in spec.algorithms],
+        "algorithms": [_algorithm_content(a) for a in spec.algorithms],
         "horizons": [spec.horizon_at(p) for p in spec.points],
         "instance_per_trial": bool(spec.instance_per_trial),
         "checkpoints": int(spec.checkpoints),
@@ -298,6 +296,14 @@ def spec_fingerprint(spec: FigureSpec) -> str:
         content["paired"] = True
     text = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _algorithm_content(a: AlgorithmSpec) -> dict:
+    content = {"name": a.name, "factory": _canonical(a.factory),
+               "params": _canonical(dict(a.params)), "lockstep": _canonical(a.lockstep)}
+    if a.simulator is not None:  # only when set, so older run folders keep their fingerprint
+        content["simulator"] = _canonical(a.simulator)
+    return content
 
 
 def _canonical(obj: Any) -> Any:

@@ -125,7 +125,8 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
             env = _environment(spec, task, i)
             rng = algorithm_rng(task.seed, spec.name, task.point, spec.xi_trial(i))
             algorithm = algo.factory(env, rng, **params)
-            result = simulate(algorithm, env, horizon=horizon,
+            run = simulate if algo.simulator is None else algo.simulator
+            result = run(algorithm, env, horizon=horizon,
                               seed=noise_seed(task.seed, spec.name, task.point, i),
                               checkpoints=checkpoints)
             records.append(record_from_trial(task.point, algo.name, i, result))
