@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ import test_runner_support as support
 from banditkit.experiments.runner import load_run, run_figure
 from banditkit.experiments.spec import AlgorithmSpec
 from banditkit.experiments.store import ConfigurationMismatch, RunStore
+from banditkit.experiments.tasks import run_grouped
 from banditkit.rng import stream
 from banditkit.simulate import simulate
 
@@ -174,6 +176,15 @@ def test_simulator_replaces_simulate_for_every_trial(spec_name):
     with pytest.raises(ValueError, match="lockstep or simulator"):
         replace(spec.algorithms[0], lockstep=support.ucb_lockstep,
                 simulator=support.counting_simulator)
+
+
+def test_run_grouped_gives_the_numbers_of_single_trials(small):
+    grouped = replace(support.SMALL, algorithms=(replace(
+        support.SMALL.algorithms[0], lockstep=partial(run_grouped, support.make_ucb1)),))
+    result = run_figure(grouped, backend="serial", progress=False)
+    ref = small.trials[small.trials["algorithm"] == "UCB1"].reset_index(drop=True)
+    np.testing.assert_array_equal(result.trials["final_regret"], ref["final_regret"])
+    np.testing.assert_array_equal(result.trials["n_batches"], ref["n_batches"])
 
 
 def test_lockstep_resume_runs_only_missing_trials(tmp_path):

@@ -17,8 +17,9 @@ A task is all trials of one (point, algorithm) for a lock-step algorithm, one tr
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,8 @@ from ..trial import Trial
 from .records import TrialRecord, failed_record, record_from_trial
 from .spec import FigureSpec
 
-__all__ = ["Task", "algorithm_rng", "execute", "instance_rng", "make_tasks", "noise_seed"]
+__all__ = ["Task", "algorithm_rng", "execute", "instance_rng", "make_tasks", "noise_seed",
+           "run_grouped"]
 
 
 def algorithm_rng(seed: int, figure: str, point: int, trial: int) -> np.random.Generator:
@@ -134,6 +136,20 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
             records.append(failed_record(task.point, algo.name, i, error,
                                          time.perf_counter() - start))
     return records
+
+
+def run_grouped(factory: Callable[..., Any], env: Environment,
+                rngs: Sequence[np.random.Generator], seeds: Sequence[int], horizon: int | None,
+                checkpoints: np.ndarray | None, **params: Any) -> list[Trial]:
+    """A lock-step function that runs a point's trials one after another in one task.
+
+    ``AlgorithmSpec(..., lockstep=functools.partial(run_grouped, factory))`` keeps the trials of
+    a fixed instance together, so a per-process memo (the greedy phases of XY-adaptive, the
+    designs of RAGE) is computed once per point instead of once per worker. Each trial is
+    exactly ``simulate(factory(env, rngs[i], **params), env, seed=seeds[i], ...)``.
+    """
+    return [simulate(factory(env, rng, **params), env, horizon=horizon, seed=seed,
+                     checkpoints=checkpoints) for rng, seed in zip(rngs, seeds, strict=True)]
 
 
 def _execute_lockstep(spec: FigureSpec, task: Task, params: dict, horizon: int | None,
