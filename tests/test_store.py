@@ -131,3 +131,19 @@ def test_fingerprint_sees_what_changes_numbers_and_ignores_presentation():
     same = [replace(support.SMALL, notes="x", title="y", trials=99),
             replace(support.SMALL, points=tuple(dict(p) for p in support.POINTS))]
     assert all(spec_fingerprint(s) == base for s in same)
+
+
+def test_integer_arrays_are_stored_narrow_and_read_back_as_int64(tmp_path):
+    arms = np.tile(np.array([0, 3, 1], dtype=np.int64), 100_000)  # a long one-pull decision log
+    wide = replace(_record(0), decision_arms=arms, decision_counts=np.ones_like(arms),
+                   counts=np.array([0, -5, 2**40]))
+    with RunStore(tmp_path) as store:
+        store.add([wide])
+    size = (tmp_path / "results.sqlite").stat().st_size + sum(
+        p.stat().st_size for p in tmp_path.glob("results.sqlite-wal"))
+    assert size < 3 * arms.size  # one byte per arm and per count (plus pages), not sixteen
+    with RunStore(tmp_path, create=False) as store:
+        [back] = store.records()
+    for name in ("decision_arms", "decision_counts", "counts"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(wide, name))
+        assert getattr(back, name).dtype == np.int64

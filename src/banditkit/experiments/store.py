@@ -260,15 +260,22 @@ def _from_row(row: dict[str, Any]) -> TrialRecord:
 def _array_bytes(value: np.ndarray | None) -> bytes | None:
     if value is None:
         return None
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iu" and arr.size:
+        # Decision runs of sequential algorithms are millions of small integers (arms, ones):
+        # stored in the narrowest type that holds them, 8x smaller; loaded back as int64.
+        arr = arr.astype(np.result_type(np.min_scalar_type(arr.min()),
+                                        np.min_scalar_type(arr.max())), copy=False)
     buf = io.BytesIO()
-    np.save(buf, np.asarray(value), allow_pickle=False)
+    np.save(buf, arr, allow_pickle=False)
     return buf.getvalue()
 
 
 def _array_from(blob: bytes | None) -> np.ndarray | None:
     if blob is None:
         return None
-    return np.load(io.BytesIO(blob), allow_pickle=False)
+    arr = np.load(io.BytesIO(blob), allow_pickle=False)
+    return arr.astype(np.int64) if arr.dtype.kind in "iu" else arr
 
 
 # ---------------------------------------------------------------------------------------------
