@@ -264,8 +264,10 @@ def _array_bytes(value: np.ndarray | None) -> bytes | None:
     if arr.dtype.kind in "iu" and arr.size:
         # Decision runs of sequential algorithms are millions of small integers (arms, ones):
         # stored in the narrowest type that holds them, 8x smaller; loaded back as int64.
-        arr = arr.astype(np.result_type(np.min_scalar_type(arr.min()),
-                                        np.min_scalar_type(arr.max())), copy=False)
+        lo, hi = int(arr.min()), int(arr.max())
+        narrow = next(t for t in (np.uint8, np.int8, np.int16, np.int32, np.int64, arr.dtype)
+                      if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+        arr = arr.astype(narrow, copy=False)
     buf = io.BytesIO()
     np.save(buf, arr, allow_pickle=False)
     return buf.getvalue()
