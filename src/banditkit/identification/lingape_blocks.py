@@ -1,0 +1,421 @@
+"""LinGapE driven in speculative blocks of pulls with low-rank (Woodbury) state updates.
+
+LinGapE (Xu, Honda and Sugiyama, AISTATS 2018, Algorithm 1; the analysed ratio rule as run by
+Fiez et al., NeurIPS 2019, Section 5 and Appendix F — see
+:class:`~banditkit.identification.lingape.LinGapE`) pulls one arm per round: a million or more
+rounds per trial on the Soare et al. benchmark. :func:`simulate_lingape` is a drop-in for
+:func:`banditkit.simulate` that makes the same decisions from the same noise stream without a
+Python step per pull.
+
+The block method
+----------------
+Each round computes (i_t, j_t, B(t)) from θ̂_t and A_t⁻¹, stops when B(t) ≤ ε, and otherwise
+pulls a_t = argmin over the support of p*(i_t, j_t) of T_a/p*_a = T_a·(1/p*_a) (ties to the
+first arm of the support, in ascending arm order). While the pair (i_t, j_t) stays the same the
+pulls depend on the counts alone: arm a's successive keys are (T_a + k)·(1/p*_a), k = 0, 1, ...,
+and the next L pulls are the first L keys of the merged order (sorted by key, then by support
+position) — the sequential argmin, on the same floating-point products. So from a state (counts,
+reward sums, V = A⁻¹, θ̂, the item estimates Zθ̂, the quadratic forms z_kᵀVz_k, log det A):
+
+1. evaluate (i, j, B) as :meth:`LinGapE.gap_index` does; stop if B ≤ ε;
+2. speculate the next L pulls for the pair (i, j), and draw their rewards as ``env.pull`` draws
+   L consecutive one-pull batches (one draw per pull from the same Generator);
+3. the state after s of them is a rank-m update of the block's start, m = |support|: with
+   U = X_S, N_s = diag(pulls of each support arm among the first s), ρ_s their reward sums,
+   C = UVUᵀ, P = ZVUᵀ, g = Uθ̂ and K_s = (I + N_s C)⁻¹N_s,
+
+   * A_s⁻¹ = V − VUᵀK_sUV and Zθ̂_s = Zθ̂ + P(ρ_s − K_s(g + Cρ_s)),
+   * ‖z_i − z_k‖²_{A_s⁻¹} = ‖z_i − z_k‖²_V − D_kᵀK_sD_k with D_k = P_i − P_k,
+   * log det A_s = log det A + log det(I + N_s C) (Sylvester's determinant identity),
+
+   evaluated for all s at once (chunks of s, so arrays stay at a few million entries);
+4. the first s whose gap index has another pair, or B ≤ ε, ends the block: the pulls before it
+   are accepted (all L if there is none), the generator is rewound and exactly the accepted
+   pulls' rewards are drawn again, so the noise stream stands where simulate's would. The state
+   moves by the same formulas, and is recomputed afresh from the counts and reward sums
+   (:func:`~banditkit.identification.lingape.fresh_state`) every ``refresh_every`` accepted
+   pulls so that round-off does not accumulate.
+
+L adapts: doubled after a fully accepted block, otherwise twice the accepted length; blocks of
+one pull (the pair changed at once) skip the speculation.
+
+Exactness
+---------
+Every decision (pair, arm, stopping round) is a function of the state the sequential algorithm
+would have, computed by a different but exact-in-exact-arithmetic formula: the decisions are
+those of ``simulate(LinGapE(...), env)`` in exact arithmetic, and the pulled arms come from the
+same floating-point keys. Floating-point values such as B(t) and C_t differ from the sequential
+class's at round-off level (about 1e-12 relative), so a decision could differ only where the
+sequential algorithm meets an exact floating-point tie (two items' estimates, or B(t) = ε, equal
+to the last bits). ``tests/test_lingape_blocks.py`` checks equality with simulate.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+
+import numpy as np
+
+from ..envs.base import Environment
+from ..envs.linear import LinearBandit
+from ..protocol import Algorithm, Batch, DecisionLog
+from ..rng import SeedLike, as_generator
+from ..simulate import default_checkpoints, simulate
+from ..trial import Trial
+from ..validation import check_positive_int
+from .lingape import LinGapE, empirical_best, fresh_state, pair_ratios, radius
+
+__all__ = ["simulate_lingape"]
+
+_NOISES = ("gaussian", "bernoulli", "rademacher")
+_CHUNK_ENTRIES = 1 << 20  # (rounds × items) entries of one chunk of the speculative check
+_MAX_BLOCK = 1 << 18  # pulls speculated at most in one block
+_FIRST_BLOCK = 64
+_FIRST_CHUNK = 256
+# Below _MIN_BLOCK expected pulls a block costs more than single pulls: those run one at a
+# time until the pair has stayed the same for _RETRY_AFTER rounds, then blocks are tried again.
+_MIN_BLOCK = 8
+_RETRY_AFTER = 4
+
+
+def simulate_lingape(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
+                     seed: SeedLike = 0, checkpoints: np.ndarray | None = None) -> Trial:
+    """One trial of LinGapE on ``env``: :func:`banditkit.simulate`'s result, in blocks of pulls.
+
+    Parameters
+    ----------
+    algorithm : LinGapE
+        A fresh :class:`~banditkit.identification.lingape.LinGapE`; its X, Z, δ, S, ε, λ, σ and
+        ``refresh_every`` are read, and the object itself is left untouched (the trial is run
+        on the driver's own state).
+    env : Environment
+        A stationary :class:`~banditkit.envs.linear.LinearBandit` (Gaussian, Bernoulli or
+        Rademacher noise) runs in blocks.
+    horizon, seed, checkpoints
+        As in :func:`banditkit.simulate`; the noise Generator is made from ``seed`` the same way,
+        and a Generator given as ``seed`` ends in the state simulate would leave it in.
+
+    Returns
+    -------
+    Trial
+        Equal to ``simulate(algorithm, env, horizon=horizon, seed=seed,
+        checkpoints=checkpoints)`` in its decisions, counts, pulls, stopping, recommendation
+        and ``info`` (whose floats B and C_t agree to round-off; see the module docstring);
+        ``seconds`` is this driver's wall time. The greedy selection rule, one item, a horizon
+        shorter than the initialisation, an algorithm that has already run, and other
+        environments (non-stationary ones included) run through :func:`banditkit.simulate`.
+    """
+    if horizon is not None:
+        horizon = check_positive_int(horizon, "horizon")
+    blocks = (type(algorithm) is LinGapE and type(env) is LinearBandit
+              and env.noise in _NOISES and algorithm.selection == "ratio"
+              and algorithm.n_arms == env.n_arms and algorithm.n_items > 1
+              and algorithm.t == 0 and (horizon is None or horizon >= algorithm.n_arms))
+    if not blocks:
+        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+    return _Blocks(algorithm, env, horizon, as_generator(seed)).run(checkpoints)
+
+
+@functools.cache
+def _triu(m: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(m)
+
+
+class _Blocks:
+    """One trial's state (V = A⁻¹, θ̂, Zθ̂, quadratic forms, log det A, counts) and its blocks."""
+
+    def __init__(self, alg: LinGapE, env: LinearBandit, horizon: int | None,
+                 rng: np.random.Generator) -> None:
+        self.alg, self.env, self.horizon, self.rng = alg, env, horizon, rng
+        self.X, self.Z = alg.X, alg.Z
+        self.K, self.M, self.d = alg.n_arms, alg.n_items, alg.d
+        self.lam, self.eps = alg.regularizer, alg.epsilon
+        self.log_const, self.sigma, self.offset = alg._log_const, alg.sigma, alg._radius_offset
+        self.counts = np.zeros(self.K, dtype=np.int64)
+        self.rsum = np.zeros(self.K)
+        self.ratios: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self.seq = np.empty(1024, dtype=np.int64)  # arms pulled after the initialisation
+        self.n_blocks = 0  # blocks speculated (single pulls not counted)
+        self.steps = 0
+        self.B = math.inf
+
+    # -- state ---------------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        S, self.logdet, self.est, self.qz = fresh_state(self.X, self.Z, self.counts, self.rsum,
+                                                       self.lam)
+        self.V, self.theta = S[: self.d], S[self.d]
+        self.rad = radius(self.log_const, self.logdet, self.sigma, self.offset)
+        self.ci = -1  # item whose cross terms c_k = z_kᵀVz_ci are cached in self.c
+        self.c = np.zeros(self.M)
+        self.since_refresh = 0
+
+    def _gap_index(self) -> tuple[int, int, float]:
+        """(i_t, j_t, B(t)) for the current state, as :meth:`LinGapE.gap_index`."""
+        est = self.est
+        i = int(est.argmax())
+        if i != self.ci:
+            self.c = self.Z.dot(self.V.dot(self.Z[i]))
+            self.ci = i
+        ucb = self.qz + (self.qz[i] - 2.0 * self.c)
+        np.maximum(ucb, 0.0, out=ucb)
+        np.sqrt(ucb, out=ucb)
+        ucb *= self.rad
+        ucb += est
+        ucb -= est[i]
+        ucb[i] = -np.inf
+        j = int(ucb.argmax())
+        return i, j, float(ucb[j])
+
+    def _pair(self, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+        key = (i, j) if i < j else (j, i)
+        hit = self.ratios.get(key)
+        if hit is None:
+            hit = self.ratios[key] = pair_ratios(self.X, self.Z, *key)
+        return hit
+
+    # -- the pulls of a block ------------------------------------------------------------------
+    def _next_arms(self, support: np.ndarray, inv_p: np.ndarray, L: int) -> np.ndarray:
+        """Support positions of the next L pulls of the ratio rule for a fixed pair.
+
+        Arm p's keys are (T_p + k)·inv_p[p], k = 0, 1, ...: the sequential argmin with ties to
+        the first position is the merged order by (key, position). Only keys up to a bound
+        τ on the L-th smallest key are generated: Σ_p (τ/inv_p[p] − T_p) ≥ L at
+        τ = L + Σ_p T_p (Σ_p 1/inv_p[p] = 1), with slack for rounding; the bound is checked
+        exactly below, and all L keys per arm are generated if it fails.
+        """
+        m = support.size
+        T = self.counts[support]
+        if m == 1:
+            return np.zeros(L, dtype=np.int64)
+        tau = (L + float(T.sum())) * (1.0 + 1e-9) + 1.0
+        n_keys = np.minimum(np.maximum(np.floor(tau / inv_p - T).astype(np.int64) + 2, 0), L)
+        for _ in range(2):
+            pos = np.repeat(np.arange(m), n_keys)
+            k = np.arange(pos.size) - np.repeat(np.cumsum(n_keys) - n_keys, n_keys)
+            keys = (T[pos] + k) * inv_p[pos]  # int64 + int64, then × float: as T_a·(1/p*_a)
+            if keys.size >= L:
+                order = np.lexsort((pos, keys))[:L]
+                # every key left out must come after the L-th chosen one
+                nxt = (T + n_keys) * inv_p
+                last_key, last_pos = keys[order[-1]], pos[order[-1]]
+                beyond = (nxt > last_key) | ((nxt == last_key) & (np.arange(m) > last_pos))
+                if np.all(beyond | (n_keys == L)):
+                    return pos[order]
+            n_keys = np.full(m, L, dtype=np.int64)
+        raise AssertionError("unreachable: with L keys per arm the merge is complete")
+
+    def _draw(self, arms: np.ndarray) -> np.ndarray:
+        """Rewards of the pulls ``arms``, one draw each, as consecutive one-pull batches."""
+        return self.env.pull(Batch(arms, np.ones(arms.size, dtype=np.int64)), self.rng).rewards
+
+    # -- the low-rank algebra ------------------------------------------------------------------
+    def _block_terms(self, U: np.ndarray) -> tuple[np.ndarray, ...]:
+        W = self.V.dot(U.T)  # (d, m) = VUᵀ
+        C = U.dot(W)  # (m, m)
+        C = 0.5 * (C + C.T)
+        P = self.Z.dot(W)  # (M, m)
+        g = U.dot(self.theta)
+        return W, C, P, g
+
+    @staticmethod
+    def _kernels(n: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """K_s = (I + N_s C)⁻¹N_s and log det(I + N_s C) for rows n = diag(N_s), shape (r, m)."""
+        r, m = n.shape
+        if m == 1:
+            G = 1.0 + n[:, 0] * C[0, 0]
+            return (n / G[:, None])[:, :, None], np.log(G)
+        if m == 2:  # closed form of the 2×2 inverse: no LAPACK call per row
+            a = 1.0 + n[:, 0] * C[0, 0]
+            b = n[:, 0] * C[0, 1]
+            c = n[:, 1] * C[1, 0]
+            e = 1.0 + n[:, 1] * C[1, 1]
+            det = a * e - b * c
+            Kk = np.empty((r, 2, 2))
+            Kk[:, 0, 0] = e * n[:, 0] / det
+            Kk[:, 0, 1] = -b * n[:, 1] / det
+            Kk[:, 1, 0] = -c * n[:, 0] / det
+            Kk[:, 1, 1] = a * n[:, 1] / det
+            return Kk, np.log(det)
+        G = np.eye(m) + n[:, :, None] * C[None]
+        N = np.zeros((r, m, m))
+        idx = np.arange(m)
+        N[:, idx, idx] = n
+        return np.linalg.solve(G, N), np.linalg.slogdet(G)[1]
+
+    def _check(self, i: int, j: int, pos: np.ndarray, rewards: np.ndarray, m: int,
+               terms: tuple[np.ndarray, ...], L: int) -> tuple[int, float | None]:
+        """First s in 1..L−1 whose state has another pair or B ≤ ε (L if none), and the B of
+        the last state that passed (the block's start's B if none was checked)."""
+        _, C, P, g = terms
+        onehot = np.zeros((L - 1, m))
+        onehot[np.arange(L - 1), pos[: L - 1]] = 1.0
+        n_all = np.cumsum(onehot, axis=0)
+        rho_all = np.cumsum(onehot * rewards[: L - 1, None], axis=0)
+        D = P[i] - P  # (M, m)
+        iu, ju = _triu(m)
+        E = D[:, iu] * D[:, ju]
+        E[:, iu != ju] *= 2.0  # Σ_pq K_pq D_p D_q over the upper triangle of symmetric K
+        base = self.qz + (self.qz[i] - 2.0 * self.c)  # ‖z_i − z_k‖²_V
+        max_rows = max(1, _CHUNK_ENTRIES // self.M)
+        # chunks from _FIRST_CHUNK rows, doubling: an early change of pair costs a small chunk
+        start, size, last_B = 0, _FIRST_CHUNK, None
+        while start < L - 1:
+            stop = min(L - 1, start + min(size, max_rows))
+            n, rho = n_all[start:stop], rho_all[start:stop]
+            Ks, logdet_g = self._kernels(n, C)
+            h = rho - np.einsum("rpq,rq->rp", Ks, g + rho.dot(C))
+            est = self.est + h.dot(P.T)  # (r, M)
+            Ksym = 0.5 * (Ks + Ks.transpose(0, 2, 1))
+            norm = base - Ksym[:, iu, ju].dot(E.T)
+            rad = radius(self.log_const, self.logdet + logdet_g, self.sigma, self.offset)
+            rows = np.arange(stop - start)
+            i_s = est.argmax(1)
+            np.maximum(norm, 0.0, out=norm)
+            np.sqrt(norm, out=norm)
+            norm *= rad[:, None]
+            norm += est
+            norm -= est[:, i][:, None]
+            norm[:, i] = -np.inf
+            j_s = norm.argmax(1)
+            B_s = norm[rows, j_s]
+            bad = np.flatnonzero((i_s != i) | (j_s != j) | (B_s <= self.eps))
+            if bad.size:
+                s = start + int(bad[0]) + 1  # state s (after s pulls) fails
+                if bad[0] > 0:
+                    last_B = float(B_s[bad[0] - 1])
+                return s, last_B
+            last_B = float(B_s[-1])
+            start = stop
+            size *= 2
+        return L, last_B
+
+    def _advance(self, U: np.ndarray, terms: tuple[np.ndarray, ...], n: np.ndarray,
+                 rho: np.ndarray) -> None:
+        """Move the state by the pulls with per-support-arm counts n and reward sums rho."""
+        W, C, P, g = terms
+        Ks, logdet_g = self._kernels(n[None], C)
+        Kk = 0.5 * (Ks[0] + Ks[0].T)
+        h = rho - Kk.dot(g + C.dot(rho))
+        self.V = self.V - (W.dot(Kk)).dot(W.T)
+        self.V = 0.5 * (self.V + self.V.T)
+        self.theta = self.theta + W.dot(h)
+        self.est = self.est + P.dot(h)
+        PK = P.dot(Kk)
+        self.qz = self.qz - np.einsum("km,km->k", PK, P)
+        if self.ci >= 0:
+            self.c = self.c - PK.dot(P[self.ci])
+        self.logdet += float(logdet_g[0])
+        self.rad = radius(self.log_const, self.logdet, self.sigma, self.offset)
+
+    def _record(self, arms: np.ndarray | int, n: int) -> None:
+        if self.steps + n > self.seq.size:
+            self.seq = np.concatenate([self.seq, np.empty(max(self.seq.size, n), np.int64)])
+        self.seq[self.steps: self.steps + n] = arms
+        self.steps += n
+
+    def _step(self, arm: int) -> None:
+        """One pull of ``arm``: Sherman–Morrison on V and recursive least squares on θ̂."""
+        r = float(self._draw(np.array([arm]))[0])
+        x = self.X[arm]
+        u = self.V.dot(x)
+        denom = 1.0 + x.dot(u)
+        resid = r - x.dot(self.theta)
+        scaled = u / denom
+        self.V = self.V - np.outer(u, scaled)
+        self.theta = self.theta + scaled * resid
+        zu = self.Z.dot(u)
+        zu_scaled = zu / denom
+        self.est += zu_scaled * resid
+        self.qz -= zu * zu_scaled
+        if self.ci >= 0:
+            self.c -= zu * zu_scaled[self.ci]
+        self.logdet += math.log(denom)
+        self.rad = radius(self.log_const, self.logdet, self.sigma, self.offset)
+        self.counts[arm] += 1
+        self.rsum[arm] += r
+        self._record(arm, 1)
+        self.since_refresh += 1
+
+    # -- the trial -----------------------------------------------------------------------------
+    def run(self, checkpoints: np.ndarray | None) -> Trial:
+        start_time = time.perf_counter()
+        K, horizon = self.K, self.horizon
+        init = np.arange(K)
+        rewards = self._draw(init)  # simulate's first call: every arm once
+        np.add.at(self.counts, init, 1)
+        np.add.at(self.rsum, init, rewards)
+        self._refresh()
+        t, stopped, best = K, False, 0
+        L = _FIRST_BLOCK
+        refresh_every = self.alg.refresh_every
+        pair, same_pair = (-1, -1), 0  # the last round's pair, and for how many rounds in a row
+        while horizon is None or t < horizon:
+            i, j, B = self._gap_index()
+            self.B, best = B, i
+            if B <= self.eps:
+                stopped = True
+                break
+            support, inv_p = self._pair(i, j)
+            same_pair = same_pair + 1 if (i, j) == pair else 1
+            pair = (i, j)
+            if L < _MIN_BLOCK and same_pair < _RETRY_AFTER:
+                # The pair changes every few rounds: one pull, as the class makes it.
+                self._step(int(support[(self.counts[support] * inv_p).argmin()]))
+                t += 1
+                if self.since_refresh >= refresh_every:
+                    self._refresh()
+                continue
+            L = max(L, _MIN_BLOCK)
+            size = L if horizon is None else min(L, horizon - t)
+            m = support.size
+            pos = self._next_arms(support, inv_p, size)
+            arms = support[pos]
+            terms = self._block_terms(self.X[support])
+            if size == 1:
+                accepted, rewards = 1, self._draw(arms)
+            else:
+                state = self.rng.bit_generator.state
+                rewards = self._draw(arms)
+                accepted, last_B = self._check(i, j, pos, rewards, m, terms, size)
+                if last_B is not None:
+                    self.B = last_B  # the B of the last round played (read at a horizon cut)
+                if accepted < size:
+                    self.rng.bit_generator.state = state
+                    arms, pos = arms[:accepted], pos[:accepted]
+                    rewards = self._draw(arms)
+            n = np.bincount(pos, minlength=m).astype(float)
+            rho = np.bincount(pos, weights=rewards, minlength=m)
+            self.counts[support] += n.astype(np.int64)
+            self.rsum[support] += rho
+            self._record(arms, accepted)
+            self.n_blocks += 1
+            t += accepted
+            self.since_refresh += accepted
+            if self.since_refresh >= refresh_every:
+                self._refresh()
+            else:
+                self._advance(self.X[support], terms, n, rho)
+            L = min(2 * size, _MAX_BLOCK) if accepted == size else 2 * accepted
+            same_pair = 1 if accepted < size else same_pair
+        return self._trial(t, stopped, best, checkpoints, time.perf_counter() - start_time)
+
+    def _trial(self, t: int, stopped: bool, best: int, checkpoints: np.ndarray | None,
+               seconds: float) -> Trial:
+        K, steps = self.K, self.steps
+        arms = np.concatenate([np.arange(K, dtype=np.int64), self.seq[:steps]])
+        ends = K + np.arange(steps + 1, dtype=np.int64)
+        log = DecisionLog.from_runs(arms, np.ones(t, dtype=np.int64), ends)
+        if checkpoints is None:
+            checkpoints = default_checkpoints(self.horizon if self.horizon is not None
+                                              else max(t, 1))
+        checkpoints = np.asarray(checkpoints, dtype=np.int64)
+        recommendation = best if stopped else empirical_best(self.Z, self.theta.copy())
+        info = {"steps": steps, "init_pulls": K, "pairs_solved": len(self.ratios),
+                "B": float(self.B), "confidence_radius": float(self.rad)}
+        return Trial(counts=self.counts.copy(), n_pulls=t, decisions=log,
+                     checkpoints=checkpoints, regret=None, violation=None,
+                     recommendation=recommendation,
+                     correct=recommendation == self.env.best_item(self.horizon),
+                     stopped=stopped, n_batches=steps + 1, seconds=seconds, info=info)
