@@ -77,7 +77,13 @@ _FIRST_CHUNK = 256
 # Below _MIN_BLOCK expected pulls a block costs more than single pulls: those run one at a
 # time until the pair has stayed the same for _RETRY_AFTER rounds, then blocks are tried again.
 _MIN_BLOCK = 8
+# With more than _PRUNE_ABOVE items a chunk is checked over the _PRUNE_KEEP items most likely
+# to matter (per bound), in chunks of at most _PRUNED_ROWS states, the others ruled out by bounds
+_PRUNE_ABOVE = 40
+_PRUNE_KEEP = 12
+_PRUNED_ROWS = 4096
 _RETRY_AFTER = 4
+_HEAVY = 20_000
 
 
 def simulate_lingape(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
@@ -255,32 +261,26 @@ class _Blocks:
         rho_all = np.cumsum(onehot * rewards[: L - 1, None], axis=0)
         D = P[i] - P  # (M, m)
         iu, ju = _triu(m)
-        E = D[:, iu] * D[:, ju]
-        E[:, iu != ju] *= 2.0  # Σ_pq K_pq D_p D_q over the upper triangle of symmetric K
         base = self.qz + (self.qz[i] - 2.0 * self.c)  # ‖z_i − z_k‖²_V
+        prune = self.M > _PRUNE_ABOVE
+        if prune:
+            p_norm = np.sqrt(np.einsum("km,km->k", P, P))
         max_rows = max(1, _CHUNK_ENTRIES // self.M)
         # chunks from _FIRST_CHUNK rows, doubling: an early change of pair costs a small chunk
         start, size, last_B = 0, _FIRST_CHUNK, None
         while start < L - 1:
-            stop = min(L - 1, start + min(size, max_rows))
+            stop = min(L - 1, start + min(size, max_rows if not prune else _PRUNED_ROWS))
             n, rho = n_all[start:stop], rho_all[start:stop]
             Ks, logdet_g = self._kernels(n, C)
             h = rho - np.einsum("rpq,rq->rp", Ks, g + rho.dot(C))
-            est = self.est + h.dot(P.T)  # (r, M)
-            Ksym = 0.5 * (Ks + Ks.transpose(0, 2, 1))
-            norm = base - Ksym[:, iu, ju].dot(E.T)
+            Kflat = 0.5 * (Ks[:, iu, ju] + Ks[:, ju, iu])
             rad = radius(self.log_const, self.logdet + logdet_g, self.sigma, self.offset)
-            rows = np.arange(stop - start)
-            i_s = est.argmax(1)
-            np.maximum(norm, 0.0, out=norm)
-            np.sqrt(norm, out=norm)
-            norm *= rad[:, None]
-            norm += est
-            norm -= est[:, i][:, None]
-            norm[:, i] = -np.inf
-            j_s = norm.argmax(1)
-            B_s = norm[rows, j_s]
-            bad = np.flatnonzero((i_s != i) | (j_s != j) | (B_s <= self.eps))
+            verdict = None
+            if prune:
+                verdict = self._pruned(i, j, P, D, base, p_norm, h, Ks[0], Kflat, rad)
+            if verdict is None:
+                verdict = self._rows(None, i, j, P, D, base, h, Kflat, rad)
+            bad, B_s, _ = verdict
             if bad.size:
                 s = start + int(bad[0]) + 1  # state s (after s pulls) fails
                 if bad[0] > 0:
@@ -290,6 +290,63 @@ class _Blocks:
             start = stop
             size *= 2
         return L, last_B
+
+    def _rows(self, items: np.ndarray | None, i: int, j: int, P: np.ndarray, D: np.ndarray,
+              base: np.ndarray, h: np.ndarray, Kflat: np.ndarray, rad: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows (states) of a chunk at which the pair is not (i, j) or B ≤ ε, B and z_iᵀθ̂
+        per row, over all items or over ``items`` (ascending, holding i and j: ties still go
+        to the lowest index)."""
+        est0 = self.est
+        if items is not None:
+            P, D, base, est0 = P[items], D[items], base[items], est0[items]
+            i, j = int(np.searchsorted(items, i)), int(np.searchsorted(items, j))
+        iu, ju = _triu(D.shape[1])
+        E = D[:, iu] * D[:, ju]
+        E[:, iu != ju] *= 2.0  # Σ_pq K_pq D_p D_q over the upper triangle of symmetric K
+        est = est0 + h.dot(P.T)  # (r, items)
+        ucb = base - Kflat.dot(E.T)  # ‖z_i − z_k‖² in A_s⁻¹
+        i_s = est.argmax(1)
+        np.maximum(ucb, 0.0, out=ucb)
+        np.sqrt(ucb, out=ucb)
+        ucb *= rad[:, None]
+        ucb += est
+        ucb -= est[:, i][:, None]
+        ucb[:, i] = -np.inf
+        j_s = ucb.argmax(1)
+        B_s = ucb[np.arange(ucb.shape[0]), j_s]
+        bad = np.flatnonzero((i_s != i) | (j_s != j) | (B_s <= self.eps))
+        return bad, B_s, est[:, i]
+
+    def _pruned(self, i: int, j: int, P: np.ndarray, D: np.ndarray, base: np.ndarray,
+                p_norm: np.ndarray, h: np.ndarray, K0: np.ndarray, Kflat: np.ndarray,
+                rad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`_rows` over the items that may matter in this chunk, or None if the others
+        cannot be ruled out.
+
+        Bounds over the chunk's states s ≥ s₀ (its first): z_kᵀθ̂_s ≤ z_kᵀθ̂_s₀ + ‖P_k‖
+        max_s ‖h_s − h_s₀‖, and ‖z_i − z_k‖²_{A_s⁻¹} ≤ its value at s₀ (K_s grows with the
+        counts in the Loewner order) with C_s ≤ max_s C_s. An item left out must stay strictly
+        below z_iᵀθ̂_s and below the best upper confidence bound z_jᵀθ̂_s + ‖z_i − z_j‖ C_s at
+        every state that passes; otherwise the chunk is checked over all items.
+        """
+        est0 = self.est + P.dot(h[0])
+        norm0 = np.maximum(base - np.einsum("km,km->k", D.dot(K0), D), 0.0)
+        drift = p_norm * float(np.sqrt(((h - h[0]) ** 2).sum(1)).max())
+        tol = 1e-9 * (1.0 + np.abs(est0))
+        est_ub = est0 + drift + tol
+        ucb_ub = est_ub + np.sqrt(norm0) * (float(rad.max()) * (1.0 + 1e-9))
+        q = _PRUNE_KEEP
+        items = np.unique(np.concatenate([[i, j], np.argpartition(-ucb_ub, q)[:q],
+                                          np.argpartition(-est_ub, q)[:q]]))
+        bad, B_s, est_i = self._rows(items, i, j, P, D, base, h, Kflat, rad)
+        left = np.ones(self.M, dtype=bool)
+        left[items] = False
+        passed = slice(0, int(bad[0]) if bad.size else B_s.size)
+        if (np.any(est_ub[left].max() >= est_i[passed])
+                or np.any(ucb_ub[left].max() >= B_s[passed] + est_i[passed])):
+            return None
+        return bad, B_s, est_i
 
     def _advance(self, U: np.ndarray, terms: tuple[np.ndarray, ...], n: np.ndarray,
                  rho: np.ndarray) -> None:
@@ -360,14 +417,17 @@ class _Blocks:
             support, inv_p = self._pair(i, j)
             same_pair = same_pair + 1 if (i, j) == pair else 1
             pair = (i, j)
-            if L < _MIN_BLOCK and same_pair < _RETRY_AFTER:
+            # a block's fixed cost grows with |Z|·m²: there, only long stretches pay for one
+            heavy = self.M * support.size ** 2 > _HEAVY
+            min_block = _MIN_BLOCK * (4 if heavy else 1)
+            if L < min_block and same_pair < _RETRY_AFTER * (4 if heavy else 1):
                 # The pair changes every few rounds: one pull, as the class makes it.
                 self._step(int(support[(self.counts[support] * inv_p).argmin()]))
                 t += 1
                 if self.since_refresh >= refresh_every:
                     self._refresh()
                 continue
-            L = max(L, _MIN_BLOCK)
+            L = max(L, min_block)
             size = L if horizon is None else min(L, horizon - t)
             m = support.size
             pos = self._next_arms(support, inv_p, size)
