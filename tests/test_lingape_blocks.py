@@ -200,3 +200,23 @@ def test_bad_horizon_is_refused():
     env = soare(3)
     with pytest.raises(ValueError, match="horizon"):
         simulate_lingape(lingape(env), env, horizon=0)
+
+
+def test_equals_simulate_with_many_items_checked_through_bounds(monkeypatch):
+    # |Z| = 90 > the pruning threshold: chunks are checked over the items that may matter,
+    # the rest ruled out by bounds (or all items when the bounds cannot rule them out).
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(8, 3))
+    Z = rng.normal(size=(90, 3))
+    env = LinearBandit(X, np.array([0.8, -0.4, 0.3]), Z)
+    calls = {"pruned": 0, "all": 0}
+    pruned = _Blocks._pruned
+
+    def counting(self, *args):
+        verdict = pruned(self, *args)
+        calls["pruned" if verdict is not None else "all"] += 1
+        return verdict
+
+    monkeypatch.setattr(_Blocks, "_pruned", counting)
+    check(env, seeds(2, root=13), horizon=6000, delta=0.1, theta_bound=1.0)
+    assert calls["pruned"] > 0
