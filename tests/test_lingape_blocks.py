@@ -203,11 +203,11 @@ def test_bad_horizon_is_refused():
 
 
 def test_equals_simulate_with_many_items_checked_through_bounds(monkeypatch):
-    # |Z| = 90 > the pruning threshold: chunks are checked over the items that may matter,
+    # |Z| = 240 > the pruning threshold: chunks are checked over the items that may matter,
     # the rest ruled out by bounds (or all items when the bounds cannot rule them out).
     rng = np.random.default_rng(12)
     X = rng.normal(size=(8, 3))
-    Z = rng.normal(size=(90, 3))
+    Z = rng.normal(size=(240, 3))
     env = LinearBandit(X, np.array([0.8, -0.4, 0.3]), Z)
     calls = {"pruned": 0, "all": 0}
     pruned = _Blocks._pruned

@@ -53,6 +53,7 @@ to the last bits). ``tests/test_lingape_blocks.py`` checks equality with simulat
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import time
 
@@ -67,7 +68,7 @@ from ..trial import Trial
 from ..validation import check_positive_int
 from .lingape import LinGapE, empirical_best, fresh_state, pair_ratios, radius
 
-__all__ = ["simulate_lingape"]
+__all__ = ["clear_pair_cache", "simulate_lingape"]
 
 _NOISES = ("gaussian", "bernoulli", "rademacher")
 _CHUNK_ENTRIES = 1 << 20  # (rounds × items) entries of one chunk of the speculative check
@@ -79,7 +80,7 @@ _FIRST_CHUNK = 256
 _MIN_BLOCK = 8
 # With more than _PRUNE_ABOVE items a chunk is checked over the _PRUNE_KEEP items most likely
 # to matter (per bound), in chunks of at most _PRUNED_ROWS states, the others ruled out by bounds
-_PRUNE_ABOVE = 40
+_PRUNE_ABOVE = 200
 _PRUNE_KEEP = 12
 _PRUNED_ROWS = 4096
 _RETRY_AFTER = 4
@@ -124,6 +125,18 @@ def simulate_lingape(algorithm: Algorithm, env: Environment, *, horizon: int | N
     return _Blocks(algorithm, env, horizon, as_generator(seed)).run(checkpoints)
 
 
+#: Arm-selection data per (instance digest, item pair), shared by the trials run in this process
+#: on the same arms and items (a fixed instance): each pair's linear program is solved once, as
+#: the class would solve it (the same function, the same inputs, hence the same result).
+_SHARED: dict[tuple[bytes, int, int], tuple[np.ndarray, np.ndarray]] = {}
+_SHARED_MAX = 100_000
+
+
+def clear_pair_cache() -> None:
+    """Forget the arm-selection data shared between trials (e.g. after swapping the solver)."""
+    _SHARED.clear()
+
+
 @functools.cache
 def _triu(m: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(m)
@@ -142,6 +155,11 @@ class _Blocks:
         self.counts = np.zeros(self.K, dtype=np.int64)
         self.rsum = np.zeros(self.K)
         self.ratios: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        digest = hashlib.blake2b(digest_size=16)
+        for a in (self.X, self.Z):
+            digest.update(repr(a.shape).encode())
+            digest.update(np.ascontiguousarray(a).tobytes())
+        self.instance = digest.digest()
         self.seq = np.empty(1024, dtype=np.int64)  # arms pulled after the initialisation
         self.n_blocks = 0  # blocks speculated (single pulls not counted)
         self.steps = 0
@@ -177,8 +195,14 @@ class _Blocks:
     def _pair(self, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
         key = (i, j) if i < j else (j, i)
         hit = self.ratios.get(key)
-        if hit is None:
-            hit = self.ratios[key] = pair_ratios(self.X, self.Z, *key)
+        if hit is None:  # first time in this trial (counted in pairs_solved)
+            shared = (self.instance, *key)
+            hit = _SHARED.get(shared)
+            if hit is None:
+                hit = _SHARED[shared] = pair_ratios(self.X, self.Z, *key)
+                if len(_SHARED) > _SHARED_MAX:
+                    _SHARED.pop(next(iter(_SHARED)))
+            self.ratios[key] = hit
         return hit
 
     # -- the pulls of a block ------------------------------------------------------------------
@@ -374,7 +398,7 @@ class _Blocks:
 
     def _step(self, arm: int) -> None:
         """One pull of ``arm``: Sherman–Morrison on V and recursive least squares on θ̂."""
-        r = float(self._draw(np.array([arm]))[0])
+        r = float(self.env.pull(Batch.single(arm), self.rng).rewards[0])
         x = self.X[arm]
         u = self.V.dot(x)
         denom = 1.0 + x.dot(u)
