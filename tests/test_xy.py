@@ -10,7 +10,13 @@ import pytest
 from banditkit.design import Differences, xy_optimal
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
-from banditkit.identification.xy import XYAdaptive, XYOracle, XYStatic, greedy_phase
+from banditkit.identification.xy import (
+    GreedyPath,
+    XYAdaptive,
+    XYOracle,
+    XYStatic,
+    greedy_phase,
+)
 from banditkit.simulate import simulate
 
 
@@ -75,6 +81,26 @@ def test_greedy_phase_matches_brute_force():
         A += np.outer(X[k], X[k])
     assert n == 3 + batch.n_pulls
     assert rho / n < 0.05
+
+
+def test_greedy_path_prefixes_are_the_phases_computed_afresh():
+    # Phases with the same directions share one lazily extended path; asked in any order
+    # (short, long, then in between) each equals a phase computed from scratch.
+    rng = np.random.default_rng(np.random.SeedSequence(11))
+    X = rng.standard_normal((7, 3))
+    Z = rng.standard_normal((5, 3))
+    i, j = np.triu_indices(5, k=1)
+    Y = Z[i] - Z[j]
+    path = GreedyPath(X, Y, reg=1.0, refresh=5)
+    lengths = []
+    for threshold in (0.05, 0.002, 0.01, 0.002):
+        batch, rho, n = path.phase(threshold)
+        fresh = greedy_phase(X, Y, threshold, reg=1.0, refresh=5)
+        np.testing.assert_array_equal(batch.sequence(), fresh[0].sequence())
+        assert (rho, n) == fresh[1:]
+        lengths.append(batch.n_pulls)
+    assert lengths[0] < lengths[2] < lengths[1] == lengths[3]
+    assert path.steps == lengths[1]  # never extended beyond the longest phase asked for
 
 
 def test_adaptive_discards_for_good_and_caches_identically():

@@ -18,13 +18,13 @@ from ..validation import check_positive
 from .elimination import certified_best, check_problem, dominated
 from .memo import ArrayMemo
 
-__all__ = ["XYAdaptive", "XYOracle", "XYStatic"]
+__all__ = ["GreedyPath", "XYAdaptive", "XYOracle", "XYStatic", "greedy_phase"]
 
 SAMPLINGS = ("round", "multinomial")
 TIE_BREAKS = ("first", "random")
-#: Greedy phases of XY-adaptive (deterministic ties), at most 8e6 pull runs in all (16 bytes
-#: each: late phases alternate arms, so a phase of a million pulls is about a million runs).
-PHASE_MEMO = ArrayMemo(32, 8_000_000, size=lambda out: out[0].n_runs)
+#: Greedy paths of XY-adaptive (deterministic ties), one per (arms, directions); a path of a
+#: million steps holds 16 MB.
+PATH_MEMO = ArrayMemo(16)
 #: Designs of XY-static and XY-oracle, one per instance.
 DESIGN_MEMO = ArrayMemo(64)
 
@@ -213,47 +213,82 @@ def greedy_phase(X: np.ndarray, Y: np.ndarray, threshold: float, reg: float, ref
 
     Returns the pulls (a Batch, in order), the final ρ and n.
     """
-    K, d = X.shape
-    counts = np.zeros(K)
-    seq: list[int] = []
-    n = float(d)
-    steps = 0
-    while True:
-        if steps % refresh == 0:
-            A = reg * np.eye(d) + (X.T * counts) @ X
-            Ainv = np.linalg.inv(A)
-            XA = X @ Ainv
-            G = XA @ X.T
-            P = XA @ Y.T
-            v = np.einsum("ij,ij->i", Y @ Ainv, Y)
-            w1 = 1.0 + np.einsum("ij,ij->i", XA, X)  # 1 + xᵀA⁻¹x
-        # ||y||²_{(A + x xᵀ)⁻¹} = yᵀA⁻¹y − (xᵀA⁻¹y)² / (1 + xᵀA⁻¹x)  (Sherman–Morrison)
-        worst = (v - P * P / w1[:, None]).max(axis=1)
-        k = int(worst.argmin())
-        tied = worst <= worst[k] + 1e-12 * abs(worst[k])
-        if tied.sum() > 1:
-            # Exact ties are common (symmetric arms, or a max attained by several directions
-            # that no single pull lowers); always taking the first would pull one arm for ever.
-            cand = np.flatnonzero(tied)
-            if rng is not None:
-                k = int(rng.choice(cand))
-            else:
-                k = int(cand[np.argmin(counts[cand])])
-        rho = float(worst[k])
-        seq.append(k)
-        counts[k] += 1
-        steps += 1
-        n += 1.0
-        c = w1[k]
-        gk = G[:, k].copy()
-        g = gk / c
-        p = P[k].copy()
-        G -= gk[:, None] * g[None, :]
-        P -= g[:, None] * p[None, :]
-        w1 -= gk * g
-        v -= p * p / c
-        if rho / n < threshold:
-            return Batch.from_sequence(np.array(seq)), rho, n
+    return GreedyPath(X, Y, reg, refresh, rng).phase(threshold)
+
+
+class GreedyPath:
+    """The greedy pull sequence of XY-adaptive from ``A = reg·I``, computed lazily.
+
+    A phase starts afresh from ``reg·I`` and its choices do not depend on the threshold, which
+    only says where it stops; so every phase with the same directions is a prefix of one
+    path (with deterministic ties). :meth:`phase` returns the prefix up to the first step with
+    ``ρ/n < threshold`` and extends the path only as far as needed: on the Soare benchmark the
+    eleven phases with the same two items cost the longest one instead of their sum.
+    Each greedy step costs O(K² + K |Y|) with Sherman–Morrison updates of ``X A⁻¹ Xᵀ``,
+    ``X A⁻¹ Yᵀ`` and ``diag(Y A⁻¹ Yᵀ)``; the state is recomputed every ``refresh`` steps.
+    """
+
+    def __init__(self, X: np.ndarray, Y: np.ndarray, reg: float, refresh: int,
+                 rng: np.random.Generator | None = None) -> None:
+        self.X, self.Y, self.reg, self.refresh, self.rng = X, Y, reg, refresh, rng
+        K, self.d = X.shape
+        self.counts = np.zeros(K)
+        self.steps = 0
+        self._seq = np.empty(1024, dtype=np.int64)
+        self._rho = np.empty(1024)
+
+    def phase(self, threshold: float) -> tuple[Batch, float, float]:
+        """(pulls, ρ, n) of the phase that stops at the first ``ρ/n < threshold``."""
+        n = self.d + np.arange(1, self.steps + 1, dtype=float)
+        hit = np.flatnonzero(self._rho[: self.steps] / n < threshold)
+        t = int(hit[0]) + 1 if hit.size else self._extend(threshold)
+        return (Batch.from_sequence(self._seq[:t].copy()), float(self._rho[t - 1]),
+                float(self.d + t))
+
+    def _extend(self, threshold: float) -> int:
+        X, Y, counts = self.X, self.Y, self.counts
+        n = float(self.d + self.steps)
+        while True:
+            if self.steps % self.refresh == 0:
+                A = self.reg * np.eye(self.d) + (X.T * counts) @ X
+                Ainv = np.linalg.inv(A)
+                XA = X @ Ainv
+                self._G = XA @ X.T
+                self._P = XA @ Y.T
+                self._v = np.einsum("ij,ij->i", Y @ Ainv, Y)
+                self._w1 = 1.0 + np.einsum("ij,ij->i", XA, X)  # 1 + xᵀA⁻¹x
+            G, P, v, w1 = self._G, self._P, self._v, self._w1
+            # ||y||²_{(A + x xᵀ)⁻¹} = yᵀA⁻¹y − (xᵀA⁻¹y)² / (1 + xᵀA⁻¹x)  (Sherman–Morrison)
+            worst = (v - P * P / w1[:, None]).max(axis=1)
+            k = int(worst.argmin())
+            tied = worst <= worst[k] + 1e-12 * abs(worst[k])
+            if tied.sum() > 1:
+                # Exact ties are common (symmetric arms, or a max attained by several
+                # directions that no single pull lowers); always taking the first would pull
+                # one arm for ever.
+                cand = np.flatnonzero(tied)
+                if self.rng is not None:
+                    k = int(self.rng.choice(cand))
+                else:
+                    k = int(cand[np.argmin(counts[cand])])
+            rho = float(worst[k])
+            if self.steps == self._seq.size:
+                self._seq = np.concatenate([self._seq, np.empty_like(self._seq)])
+                self._rho = np.concatenate([self._rho, np.empty_like(self._rho)])
+            self._seq[self.steps], self._rho[self.steps] = k, rho
+            counts[k] += 1
+            self.steps += 1
+            n += 1.0
+            c = w1[k]
+            gk = G[:, k].copy()
+            g = gk / c
+            p = P[k].copy()
+            G -= gk[:, None] * g[None, :]
+            P -= g[:, None] * p[None, :]
+            w1 -= gk * g
+            v -= p * p / c
+            if rho / n < threshold:
+                return self.steps
 
 
 class XYAdaptive(Algorithm):
@@ -299,8 +334,8 @@ class XYAdaptive(Algorithm):
     -----
     With ``tie_break="first"`` a phase is a pure function of (X, active directions, threshold,
     reg), so identical phases — the same instance in every trial of a figure — are computed
-    once per process and reused (:data:`PHASE_MEMO`); results are identical with or without
-    the memo.
+    once per process and reused (:data:`PATH_MEMO`, one :class:`GreedyPath` per active set,
+    whose prefixes are the phases); results are identical with or without the memo.
 
     Deviations: ties go round-robin by default (random in the authors' code; with
     ``tie_break="random"`` the behaviour is theirs, without the cache); the union bound's size
@@ -341,9 +376,9 @@ class XYAdaptive(Algorithm):
         W = self.Z[self.active]
         Y = W[i] - W[j]
         if self.tie_break == "first":
-            batch, rho, n = PHASE_MEMO.get(
-                ("greedy", self.X, Y, threshold, self.reg, self.refresh),
-                lambda: greedy_phase(self.X, Y, threshold, self.reg, self.refresh))
+            path = PATH_MEMO.get(("greedy", self.X, Y, self.reg, self.refresh),
+                                 lambda: GreedyPath(self.X, Y, self.reg, self.refresh))
+            batch, rho, n = path.phase(threshold)
         else:
             rng = as_generator(self._rng)
             self._rng = rng
