@@ -17,6 +17,8 @@ __all__ = ["certified_best", "check_problem", "dominated"]
 
 # Entries of a chunk of the pairwise comparison held at once.
 _CHUNK_ENTRIES = 1 << 20
+# Items of largest estimated value tested as dominators of every item before the full test.
+_LEADERS = 16
 
 
 def check_problem(X: object, Z: object, delta: object) -> tuple[np.ndarray, np.ndarray, float]:
@@ -62,12 +64,15 @@ def dominated(Z: np.ndarray, active: np.ndarray, fit: LeastSquares, width: float
     k = W.shape[0]
     vals = W @ fit.theta
     a = np.einsum("ij,ij->i", W @ fit.A_inv, W)
-    # The empirical leader dominates most losers: test it first, then only the rest fully.
-    lead = int(np.argmax(vals))
-    gain = vals[lead] - vals
-    wid = width * np.sqrt(_forms(W, W[lead:lead + 1], fit.A_inv, a, a[lead:lead + 1])[:, 0])
-    out = wid < gain if strict else wid <= gain
-    out[lead] = False
+    # The empirical leaders dominate most losers: test them first, then only the rest fully
+    # (one leader is not enough: on RAGE's many-arms items the best leaves 40% of 3·10⁴ items
+    # to the full O(k²) test, and the two best none).
+    lead = np.argsort(-vals, kind="stable")[:_LEADERS]
+    gain = vals[lead][None, :] - vals[:, None]
+    wid = width * np.sqrt(_forms(W, W[lead], fit.A_inv, a, a[lead]))
+    beat = wid < gain if strict else wid <= gain
+    beat[lead, np.arange(lead.size)] = False  # an item never beats itself
+    out = beat.any(axis=1)
     rest = np.flatnonzero(~out)
     rows = max(1, _CHUNK_ENTRIES // max(k, 1))
     for s in range(0, rest.size, rows):
