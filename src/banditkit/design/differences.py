@@ -4,7 +4,8 @@ Transductive designs (RAGE, Fiez et al. 2019) need ``Y(S) = {z - z' : z, z' ∈ 
 which has ``|S|²`` elements; with ``|S| = 2000`` that is four million vectors.
 ``Differences`` never builds them: the quadratic forms ``(z_i - z_j)ᵀ M (z_i - z_j)`` are
 ``a_i + a_j - 2 z_iᵀ M z_j`` with ``a_i = z_iᵀ M z_i``, so one scan over Y is a chunked Gram
-matrix product (only ``i < j``, since the form is symmetric in the pair).
+matrix product (only ``i < j``, since the form is symmetric in the pair), restricted by the
+triangle inequality to the pairs that can reach the top (see ``Differences.scan``).
 """
 
 from __future__ import annotations
