@@ -23,7 +23,7 @@ import numpy as np
 from banditkit.envs.instances import make_instance
 from banditkit.experiments.figures import rage as fig
 from banditkit.identification import rage, xy
-from banditkit.identification.lingape_lockstep import make_lingape
+from banditkit.identification.lingape import make_lingape
 from banditkit.rng import stream
 from banditkit.simulate import simulate
 
@@ -60,7 +60,7 @@ def main() -> None:
           f"{'pulls/s':>10} {'correct':>8}")
     for label, env in instances(args.quick, args.seed):
         for name in names:
-            for memo in (xy.PHASE_MEMO, xy.DESIGN_MEMO, rage.DESIGN_MEMO):
+            for memo in (xy.PATH_MEMO, xy.DESIGN_MEMO, rage.DESIGN_MEMO):
                 memo.clear()  # every algorithm starts cold on every instance
             secs, pulls, correct = [], [], 0
             for trial in range(args.trials):

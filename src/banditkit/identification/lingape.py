@@ -24,13 +24,9 @@ round costs O(|Z| d + d²) numpy work in about twenty numpy calls and no Python 
 items: ‖z_i − z_j‖²_{A⁻¹} = q_i + q_j − 2 c_j for all j at once. Every ``refresh_every`` pulls
 the inverse and the forms are recomputed from A to stop rounding errors from accumulating.
 
-The step arithmetic is the same sequence of operations as
-:func:`~banditkit.identification.lingape_lockstep.lingape_lockstep`, which advances many trials
-at once with a leading trial axis and reproduces this class bit for bit: elementwise operations
-are exact per element whatever the array's shape, and every product with a sum inside is a
-C-contiguous matrix–vector (or vector–vector) product that numpy hands to the same BLAS routine
-with the same sizes (``ndarray.dot`` here, ``np.matmul`` over the trial axis there: both reach
-``cblas_dgemv``/``cblas_ddot``); ``tests/test_lingape_lockstep.py`` checks the equality.
+A trial of a million one-pull rounds is run much faster, with the same decisions from the same
+noise, by :func:`~banditkit.identification.lingape_blocks.simulate_lingape` (speculative blocks
+of pulls with low-rank state updates).
 """
 
 from __future__ import annotations
@@ -42,10 +38,11 @@ import numpy as np
 from scipy.linalg import qr
 from scipy.optimize import linprog
 
+from ..envs.base import Environment
 from ..protocol import Algorithm, Batch
 from ..validation import check_arms, check_positive_int, check_probability, check_spans
 
-__all__ = ["L1Representation", "LinGapE", "empirical_best", "fresh_state",
+__all__ = ["L1Representation", "LinGapE", "empirical_best", "fresh_state", "make_lingape",
            "min_l1_representation", "pair_ratios", "radius", "solve_min_l1"]
 
 SELECTIONS = ("ratio", "greedy")
@@ -240,6 +237,28 @@ def min_l1_representation(X: np.ndarray, y: np.ndarray, *, lp: str = "column_gen
     w : array, shape (K,)
     """
     return solve_min_l1(X, y, lp=lp).weights
+
+
+def make_lingape(env: Environment, rng: np.random.Generator | None = None, *, delta: float,
+                 theta_bound: float | None = None, **params: object) -> LinGapE:
+    """LinGapE on a linear environment's arms ``env.X`` and items ``env.Z`` (a figure factory).
+
+    Parameters
+    ----------
+    env : LinearBandit
+        Any environment with ``X``, ``Z`` and ``theta`` attributes.
+    rng : Generator, optional
+        The algorithm stream ξ; LinGapE has no internal randomness, so it is unused.
+    delta : float
+        Confidence δ.
+    theta_bound : float, optional
+        S ≥ ‖θ*‖₂; by default ‖θ*‖₂ itself, as in Fiez et al.'s code.
+    **params
+        Other keyword arguments of :class:`LinGapE`.
+    """
+    if theta_bound is None:
+        theta_bound = float(np.linalg.norm(env.theta))
+    return LinGapE(env.X, env.Z, delta, theta_bound=theta_bound, **params)
 
 
 def _check_nonneg(value: object, name: str, *, positive: bool = False) -> float:
@@ -471,7 +490,7 @@ class LinGapE(Algorithm):
                 "confidence_radius": self.confidence_radius()}
 
 
-# -- arithmetic shared with the lock-step driver (lingape_lockstep.py) --------------------------
+# -- arithmetic shared with the block driver (lingape_blocks.py) ---------------------------------
 def fresh_state(X: np.ndarray, Z: np.ndarray, counts: np.ndarray, reward_sums: np.ndarray,
                 regularizer: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """LinGapE's state computed from scratch from the pull counts and reward sums of one trial.
@@ -512,7 +531,7 @@ def pair_ratios(X: np.ndarray, Z: np.ndarray, lo: int, hi: int, *, lp: str = "co
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(support, 1/p*_a on the support) of the direction z_lo − z_hi: the data of the ratio rule.
 
-    ``lp`` chooses how the program is solved (:func:`solve_min_l1`); LinGapE and the lock-step
+    ``lp`` chooses how the program is solved (:func:`solve_min_l1`); LinGapE and the block
     driver both use the default, so they share the same solutions.
     """
     w = np.abs(min_l1_representation(X, Z[lo] - Z[hi], lp=lp))

@@ -84,7 +84,7 @@ _PRUNE_ABOVE = 200
 _PRUNE_KEEP = 12
 _PRUNED_ROWS = 4096
 _RETRY_AFTER = 4
-_HEAVY = 20_000
+_HEAVY = 5_000
 
 
 def simulate_lingape(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
@@ -442,9 +442,9 @@ class _Blocks:
             same_pair = same_pair + 1 if (i, j) == pair else 1
             pair = (i, j)
             # a block's fixed cost grows with |Z|·m²: there, only long stretches pay for one
-            heavy = self.M * support.size ** 2 > _HEAVY
-            min_block = _MIN_BLOCK * (4 if heavy else 1)
-            if L < min_block and same_pair < _RETRY_AFTER * (4 if heavy else 1):
+            scale = min(16, max(1, self.M * support.size ** 2 // _HEAVY))
+            min_block = _MIN_BLOCK * scale
+            if L < min_block and same_pair < _RETRY_AFTER * scale:
                 # The pair changes every few rounds: one pull, as the class makes it.
                 self._step(int(support[(self.counts[support] * inv_p).argmin()]))
                 t += 1

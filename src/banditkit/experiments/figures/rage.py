@@ -22,7 +22,8 @@ import numpy as np
 from ...envs.base import Environment
 from ...envs.instances import make_instance
 from ...identification.alba import ALBA
-from ...identification.lingape_lockstep import lingape_lockstep, make_lingape
+from ...identification.lingape import make_lingape
+from ...identification.lingape_blocks import simulate_lingape
 from ...identification.rage import RAGE
 from ...identification.xy import XYAdaptive, XYOracle, XYStatic
 from ..spec import AlgorithmSpec, FigureSpec, PaperValue, PlotSpec
@@ -127,7 +128,7 @@ ORACLE_SPEC = AlgorithmSpec("XY-oracle", make_xy_oracle, {"delta": DELTA})
 ADAPTIVE_SPEC = AlgorithmSpec("XY-adaptive", make_xy_adaptive, {"delta": DELTA},
                               lockstep=partial(run_grouped, make_xy_adaptive))
 LINGAPE_SPEC = AlgorithmSpec("LinGapE", make_lingape, {"delta": DELTA},
-                             lockstep=lingape_lockstep)
+                             simulator=simulate_lingape)
 ALBA_SPEC = AlgorithmSpec("ALBA", make_alba, {"delta": DELTA})
 
 
