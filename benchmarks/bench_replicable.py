@@ -48,7 +48,7 @@ def per_trial(trials: int, T: int) -> list[tuple[str, float]]:
         out.append((name, (time.perf_counter() - start) / trials))
     n = 20
     start = time.perf_counter()
-    ucb1_lockstep(env, [None] * n, [derive_seed(0, i, 1) for i in range(n)], T, None)
+    ucb1_lockstep([env] * n, [None] * n, [derive_seed(0, i, 1) for i in range(n)], T, None)
     out.append((f"UCB1 lock-step ({n} trials together)", (time.perf_counter() - start) / n))
     if T <= 50_000:
         start = time.perf_counter()

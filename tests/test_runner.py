@@ -187,6 +187,18 @@ def test_run_grouped_gives_the_numbers_of_single_trials(small):
     np.testing.assert_array_equal(result.trials["n_batches"], ref["n_batches"])
 
 
+def test_lockstep_groups_per_trial_instances_with_their_own_environments():
+    support.LOCKSTEP_CALLS.clear()
+    grouped = replace(support.IDENTIFY, algorithms=(replace(
+        support.IDENTIFY.algorithms[0],
+        lockstep=partial(run_grouped, support.make_uniform_identifier)),))
+    result = run_figure(grouped, backend="serial", progress=False)
+    plain = run_figure(support.IDENTIFY, backend="serial", progress=False)
+    assert len(result.trials) == len(plain.trials) == 24
+    for column in ("n_pulls", "correct", "recommendation"):
+        np.testing.assert_array_equal(result.trials[column], plain.trials[column])
+
+
 def test_lockstep_resume_runs_only_missing_trials(tmp_path):
     run_figure(support.LOCKSTEP, backend="serial", progress=False, out=tmp_path, trials=6)
     with RunStore(tmp_path) as store:

@@ -106,12 +106,13 @@ def make_broken(env, rng) -> EpsilonGreedy:
 LOCKSTEP_CALLS: list[tuple[int, int]] = []
 
 
-def ucb_lockstep(env, rngs, seeds, horizon, checkpoints, **params):
-    """A lock-step function honouring the contract (trial i uses rngs[i] and seeds[i]) by
-    simulating each trial in turn."""
+def ucb_lockstep(envs, rngs, seeds, horizon, checkpoints, **params):
+    """A lock-step function honouring the contract (trial i uses envs[i], rngs[i] and
+    seeds[i]) by simulating each trial in turn."""
     LOCKSTEP_CALLS.append((len(rngs), horizon))
     return [simulate(make_ucb1(env, rng, **params), env, horizon=horizon, seed=seed,
-                     checkpoints=checkpoints) for rng, seed in zip(rngs, seeds, strict=True)]
+                     checkpoints=checkpoints)
+            for env, rng, seed in zip(envs, rngs, seeds, strict=True)]
 
 
 #: Calls of :func:`counting_simulator`: (algorithm class name, horizon).

@@ -21,7 +21,7 @@ def test_lockstep_equals_simulate_per_trial(env):
     T = 5000  # > one noise block (4096), so block refills are exercised
     seeds = [derive_seed(7, "lockstep", i, 1) for i in range(4)]
     checkpoints = np.array([1, 10, 999, 4096, 4097, T])
-    lock = ucb1_lockstep(env, [None] * 4, seeds, T, checkpoints, exploration=2.0)
+    lock = ucb1_lockstep([env] * 4, [None] * 4, seeds, T, checkpoints, exploration=2.0)
     for trial, seed in zip(lock, seeds, strict=True):
         ref = simulate(UCB1(env.n_arms), env, horizon=T, seed=seed, checkpoints=checkpoints)
         assert trial.decisions.same_as(ref.decisions)
@@ -33,19 +33,28 @@ def test_lockstep_equals_simulate_per_trial(env):
 def test_lockstep_results_do_not_depend_on_grouping():
     env = BernoulliBandit(np.array([0.4, 0.5, 0.6]))
     seeds = [derive_seed(1, i) for i in range(3)]
-    together = ucb1_lockstep(env, [None] * 3, seeds, 2000, None)
-    alone = [ucb1_lockstep(env, [None], [s], 2000, None)[0] for s in seeds]
+    together = ucb1_lockstep([env] * 3, [None] * 3, seeds, 2000, None)
+    alone = [ucb1_lockstep([env], [None], [s], 2000, None)[0] for s in seeds]
     for a, b in zip(together, alone, strict=True):
         assert a.decisions.same_as(b.decisions)
+
+
+def test_lockstep_on_different_instances_runs_each_on_its_own():
+    envs = [BernoulliBandit(np.array([0.4, 0.5, 0.6])), BernoulliBandit(np.array([0.7, 0.2]))]
+    seeds = [derive_seed(3, i) for i in range(2)]
+    lock = ucb1_lockstep(envs, [None] * 2, seeds, 800, None)
+    for trial, env, seed in zip(lock, envs, seeds, strict=True):
+        ref = simulate(UCB1(env.n_arms), env, horizon=800, seed=seed)
+        assert trial.decisions.same_as(ref.decisions) and trial.counts.size == env.n_arms
 
 
 def test_lockstep_other_exploration_and_bad_input():
     env = BernoulliBandit(np.array([0.3, 0.6]))
     s = derive_seed(2, 0)
-    a = ucb1_lockstep(env, [None], [s], 1500, None, exploration=0.5)[0]
+    a = ucb1_lockstep([env], [None], [s], 1500, None, exploration=0.5)[0]
     b = simulate(UCB1(2, exploration=0.5), env, horizon=1500, seed=s)
     assert a.decisions.same_as(b.decisions)
     with pytest.raises(ValueError, match="same length"):
-        ucb1_lockstep(env, [None], [s, s], 10, None)
+        ucb1_lockstep([env], [None], [s, s], 10, None)
     with pytest.raises(ValueError, match="exploration"):
-        ucb1_lockstep(env, [None], [s], 10, None, exploration=-1.0)
+        ucb1_lockstep([env], [None], [s], 10, None, exploration=-1.0)

@@ -284,7 +284,7 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
         noise = [derive_seed(seed, "audit", j, e, STREAMS["environment"])
                  for j in range(pairs) for e in (0, 1)]
         with single_threaded_blas():
-            trials = lockstep(env, xis, noise, horizon, checkpoints, **params)
+            trials = lockstep([env] * len(xis), xis, noise, horizon, checkpoints, **params)
         first, second = trials[0::2], trials[1::2]
     else:
         jobs = [(policy_factory, env, params, int(seed), j, horizon, checkpoints)

@@ -41,11 +41,13 @@ class AlgorithmSpec:
     params : mapping
         Keyword parameters for the factory (constants, δ, ρ...).
     lockstep : callable, optional
-        ``lockstep(env, rngs, seeds, horizon, checkpoints, **params) -> list[Trial]``: runs all
+        ``lockstep(envs, rngs, seeds, horizon, checkpoints, **params) -> list[Trial]``: runs all
         trials of one sweep point together, vectorised over trials (for fully sequential
-        policies, where one Python step per pull per trial is too slow). Trial i uses algorithm
-        stream ``rngs[i]`` and noise seed ``seeds[i]``, exactly as a single trial would, so the
-        numbers never depend on how trials are grouped onto workers.
+        policies, where one Python step per pull per trial is too slow). Trial i runs on
+        ``envs[i]`` (the same object for every trial of a fixed instance, its own instance
+        with ``instance_per_trial``) with algorithm stream ``rngs[i]`` and noise seed
+        ``seeds[i]``, exactly as a single trial would, so the numbers never depend on how
+        trials are grouped onto workers.
     simulator : callable, optional
         Drop-in replacement for :func:`banditkit.simulate` with the same signature,
         ``simulator(algorithm, env, *, horizon, seed, checkpoints) -> Trial``, used for every

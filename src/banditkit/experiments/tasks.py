@@ -70,11 +70,11 @@ class Task:
 def make_tasks(spec: FigureSpec, seed: int, todo: Iterable[tuple[int, int, int]],
                spec_id: str) -> list[Task]:
     """Group ``(point, algorithm index, trial)`` triples into tasks: one per trial, or one per
-    (point, algorithm) for lock-step algorithms on a fixed instance."""
+    (point, algorithm) for lock-step algorithms."""
     groups: dict[tuple[int, int], list[int]] = {}
     tasks = []
     for point, algo, trial in sorted(todo):
-        if spec.algorithms[algo].lockstep is not None and not spec.instance_per_trial:
+        if spec.algorithms[algo].lockstep is not None:
             groups.setdefault((point, algo), []).append(trial)
         else:
             tasks.append(Task(point, algo, (trial,), seed, spec_id))
@@ -118,7 +118,7 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
     params = spec.algorithm_params(algo, point)
     horizon = spec.horizon_at(point)
     checkpoints = spec.checkpoint_times(point)
-    if algo.lockstep is not None and not spec.instance_per_trial:
+    if algo.lockstep is not None:
         return _execute_lockstep(spec, task, params, horizon, checkpoints)
     records = []
     for i in task.trials:
@@ -138,7 +138,7 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
     return records
 
 
-def run_grouped(factory: Callable[..., Any], env: Environment,
+def run_grouped(factory: Callable[..., Any], envs: Sequence[Environment],
                 rngs: Sequence[np.random.Generator], seeds: Sequence[int], horizon: int | None,
                 checkpoints: np.ndarray | None, **params: Any) -> list[Trial]:
     """A lock-step function that runs a point's trials one after another in one task.
@@ -146,10 +146,11 @@ def run_grouped(factory: Callable[..., Any], env: Environment,
     ``AlgorithmSpec(..., lockstep=functools.partial(run_grouped, factory))`` keeps the trials of
     a fixed instance together, so a per-process memo (the greedy phases of XY-adaptive, the
     designs of RAGE) is computed once per point instead of once per worker. Each trial is
-    exactly ``simulate(factory(env, rngs[i], **params), env, seed=seeds[i], ...)``.
+    exactly ``simulate(factory(envs[i], rngs[i], **params), envs[i], seed=seeds[i], ...)``.
     """
     return [simulate(factory(env, rng, **params), env, horizon=horizon, seed=seed,
-                     checkpoints=checkpoints) for rng, seed in zip(rngs, seeds, strict=True)]
+                     checkpoints=checkpoints)
+            for env, rng, seed in zip(envs, rngs, seeds, strict=True)]
 
 
 def _execute_lockstep(spec: FigureSpec, task: Task, params: dict, horizon: int | None,
@@ -157,11 +158,11 @@ def _execute_lockstep(spec: FigureSpec, task: Task, params: dict, horizon: int |
     algo = spec.algorithms[task.algorithm]
     start = time.perf_counter()
     try:
-        env = _environment(spec, task, task.trials[0])
+        envs = [_environment(spec, task, i) for i in task.trials]
         rngs = [algorithm_rng(task.seed, spec.name, task.point, spec.xi_trial(i))
                 for i in task.trials]
         seeds = [noise_seed(task.seed, spec.name, task.point, i) for i in task.trials]
-        results: Sequence[Trial] = algo.lockstep(env, rngs, seeds, horizon, checkpoints,
+        results: Sequence[Trial] = algo.lockstep(envs, rngs, seeds, horizon, checkpoints,
                                                  **params)
         if len(results) != len(task.trials):
             raise RuntimeError(f"lockstep function of {algo.name!r} returned {len(results)} "

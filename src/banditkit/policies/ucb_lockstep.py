@@ -82,18 +82,19 @@ class _Noise:
         return np.where(self.above[arms], x > thr, x <= thr).astype(float)
 
 
-def ucb1_lockstep(env: Environment, rngs: Sequence[np.random.Generator],
+def ucb1_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generator],
                   seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None,
                   *, exploration: float = 2.0) -> list[Trial]:
-    """Run ``len(seeds)`` trials of UCB1 on ``env`` in lock-step.
+    """Run ``len(seeds)`` trials of UCB1 in lock-step.
 
     Matches :attr:`banditkit.experiments.spec.AlgorithmSpec.lockstep`.
 
     Parameters
     ----------
-    env : Environment
-        Bernoulli or Gaussian arms run vectorised; any other environment runs trial by trial
-        through :func:`banditkit.simulate`.
+    envs : sequence of Environment
+        One per trial. Trials on one shared Bernoulli or Gaussian instance (the same object
+        for every trial) run vectorised; other environments, or different instances per
+        trial, run trial by trial through :func:`banditkit.simulate`.
     rngs : sequence of Generator
         The algorithm streams ξ (UCB1 has no internal randomness: unused, accepted for the
         protocol).
@@ -109,24 +110,28 @@ def ucb1_lockstep(env: Environment, rngs: Sequence[np.random.Generator],
     Returns
     -------
     list of Trial
-        One per seed, equal to ``simulate(UCB1(K, exploration=c), env, horizon=horizon,
+        One per seed, equal to ``simulate(UCB1(K, exploration=c), envs[i], horizon=horizon,
         seed=seeds[i], checkpoints=checkpoints)`` except that the decision log holds the whole
         pull sequence as one batch (``n_batches`` still counts one per pull).
     """
     horizon = check_positive_int(horizon, "horizon")
-    if len(rngs) != len(seeds):
-        raise ValueError(f"rngs and seeds must have the same length, got {len(rngs)} and "
-                         f"{len(seeds)}")
+    if not len(envs) == len(rngs) == len(seeds):
+        raise ValueError(f"envs, rngs and seeds must have the same length, got {len(envs)}, "
+                         f"{len(rngs)} and {len(seeds)}")
+    if not seeds:
+        return []
+    env = envs[0]
     UCB1(env.n_arms, exploration=exploration)  # validates exploration the same way
     checkpoints = (default_checkpoints(horizon) if checkpoints is None
                    else np.asarray(checkpoints, dtype=np.int64))
     # numpy's binomial draws nothing for μ = 0, so arms with mean exactly 0 would shift the
     # uniforms of later pulls: such instances (and other environments) run through simulate
-    vectorised = type(env) is GaussianBandit or (type(env) is BernoulliBandit
-                                                 and bool(np.all(env.means > 0)))
+    vectorised = all(e is env for e in envs) and (
+        type(env) is GaussianBandit
+        or (type(env) is BernoulliBandit and bool(np.all(env.means > 0))))
     if not vectorised:
-        return [simulate(UCB1(env.n_arms, exploration=exploration), env, horizon=horizon,
-                         seed=s, checkpoints=checkpoints) for s in seeds]
+        return [simulate(UCB1(e.n_arms, exploration=exploration), e, horizon=horizon,
+                         seed=s, checkpoints=checkpoints) for e, s in zip(envs, seeds, strict=True)]
 
     start = time.perf_counter()
     n, K = len(seeds), env.n_arms

@@ -96,11 +96,11 @@ def make_ucb1_T(env: Environment, rng: np.random.Generator, *, T: int,
     return UCB1(env.n_arms, exploration=exploration)
 
 
-def ucb1_lockstep_T(env: Environment, rngs: list, seeds: list, horizon: int,
+def ucb1_lockstep_T(envs: list, rngs: list, seeds: list, horizon: int,
                     checkpoints: np.ndarray | None, *, T: int, exploration: float = 2.0
                     ) -> list:
     """:func:`~banditkit.policies.ucb1_lockstep` (identical to simulate, trial by trial)."""
-    return ucb1_lockstep(env, rngs, seeds, horizon, checkpoints, exploration=exploration)
+    return ucb1_lockstep(envs, rngs, seeds, horizon, checkpoints, exploration=exploration)
 
 
 def make_alg2(env: Environment, rng: np.random.Generator, *, T: int, rho: float,
