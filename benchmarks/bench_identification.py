@@ -3,7 +3,9 @@
 Algorithms: RAGE, XY-static, XY-oracle, XY-adaptive, LinGapE, ALBA, each at δ = 0.05 with the
 paper's constants (the factories of ``banditkit.experiments.figures.rage``), on the Soare et al.
 benchmark soare(d) for d = 5, 10, 35 and on multivariate_testing(D = 6). Each trial is one
-``simulate`` call (LinGapE: its sequential path, not the lock-step driver). RAGE and the XY
+``simulate`` call, except LinGapE's, which goes through the block driver
+``simulate_lingape`` as in the figures (same decisions; ``--lingape-sequential`` times the
+sequential class through ``simulate`` instead). RAGE and the XY
 allocations memoise designs, and XY-adaptive its greedy phases, per process, so the first trial
 on an instance ("cold s") is reported apart from the mean over the following ones ("s/trial",
 warm; with --trials 1 both are the one trial).
@@ -24,6 +26,7 @@ from banditkit.envs.instances import make_instance
 from banditkit.experiments.figures import rage as fig
 from banditkit.identification import rage, xy
 from banditkit.identification.lingape import make_lingape
+from banditkit.identification.lingape_blocks import simulate_lingape
 from banditkit.rng import stream
 from banditkit.simulate import simulate
 
@@ -52,7 +55,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller instances")
     parser.add_argument("--only", default="", help="comma-separated algorithm names")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lingape-sequential", action="store_true",
+                        help="run LinGapE through simulate instead of its block driver")
     args = parser.parse_args()
+    runners = {} if args.lingape_sequential else {"LinGapE": simulate_lingape}
     names = [n for n in FACTORIES if not args.only or n in args.only.split(",")]
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}"
           f", numpy {np.__version__}; {args.trials} trials, seed {args.seed}")
@@ -67,8 +73,9 @@ def main() -> None:
                 alg = FACTORIES[name](env, stream(args.seed, label, trial, "algorithm"),
                                       delta=0.05)
                 t0 = time.perf_counter()
-                tr = simulate(alg, env, seed=stream(args.seed, label, trial, "environment"),
-                              horizon=HORIZON)
+                run = runners.get(name, simulate)
+                tr = run(alg, env, seed=stream(args.seed, label, trial, "environment"),
+                         horizon=HORIZON)
                 secs.append(time.perf_counter() - t0)
                 pulls.append(tr.n_pulls)
                 correct += bool(tr.correct)
