@@ -137,6 +137,28 @@ def clear_pair_cache() -> None:
     _SHARED.clear()
 
 
+def instance_key(X: np.ndarray, Z: np.ndarray) -> bytes:
+    """Digest of the arms and items: the instance part of the shared cache's keys."""
+    digest = hashlib.blake2b(digest_size=16)
+    for a in (X, Z):
+        digest.update(repr(a.shape).encode())
+        digest.update(np.ascontiguousarray(a).tobytes())
+    return digest.digest()
+
+
+def shared_pair_ratios(instance: bytes, X: np.ndarray, Z: np.ndarray, lo: int, hi: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~banditkit.identification.lingape.pair_ratios` of the pair ``lo < hi``, solved
+    once per process for each instance (``instance = instance_key(X, Z)``)."""
+    shared = (instance, lo, hi)
+    hit = _SHARED.get(shared)
+    if hit is None:
+        hit = _SHARED[shared] = pair_ratios(X, Z, lo, hi)
+        if len(_SHARED) > _SHARED_MAX:
+            _SHARED.pop(next(iter(_SHARED)))
+    return hit
+
+
 @functools.cache
 def _triu(m: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(m)
@@ -155,11 +177,7 @@ class _Blocks:
         self.counts = np.zeros(self.K, dtype=np.int64)
         self.rsum = np.zeros(self.K)
         self.ratios: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-        digest = hashlib.blake2b(digest_size=16)
-        for a in (self.X, self.Z):
-            digest.update(repr(a.shape).encode())
-            digest.update(np.ascontiguousarray(a).tobytes())
-        self.instance = digest.digest()
+        self.instance = instance_key(self.X, self.Z)
         self.seq = np.empty(1024, dtype=np.int64)  # arms pulled after the initialisation
         self.n_blocks = 0  # blocks speculated (single pulls not counted)
         self.steps = 0
@@ -196,13 +214,7 @@ class _Blocks:
         key = (i, j) if i < j else (j, i)
         hit = self.ratios.get(key)
         if hit is None:  # first time in this trial (counted in pairs_solved)
-            shared = (self.instance, *key)
-            hit = _SHARED.get(shared)
-            if hit is None:
-                hit = _SHARED[shared] = pair_ratios(self.X, self.Z, *key)
-                if len(_SHARED) > _SHARED_MAX:
-                    _SHARED.pop(next(iter(_SHARED)))
-            self.ratios[key] = hit
+            hit = self.ratios[key] = shared_pair_ratios(self.instance, self.X, self.Z, *key)
         return hit
 
     # -- the pulls of a block ------------------------------------------------------------------

@@ -44,7 +44,6 @@ not on the other trials of its group. ``tests/test_lingape_lockstep.py`` checks 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Sequence
@@ -58,8 +57,8 @@ from ..rng import SeedLike, as_generator
 from ..simulate import default_checkpoints
 from ..trial import Trial
 from ..validation import check_positive_int
-from .lingape import LinGapE, empirical_best, fresh_state, make_lingape, pair_ratios, radius
-from .lingape_blocks import _SHARED, _SHARED_MAX, simulate_lingape
+from .lingape import LinGapE, empirical_best, fresh_state, make_lingape, radius
+from .lingape_blocks import instance_key, shared_pair_ratios, simulate_lingape
 
 __all__ = ["lingape_lockstep"]
 
@@ -134,15 +133,6 @@ def lingape_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Gener
     return results  # type: ignore[return-value]
 
 
-def _digest(X: np.ndarray, Z: np.ndarray) -> bytes:
-    """The block driver's instance key of the shared arm-selection cache."""
-    digest = hashlib.blake2b(digest_size=16)
-    for a in (X, Z):
-        digest.update(repr(a.shape).encode())
-        digest.update(np.ascontiguousarray(a).tobytes())
-    return digest.digest()
-
-
 class _Lockstep:
     """The state of the active trials, one row each, and the rounds that advance them."""
 
@@ -168,7 +158,7 @@ class _Lockstep:
             if self.shared and k > 0:
                 inst[k] = 0
                 continue
-            key = _digest(a.X, a.Z)
+            key = instance_key(a.X, a.Z)
             if key not in keys:
                 keys[key] = len(self.inst_key)
                 self.inst_key.append(key)
@@ -253,13 +243,9 @@ class _Lockstep:
         return np.array(ids, dtype=np.int64)
 
     def _add_pair(self, key: int, g: int, lo: int, hi: int) -> None:
-        shared = (self.inst_key[g], lo, hi)
-        hit = _SHARED.get(shared)
-        if hit is None:  # the block driver's cache: one LP per pair per process
-            hit = _SHARED[shared] = pair_ratios(self.inst_X[g], self.inst_Z[g], lo, hi)
-            if len(_SHARED) > _SHARED_MAX:
-                _SHARED.pop(next(iter(_SHARED)))
-        support, inv_p = hit
+        # the block driver's cache: one LP per pair per process
+        support, inv_p = shared_pair_ratios(self.inst_key[g], self.inst_X[g], self.inst_Z[g],
+                                            lo, hi)
         p = self.n_pairs
         if p == self.sup.shape[0]:  # grow the tables by doubling
             self.sup = np.concatenate([self.sup, np.zeros_like(self.sup)])
