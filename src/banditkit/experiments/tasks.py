@@ -78,7 +78,10 @@ def make_tasks(spec: FigureSpec, seed: int, todo: Iterable[tuple[int, int, int]]
             groups.setdefault((point, algo), []).append(trial)
         else:
             tasks.append(Task(point, algo, (trial,), seed, spec_id))
-    tasks += [Task(p, a, tuple(trials), seed, spec_id) for (p, a), trials in groups.items()]
+    for (p, a), trials in groups.items():
+        size = spec.algorithms[a].lockstep_trials or len(trials)
+        tasks += [Task(p, a, tuple(trials[s:s + size]), seed, spec_id)
+                  for s in range(0, len(trials), size)]
     return sorted(tasks, key=lambda t: (t.point, t.algorithm, t.trials))
 
 
