@@ -15,7 +15,6 @@ the paper value. Each figure's horizon is a budget cap that a correct run never 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -25,7 +24,6 @@ from ...envs.instances import make_instance
 from ...identification.alba import ALBA
 from ...identification.lingape import make_lingape
 from ...identification.lingape_blocks import simulate_lingape
-from ...identification.lingape_lockstep import lingape_lockstep
 from ...identification.rage import RAGE
 from ...identification.xy import XYAdaptive, XYOracle, XYStatic
 from ..spec import AlgorithmSpec, FigureSpec, PaperValue, PlotSpec
@@ -129,13 +127,12 @@ ORACLE_SPEC = AlgorithmSpec("XY-oracle", make_xy_oracle, {"delta": DELTA})
 # per process (tens of seconds cold at d = 30), so one task per point computes it once.
 ADAPTIVE_SPEC = AlgorithmSpec("XY-adaptive", make_xy_adaptive, {"delta": DELTA},
                               lockstep=partial(run_grouped, make_xy_adaptive))
+# The block driver on every figure. The lock-step driver (lingape_lockstep) is faster per pull
+# while the trials of a point switch pairs together, but fig2a/fig2b's trial lengths are
+# heavy-tailed (median 7e4, longest 1.25e7 pulls at D = 6) and a lock-step call lasts as long
+# as its longest trial, with one trial left for most rounds (docs/rage.md, "LinGapE speed").
 LINGAPE_SPEC = AlgorithmSpec("LinGapE", make_lingape, {"delta": DELTA},
                              simulator=simulate_lingape)
-# Multivariate testing and click-through: the pair (i_t, j_t) changes every few rounds, so the
-# block driver rarely gets a block; advancing the trials of a point together amortises the
-# per-round numpy overhead instead (docs/rage.md, "LinGapE speed").
-LINGAPE_LOCKSTEP_SPEC = AlgorithmSpec("LinGapE", make_lingape, {"delta": DELTA},
-                                      lockstep=lingape_lockstep)
 ALBA_SPEC = AlgorithmSpec("ALBA", make_alba, {"delta": DELTA})
 
 
@@ -249,7 +246,7 @@ FIG1D = FigureSpec(
            "Horizon 5e8 is a safety cap." + _COMMON_NOTES),
 )
 
-FIG2A_ALGS = (RAGE_SPEC, STATIC_SPEC, ORACLE_SPEC, LINGAPE_LOCKSTEP_SPEC, ALBA_SPEC)
+FIG2A_ALGS = (RAGE_SPEC, STATIC_SPEC, ORACLE_SPEC, LINGAPE_SPEC, ALBA_SPEC)
 FIG2A_POINTS = tuple({"D": D} for D in (3, 4, 5, 6))
 FIG2A = FigureSpec(
     name="rage:fig2a",
@@ -274,9 +271,7 @@ FIG2A = FigureSpec(
            "top gap is at least 0.05, so that it runs in seconds." + _COMMON_NOTES),
 )
 
-# One point: its LinGapE trials in two lock-step halves, one per worker.
-FIG2B_ALGS = (RAGE_SPEC, STATIC_SPEC, ORACLE_SPEC,
-              replace(LINGAPE_LOCKSTEP_SPEC, lockstep_trials=10), ALBA_SPEC)
+FIG2B_ALGS = (RAGE_SPEC, STATIC_SPEC, ORACLE_SPEC, LINGAPE_SPEC, ALBA_SPEC)
 FIG2B = FigureSpec(
     name="rage:fig2b",
     title="Click-through (MovieLens-100k stand-in for Yahoo! R6A): sample complexity, 40 arms",
