@@ -9,7 +9,9 @@ Fig. 2), the speculative blocks of
 costing about twenty numpy calls. :func:`lingape_lockstep` amortises those calls over the trials
 of a sweep point: the state arrays (A⁻¹ stacked over θ̂, the item estimates, the quadratic forms,
 the pull counts) carry a leading trial axis, every round advances all active trials by one pull,
-and a trial that stops drops out of the arrays.
+and a trial that stops drops out of the arrays. A call lasts as long as its longest trial, so it
+pays off when the trials of a point are of similar length; the rage figures use the block driver,
+since their multivariate and click-through trial lengths are heavy-tailed (docs/rage.md).
 
 Each trial has its own environment (:attr:`AlgorithmSpec.lockstep`'s contract): a fixed instance
 is the same object repeated, a per-trial instance (a new θ* per trial in Fig. 2a, new arms in
