@@ -12,32 +12,12 @@ from banditkit.envs.instances.rage import soare
 from banditkit.identification.lingape import LinGapE, fresh_state
 from banditkit.identification.lingape_blocks import _Blocks, simulate_lingape
 from banditkit.rng import derive_seed
+from lingape_support import assert_same_trial
 
 
 def lingape(env, delta=0.05, theta_bound=None, **params):
     bound = float(np.linalg.norm(env.theta)) if theta_bound is None else theta_bound
     return LinGapE(env.X, env.Z, delta, theta_bound=bound, **params)
-
-
-def assert_same_trial(block, ref):
-    assert block.n_pulls == ref.n_pulls
-    assert block.decisions.same_as(ref.decisions)
-    np.testing.assert_array_equal(block.decisions.batch_sizes(), ref.decisions.batch_sizes())
-    assert block.n_batches == ref.n_batches == block.decisions.n_batches
-    np.testing.assert_array_equal(block.counts, ref.counts)
-    assert block.counts.dtype == ref.counts.dtype
-    assert block.stopped == ref.stopped
-    assert block.recommendation == ref.recommendation and block.correct == ref.correct
-    np.testing.assert_array_equal(block.checkpoints, ref.checkpoints)
-    assert block.regret is None and block.violation is None
-    assert block.info.keys() == ref.info.keys()
-    for key in ("steps", "init_pulls", "pairs_solved"):
-        assert block.info[key] == ref.info[key], key
-    # B(t) at stopping is a difference of O(1) terms that nearly cancel: round-off of 1e-14
-    # in the terms is 1e-10 relative to a B of 1e-4, hence the absolute floor.
-    np.testing.assert_allclose(block.info["B"], ref.info["B"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(block.info["confidence_radius"],
-                               ref.info["confidence_radius"], rtol=1e-9)
 
 
 def check(env, seeds, horizon=None, **params):

@@ -15,6 +15,7 @@ from banditkit.identification.lingape import make_lingape
 from banditkit.identification.lingape_blocks import simulate_lingape
 from banditkit.identification.lingape_lockstep import lingape_lockstep
 from banditkit.rng import derive_seed, stream
+from lingape_support import assert_same_trial
 
 
 def seeds_for(n, root=0):
@@ -23,26 +24,6 @@ def seeds_for(n, root=0):
 
 def rngs_for(n):
     return [stream(0, "xi", k) for k in range(n)]
-
-
-def assert_same_trial(a, b):
-    assert a.n_pulls == b.n_pulls
-    assert a.decisions.same_as(b.decisions)
-    np.testing.assert_array_equal(a.decisions.batch_sizes(), b.decisions.batch_sizes())
-    assert a.decisions.n_batches == b.decisions.n_batches == a.n_batches == b.n_batches
-    np.testing.assert_array_equal(a.counts, b.counts)
-    assert a.counts.dtype == b.counts.dtype
-    assert a.recommendation == b.recommendation
-    assert a.correct == b.correct and a.stopped == b.stopped
-    np.testing.assert_array_equal(a.checkpoints, b.checkpoints)
-    assert a.regret is None and b.regret is None
-    assert a.info.keys() == b.info.keys()
-    for key in ("steps", "init_pulls", "pairs_solved"):
-        assert a.info[key] == b.info[key], key
-    # B at stopping nearly cancels: round-off of 1e-14 in its terms, hence the absolute floor
-    np.testing.assert_allclose(a.info["B"], b.info["B"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(a.info["confidence_radius"], b.info["confidence_radius"],
-                               rtol=1e-9)
 
 
 def check(envs, horizon=None, root=0, **params):

@@ -42,8 +42,8 @@ from ..envs.base import Environment
 from ..protocol import Algorithm, Batch
 from ..validation import check_arms, check_positive_int, check_probability, check_spans
 
-__all__ = ["L1Representation", "LinGapE", "empirical_best", "fresh_state", "make_lingape",
-           "min_l1_representation", "pair_ratios", "radius", "solve_min_l1"]
+__all__ = ["L1Representation", "LinGapE", "challenger", "empirical_best", "fresh_state",
+           "make_lingape", "min_l1_representation", "pair_ratios", "radius", "solve_min_l1"]
 
 SELECTIONS = ("ratio", "greedy")
 
@@ -390,16 +390,8 @@ class LinGapE(Algorithm):
         if i != self._ci:  # −2 z_jᵀA⁻¹z_i for the new empirical best item
             self._m2c = -2.0 * self.Z.dot(self.A_inv.dot(self.Z[i]))
             self._ci = i
-        qz = self._qz
-        ucb = qz + (qz[i] + self._m2c)  # ‖z_i − z_j‖²_{A⁻¹}
-        np.maximum(ucb, 0.0, out=ucb)
-        np.sqrt(ucb, out=ucb)
-        ucb *= self._radius
-        ucb += est
-        ucb -= est[i]
-        ucb[i] = -np.inf
-        j = int(ucb.argmax())
-        return i, j, float(ucb[j])
+        j, B = challenger(est, self._qz, self._m2c, i, self._radius)
+        return i, j, B
 
     def arm_ratios(self, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
         """(support, 1/p*_a on the support) for the pair (i, j); solved once per pair."""
@@ -517,6 +509,25 @@ def fresh_state(X: np.ndarray, Z: np.ndarray, counts: np.ndarray, reward_sums: n
     est = Z @ S[d]
     qz = np.einsum("ij,jk,ik->i", Z, S[:d], Z)
     return S, logdet, est, qz
+
+
+def challenger(est: np.ndarray, qz: np.ndarray, m2c: np.ndarray, i: int, rad: float
+               ) -> tuple[int, float]:
+    """(j_t, B(t)) given the empirical best item i_t = i: the argmax over j ≠ i of
+    (z_j − z_i)ᵀθ̂ + C_t ‖z_i − z_j‖_{A⁻¹}, and that maximum.
+
+    ``est`` are the item estimates z_jᵀθ̂, ``qz`` the forms z_jᵀA⁻¹z_j, ``m2c`` the cross terms
+    −2 z_jᵀA⁻¹z_i (so ‖z_i − z_j‖² = q_i + q_j + m2c_j), ``rad`` the radius C_t.
+    """
+    ucb = qz + (qz[i] + m2c)  # ‖z_i − z_j‖²_{A⁻¹}
+    np.maximum(ucb, 0.0, out=ucb)
+    np.sqrt(ucb, out=ucb)
+    ucb *= rad
+    ucb += est
+    ucb -= est[i]
+    ucb[i] = -np.inf
+    j = int(ucb.argmax())
+    return j, float(ucb[j])
 
 
 def radius(log_const: float, logdet: float | np.ndarray, sigma: float, offset: float

@@ -66,7 +66,7 @@ from ..rng import SeedLike, as_generator
 from ..simulate import default_checkpoints, simulate
 from ..trial import Trial
 from ..validation import check_positive_int
-from .lingape import LinGapE, empirical_best, fresh_state, pair_ratios, radius
+from .lingape import LinGapE, challenger, empirical_best, fresh_state, pair_ratios, radius
 
 __all__ = ["clear_pair_cache", "simulate_lingape"]
 
@@ -200,15 +200,8 @@ class _Blocks:
         if i != self.ci:
             self.c = self.Z.dot(self.V.dot(self.Z[i]))
             self.ci = i
-        ucb = self.qz + (self.qz[i] - 2.0 * self.c)
-        np.maximum(ucb, 0.0, out=ucb)
-        np.sqrt(ucb, out=ucb)
-        ucb *= self.rad
-        ucb += est
-        ucb -= est[i]
-        ucb[i] = -np.inf
-        j = int(ucb.argmax())
-        return i, j, float(ucb[j])
+        j, B = challenger(est, self.qz, -2.0 * self.c, i, self.rad)
+        return i, j, B
 
     def _pair(self, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
         key = (i, j) if i < j else (j, i)
