@@ -116,13 +116,46 @@ def simulate_lingape(algorithm: Algorithm, env: Environment, *, horizon: int | N
     """
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
-    blocks = (type(algorithm) is LinGapE and type(env) is LinearBandit
-              and env.noise in _NOISES and algorithm.selection == "ratio"
-              and algorithm.n_arms == env.n_arms and algorithm.n_items > 1
-              and algorithm.t == 0 and (horizon is None or horizon >= algorithm.n_arms))
-    if not blocks:
+    if not fast_path_applies(algorithm, env, horizon):
         return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
     return _Blocks(algorithm, env, horizon, as_generator(seed)).run(checkpoints)
+
+
+def fast_path_applies(algorithm: Algorithm, env: Environment, horizon: int | None) -> bool:
+    """Whether LinGapE's fast drivers (blocks, lock-step) run this trial themselves: a fresh
+    ratio-rule LinGapE with two or more items on a stationary LinearBandit with Gaussian,
+    Bernoulli or Rademacher noise, and a horizon that covers the initialisation; anything else
+    goes through :func:`banditkit.simulate`."""
+    return (type(algorithm) is LinGapE and type(env) is LinearBandit
+            and env.noise in _NOISES and algorithm.selection == "ratio"
+            and algorithm.n_arms == env.n_arms and algorithm.n_items > 1
+            and algorithm.t == 0 and (horizon is None or horizon >= algorithm.n_arms))
+
+
+def one_pull_trial(env: LinearBandit, horizon: int | None, Z: np.ndarray, counts: np.ndarray,
+                   seq: np.ndarray, *, stopped: bool, best: int, theta: np.ndarray,
+                   info: dict, checkpoints: np.ndarray | None, seconds: float,
+                   runs: tuple[np.ndarray, np.ndarray] | None = None) -> Trial:
+    """The Trial that :func:`banditkit.simulate` records for a LinGapE run: the initialisation
+    (every arm once) as one batch, then the one-pull rounds ``seq``.
+
+    ``runs`` optionally supplies read-only arrays of ones and batch ends at least as long as
+    needed, so that the trials of a lock-step call share them.
+    """
+    K, steps = counts.size, seq.size
+    n_pulls = K + steps
+    ones, ends = runs if runs is not None else (np.ones(n_pulls, dtype=np.int64),
+                                                K + np.arange(steps + 1, dtype=np.int64))
+    arms = np.concatenate([np.arange(K, dtype=np.int64), seq.astype(np.int64)])
+    log = DecisionLog.from_runs(arms, ones[:n_pulls], ends[:steps + 1])
+    if checkpoints is None:
+        checkpoints = default_checkpoints(horizon if horizon is not None else max(n_pulls, 1))
+    recommendation = best if stopped else empirical_best(Z, theta)
+    return Trial(counts=counts.copy(), n_pulls=n_pulls, decisions=log,
+                 checkpoints=np.asarray(checkpoints, dtype=np.int64), regret=None,
+                 violation=None, recommendation=recommendation,
+                 correct=recommendation == env.best_item(horizon), stopped=stopped,
+                 n_batches=steps + 1, seconds=seconds, info=info)
 
 
 #: Arm-selection data per (instance digest, item pair), shared by the trials run in this process
@@ -492,19 +525,9 @@ class _Blocks:
 
     def _trial(self, t: int, stopped: bool, best: int, checkpoints: np.ndarray | None,
                seconds: float) -> Trial:
-        K, steps = self.K, self.steps
-        arms = np.concatenate([np.arange(K, dtype=np.int64), self.seq[:steps]])
-        ends = K + np.arange(steps + 1, dtype=np.int64)
-        log = DecisionLog.from_runs(arms, np.ones(t, dtype=np.int64), ends)
-        if checkpoints is None:
-            checkpoints = default_checkpoints(self.horizon if self.horizon is not None
-                                              else max(t, 1))
-        checkpoints = np.asarray(checkpoints, dtype=np.int64)
-        recommendation = best if stopped else empirical_best(self.Z, self.theta.copy())
-        info = {"steps": steps, "init_pulls": K, "pairs_solved": len(self.ratios),
+        assert t == self.K + self.steps
+        info = {"steps": self.steps, "init_pulls": self.K, "pairs_solved": len(self.ratios),
                 "B": float(self.B), "confidence_radius": float(self.rad)}
-        return Trial(counts=self.counts.copy(), n_pulls=t, decisions=log,
-                     checkpoints=checkpoints, regret=None, violation=None,
-                     recommendation=recommendation,
-                     correct=recommendation == self.env.best_item(self.horizon),
-                     stopped=stopped, n_batches=steps + 1, seconds=seconds, info=info)
+        return one_pull_trial(self.env, self.horizon, self.Z, self.counts, self.seq[:self.steps],
+                              stopped=stopped, best=best, theta=self.theta.copy(), info=info,
+                              checkpoints=checkpoints, seconds=seconds)

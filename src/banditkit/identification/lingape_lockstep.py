@@ -54,18 +54,22 @@ import numpy as np
 
 from ..envs.base import Environment
 from ..envs.linear import LinearBandit
-from ..protocol import Batch, DecisionLog
+from ..protocol import Batch
 from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints
 from ..trial import Trial
 from ..validation import check_positive_int
-from .lingape import LinGapE, empirical_best, fresh_state, make_lingape, radius
-from .lingape_blocks import instance_key, shared_pair_ratios, simulate_lingape
+from .lingape import LinGapE, fresh_state, make_lingape, radius
+from .lingape_blocks import (
+    fast_path_applies,
+    instance_key,
+    one_pull_trial,
+    shared_pair_ratios,
+    simulate_lingape,
+)
 
 __all__ = ["lingape_lockstep"]
 
 _BLOCK = 4096  # rounds of Gaussian noise pre-drawn per trial at a time
-_NOISES = ("gaussian", "bernoulli", "rademacher")
 _DENSE_PAIRS = 1 << 22  # largest (instances × |Z| × |Z|) pair table kept dense
 
 
@@ -117,9 +121,7 @@ def lingape_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Gener
     results: list[Trial | None] = [None] * n
     groups: dict[tuple, list[int]] = {}
     for k, (alg, env) in enumerate(zip(protos, envs, strict=True)):
-        if (type(alg) is LinGapE and type(env) is LinearBandit and env.noise in _NOISES
-                and alg.selection == "ratio" and alg.n_items > 1 and alg.n_arms == env.n_arms
-                and (horizon is None or horizon >= alg.n_arms)):
+        if fast_path_applies(alg, env, horizon):
             groups.setdefault((alg.n_arms, alg.n_items, alg.d, env.noise), []).append(k)
         else:
             results[k] = simulate_lingape(alg, env, horizon=horizon, seed=seeds[k],
@@ -366,28 +368,18 @@ class _Lockstep:
     def _finish(self, done: np.ndarray, *, stopped: bool) -> None:
         """Build the Trial of every trial in ``done`` and drop them from the arrays."""
         K, steps = self.K, self.steps
-        n_pulls = K + steps
-        checkpoints = (default_checkpoints(self.horizon if self.horizon is not None
-                                           else max(n_pulls, 1))
-                       if self._checkpoints is None else self._checkpoints)
         # Every run is one pull and every batch after the first one run: the trials share
         # read-only run counts and batch ends (a million-pull trial keeps only its arms).
-        ones = np.ones(n_pulls, dtype=np.int64)
+        ones = np.ones(K + steps, dtype=np.int64)
         ends = K + np.arange(steps + 1, dtype=np.int64)
         ones.flags.writeable = ends.flags.writeable = False
         for k in np.flatnonzero(done):
             trial = int(self.ids[k])
-            env, alg = self.envs[trial], self.protos[trial]
-            arms = np.concatenate([np.arange(K), self.seq[trial, :steps].astype(np.int64)])
-            log = DecisionLog.from_runs(arms, ones, ends)
-            recommendation = (int(self.best[k]) if stopped
-                              else empirical_best(alg.Z, self.S[k, self.d].copy()))
             info = {"steps": steps, "init_pulls": K, "pairs_solved": int(self.used[k].sum()),
                     "B": float(self.B[k]), "confidence_radius": float(self.rad[k])}
-            self.results[trial] = Trial(
-                counts=self.counts[k].copy(), n_pulls=n_pulls, decisions=log,
-                checkpoints=checkpoints, regret=None, violation=None,
-                recommendation=recommendation,
-                correct=recommendation == env.best_item(self.horizon),
-                stopped=stopped, n_batches=steps + 1, seconds=0.0, info=info)
+            self.results[trial] = one_pull_trial(
+                self.envs[trial], self.horizon, self.protos[trial].Z, self.counts[k],
+                self.seq[trial, :steps], stopped=stopped, best=int(self.best[k]),
+                theta=self.S[k, self.d].copy(), info=info, checkpoints=self._checkpoints,
+                seconds=0.0, runs=(ones, ends))
         self._keep(~done)
