@@ -187,18 +187,6 @@ def test_run_grouped_gives_the_numbers_of_single_trials(small):
     np.testing.assert_array_equal(result.trials["n_batches"], ref["n_batches"])
 
 
-def test_lockstep_trials_splits_a_point_into_smaller_tasks(small):
-    support.LOCKSTEP_CALLS.clear()
-    split = replace(support.LOCKSTEP, algorithms=(replace(support.LOCKSTEP.algorithms[0],
-                                                          lockstep_trials=4),))
-    result = run_figure(split, backend="serial", progress=False)
-    assert sorted(support.LOCKSTEP_CALLS) == [(2, 400), (2, 400), (4, 400), (4, 400)]
-    ref = small.trials[small.trials["algorithm"] == "UCB1"].reset_index(drop=True)
-    np.testing.assert_array_equal(result.trials["final_regret"], ref["final_regret"])
-    with pytest.raises(ValueError, match="lockstep_trials"):
-        replace(support.LOCKSTEP.algorithms[0], lockstep_trials=0)
-
-
 def test_lockstep_groups_per_trial_instances_with_their_own_environments():
     support.LOCKSTEP_CALLS.clear()
     grouped = replace(support.IDENTIFY, algorithms=(replace(

@@ -48,9 +48,6 @@ class AlgorithmSpec:
         with ``instance_per_trial``) with algorithm stream ``rngs[i]`` and noise seed
         ``seeds[i]``, exactly as a single trial would, so the numbers never depend on how
         trials are grouped onto workers.
-    lockstep_trials : int, optional
-        Most trials per lock-step task (default: all trials of a point in one task). Splitting
-        a point lets two workers share it when it is the only long task of a figure.
     simulator : callable, optional
         Drop-in replacement for :func:`banditkit.simulate` with the same signature,
         ``simulator(algorithm, env, *, horizon, seed, checkpoints) -> Trial``, used for every
@@ -63,16 +60,10 @@ class AlgorithmSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     lockstep: Callable[..., list] | None = None
     simulator: Callable[..., Any] | None = None
-    lockstep_trials: int | None = None
 
     def __post_init__(self) -> None:
         if self.lockstep is not None and self.simulator is not None:
             raise ValueError(f"algorithm {self.name!r}: give lockstep or simulator, not both")
-        if self.lockstep_trials is not None and (
-                isinstance(self.lockstep_trials, bool) or not isinstance(self.lockstep_trials, int)
-                or self.lockstep_trials < 1):
-            raise ValueError(f"algorithm {self.name!r}: lockstep_trials must be an integer >= 1, "
-                             f"got {self.lockstep_trials!r}")
 
 
 @dataclass(frozen=True)

@@ -78,10 +78,7 @@ def make_tasks(spec: FigureSpec, seed: int, todo: Iterable[tuple[int, int, int]]
             groups.setdefault((point, algo), []).append(trial)
         else:
             tasks.append(Task(point, algo, (trial,), seed, spec_id))
-    for (p, a), trials in groups.items():
-        size = spec.algorithms[a].lockstep_trials or len(trials)
-        tasks += [Task(p, a, tuple(trials[s:s + size]), seed, spec_id)
-                  for s in range(0, len(trials), size)]
+    tasks += [Task(p, a, tuple(trials), seed, spec_id) for (p, a), trials in groups.items()]
     return sorted(tasks, key=lambda t: (t.point, t.algorithm, t.trials))
 
 
@@ -123,6 +120,7 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
     checkpoints = spec.checkpoint_times(point)
     if algo.lockstep is not None:
         return _execute_lockstep(spec, task, params, horizon, checkpoints)
+    run = simulate if algo.simulator is None else algo.simulator
     records = []
     for i in task.trials:
         start = time.perf_counter()
@@ -130,10 +128,9 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
             env = _environment(spec, task, i)
             rng = algorithm_rng(task.seed, spec.name, task.point, spec.xi_trial(i))
             algorithm = algo.factory(env, rng, **params)
-            run = simulate if algo.simulator is None else algo.simulator
             result = run(algorithm, env, horizon=horizon,
-                              seed=noise_seed(task.seed, spec.name, task.point, i),
-                              checkpoints=checkpoints)
+                         seed=noise_seed(task.seed, spec.name, task.point, i),
+                         checkpoints=checkpoints)
             records.append(record_from_trial(task.point, algo.name, i, result))
         except Exception as error:  # recorded with its traceback; the run goes on
             records.append(failed_record(task.point, algo.name, i, error,
