@@ -9,6 +9,7 @@ efficient rounding, Fiez et al. 2019, Appendix B).
 from .differences import Differences
 from .frank_wolfe import g_optimal
 from .information import design_value
+from .pairwise import pairwise_design
 from .result import Design, DesignConvergenceWarning
 from .rounding import round_allocation, rounding_min_samples
 from .xy import xy_optimal
@@ -19,6 +20,7 @@ __all__ = [
     "Differences",
     "design_value",
     "g_optimal",
+    "pairwise_design",
     "round_allocation",
     "rounding_min_samples",
     "xy_optimal",

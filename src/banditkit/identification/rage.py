@@ -8,14 +8,7 @@ import math
 
 import numpy as np
 
-from ..design import (
-    Design,
-    Differences,
-    design_value,
-    round_allocation,
-    rounding_min_samples,
-    xy_optimal,
-)
+from ..design import pairwise_design, round_allocation, rounding_min_samples
 from ..estimation.least_squares import LeastSquares
 from ..protocol import Algorithm, Batch
 from .elimination import check_problem, dominated
@@ -26,41 +19,6 @@ __all__ = ["RAGE"]
 #: Phase designs, reused across trials of one instance (a design depends only on X, the
 #: surviving items and the tolerance; see :mod:`.memo`).
 DESIGN_MEMO = ArrayMemo(256)
-
-#: Weight of the arms added as directions when the differences do not span R^d (see
-#: ``_phase_design``); it costs at most about √τ ≈ 1% of ρ.
-_SPAN_TAU = 1e-4
-
-
-def _phase_design(X: np.ndarray, Z: np.ndarray, active: np.ndarray, tol: float
-                  ) -> tuple[Design, float]:
-    """λ_t and ρ(Y(Ẑ_t)) for the active items (Fiez et al. 2019, Algorithm 1).
-
-    When the differences of the active items span R^d the XY design is solved on the lazy
-    ``Differences`` set. When they do not (late phases of the Soare and transductive
-    examples: two items left), the optimal design is singular — supported on a few arms
-    with ``A(λ)`` of rank < d — which ``xy_optimal`` (a Cholesky-based solver) cannot
-    represent. Then the directions are augmented with the arms scaled by
-    ``η = √(τ max‖y‖² / (d max‖x‖²))``: mixing any design with 1% of a G-optimal one shows
-    the augmented optimum is at most ``(1/(1−√τ) + √τ)·ρ* ≈ 1.02 ρ*`` (Lemma 1's
-    ``ρ ≥ max‖y‖²/max‖x‖²``), and ``ρ`` returned is the exact maximum over the *original*
-    differences at the returned λ, so the sample sizes stay valid (only a little larger).
-    """
-    W = Z[active]
-    diffs = W[1:] - W[0]
-    d = X.shape[1]
-    sv = np.linalg.svd(diffs, compute_uv=False)
-    if sv.size >= d and sv[d - 1] > 1e-10 * sv[0]:
-        design = xy_optimal(X, Differences(Z, active), tol=tol)
-        return design, float(design.value)
-    i, j = np.triu_indices(W.shape[0], k=1)
-    Y = W[i] - W[j]
-    y2 = float(np.max(np.einsum("ij,ij->i", Y, Y)))
-    x2 = float(np.max(np.einsum("ij,ij->i", X, X)))
-    eta = np.sqrt(_SPAN_TAU * y2 / (d * x2))
-    design = xy_optimal(X, np.vstack([Y, eta * X]), tol=tol)
-    return design, float(design_value(X, design.weights, Y))
-
 
 class RAGE(Algorithm):
     """RAGE (Fiez et al. 2019, Algorithm 1): identify ``argmax_{z∈Z} zᵀθ*`` by pulling arms X.
@@ -108,8 +66,9 @@ class RAGE(Algorithm):
       design solve stops on a certified gap ``design_tol`` and ``ρ_t`` is the value actually
       achieved by the returned λ.
     * When the active items' differences do not span R^d the design is solved with the arms,
-      scaled small, added to the directions (see ``_phase_design``): the exact optimum is then
-      singular, which the design solver does not represent; this costs about 1% of ρ.
+      scaled small, added to the directions (:func:`banditkit.design.pairwise_design`): the
+      exact optimum is then singular, which the design solver does not represent; this costs
+      about 1% of ρ.
     * Designs are memoised per process (:data:`DESIGN_MEMO`): trials on the same instance
       reuse the design of an identical active set. This changes no number.
     * If the arms pulled in a phase do not span R^d (only when a caller truncates a batch)
@@ -144,7 +103,7 @@ class RAGE(Algorithm):
         t = self.phase + 1
         design, rho = DESIGN_MEMO.get(
             ("rage", self.X, self.Z[self.active], self.design_tol),
-            lambda: _phase_design(self.X, self.Z, self.active, self.design_tol))
+            lambda: pairwise_design(self.X, self.Z, self.active, self.design_tol))
         n_t = math.ceil(2.0 * 4.0 ** t * rho * (1.0 + self.epsilon) * self._threshold_log(t))
         n_t = max(n_t, rounding_min_samples(design.support.size, self.epsilon))
         self._rho.append(float(rho))

@@ -1,0 +1,53 @@
+"""The XY design of a set of items: ``min_λ max_{z,z'∈W} ||z − z'||²_{A(λ)⁻¹}``.
+
+Used by every elimination algorithm over a surviving set of items: RAGE's phases (Fiez et al.
+2019, Algorithm 1), the virtual phases of P1-RAGE and P1-Peace (Xiong et al., Algorithms 3
+and 5), Peace and Mixed-Peace's ρ(Z, λ) (Xiong et al., Eq. (5); Katz-Samuels et al. 2020).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .differences import Differences
+from .information import design_value
+from .result import Design
+from .xy import xy_optimal
+
+__all__ = ["pairwise_design"]
+
+#: Weight of the arms added as directions when the differences do not span R^d (see
+#: :func:`pairwise_design`); it costs at most about √τ ≈ 1% of ρ.
+SPAN_TAU = 1e-4
+
+
+def pairwise_design(X: np.ndarray, Z: np.ndarray, active: np.ndarray, tol: float
+                    ) -> tuple[Design, float]:
+    """λ and ρ = ``max_{z,z'} ||z − z'||²_{A(λ)⁻¹}`` over the items ``Z[active]`` (≥ 2 items).
+
+    When the differences of the active items span R^d the XY design is solved on the lazy
+    ``Differences`` set. When they do not (few items left), the optimal design is singular —
+    supported on a few arms with ``A(λ)`` of rank < d — which ``xy_optimal`` (a Cholesky-based
+    solver) cannot represent. Then the directions are augmented with the arms scaled by
+    ``η = √(τ max‖y‖² / (d max‖x‖²))``: mixing any design with 1% of a G-optimal one shows
+    the augmented optimum is at most ``(1/(1−√τ) + √τ)·ρ* ≈ 1.02 ρ*`` (Lemma 1's
+    ``ρ ≥ max‖y‖²/max‖x‖²``), and the ``ρ`` returned is the exact maximum over the *original*
+    differences at the returned λ, so it is an upper bound on the optimum and the design has
+    full rank (an IPS estimate with it is defined).
+    """
+    W = Z[active]
+    if W.shape[0] < 2:
+        raise ValueError("pairwise_design needs at least 2 items")
+    diffs = W[1:] - W[0]
+    d = X.shape[1]
+    sv = np.linalg.svd(diffs, compute_uv=False)
+    if sv.size >= d and sv[d - 1] > 1e-10 * sv[0]:
+        design = xy_optimal(X, Differences(Z, active), tol=tol)
+        return design, float(design.value)
+    i, j = np.triu_indices(W.shape[0], k=1)
+    Y = W[i] - W[j]
+    y2 = float(np.max(np.einsum("ij,ij->i", Y, Y)))
+    x2 = float(np.max(np.einsum("ij,ij->i", X, X)))
+    eta = np.sqrt(SPAN_TAU * y2 / (d * x2))
+    design = xy_optimal(X, np.vstack([Y, eta * X]), tol=tol)
+    return design, float(design_value(X, design.weights, Y))

@@ -1,0 +1,87 @@
+"""The common frame of fixed-budget identifiers (Xiong et al., "P1-RAGE", Section 3): spend
+exactly ``budget`` pulls, then recommend one item.
+
+Subclasses choose each epoch's pulls; this class validates the problem, keeps the count of
+pulls, draws the pulls from the internal randomness ξ, and stops by itself when the budget is
+spent, so ``simulate(algo, env, seed=s)`` needs no horizon.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..protocol import Algorithm, Batch
+from ..rng import SeedLike, as_generator
+from ..validation import check_arms, check_positive_int, check_spans
+
+__all__ = ["FixedBudgetIdentifier", "check_budget_problem"]
+
+
+def check_budget_problem(X: object, Z: object, budget: object
+                         ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Validate ``(X, Z, budget)``: X finite and spanning R^d, Z finite with d columns, and
+    ``budget`` an integer of at least ``|X|`` pulls."""
+    X = check_arms(X, "X")
+    check_spans(X, "X")
+    Z = X if Z is None else check_arms(Z, "Z")
+    if Z.shape[1] != X.shape[1]:
+        raise ValueError(f"Z must have d = {X.shape[1]} columns like X, got {Z.shape[1]}")
+    budget = check_positive_int(budget, "budget")
+    if budget < X.shape[0]:
+        raise ValueError(f"budget must be at least the number of arms ({X.shape[0]}), got "
+                         f"{budget}")
+    return X, Z, budget
+
+
+class FixedBudgetIdentifier(Algorithm):
+    """Base class: a best-item identifier with a fixed budget of pulls.
+
+    Parameters
+    ----------
+    X : array, shape (K, d)
+        Arms; must span R^d.
+    Z : array, shape (M, d) or None
+        Items among which the best is sought (``None``: ``Z = X``, as in the paper).
+    budget : int
+        T, the number of pulls (≥ K).
+    rng : Generator or seed, optional
+        Internal randomness ξ (which arms are drawn, and in which order).
+
+    Subclasses implement ``_next_batch`` (return ``None`` once :attr:`remaining` is 0) and
+    ``_observe``, and set :attr:`theta_hat`, the estimate the recommendation is read from.
+    """
+
+    kind = "identification"
+
+    def __init__(self, X: np.ndarray, Z: np.ndarray | None, budget: int,
+                 rng: SeedLike = None) -> None:
+        X, Z, budget = check_budget_problem(X, Z, budget)
+        super().__init__(X.shape[0])
+        self.X, self.Z, self.budget = X, Z, budget
+        self.xi = as_generator(rng)
+        self.theta_hat = np.zeros(X.shape[1])
+
+    @property
+    def remaining(self) -> int:
+        """Pulls left to spend."""
+        return self.budget - self.t
+
+    def _sample(self, weights: np.ndarray, n: int) -> Batch:
+        """``n`` pulls drawn i.i.d. from ``weights`` with ξ, in draw order."""
+        return Batch.from_sequence(self.xi.choice(self.n_arms, size=n, p=weights))
+
+    def _shuffled(self, allocation: np.ndarray) -> Batch:
+        """The pulls of ``allocation`` (pulls per arm) in a random order drawn with ξ.
+
+        A stationary algorithm's epoch is a multiset of pulls; in a non-stationary world their
+        order matters, so it is drawn at random (Xiong et al., Appendix D).
+        """
+        seq = np.repeat(np.arange(self.n_arms), allocation)
+        return Batch.from_sequence(self.xi.permutation(seq))
+
+    @property
+    def recommendation(self) -> int | None:
+        """``argmax_z zᵀθ̂`` once the budget is spent (lowest index on ties); before, None."""
+        if self.remaining > 0:
+            return None
+        return int(np.argmax(self.Z @ self.theta_hat))
