@@ -4,6 +4,9 @@
 time, one line per algorithm with a 95% band (Student t over trials), one panel per sweep point.
 ``kind="sweep"``: a per-trial metric (mean with a 95% interval) against the swept parameter
 ``plot.x``, one line per algorithm.
+``kind="error"``: the error probability (failure rate, Wilson 95% interval) of identifiers
+against a swept parameter, one panel per series (``plot.panels``), on a log axis as in Xiong
+et al.; below each, the instance facts (``plot.facts``, e.g. the minimum gap Δ(1)).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ __all__ = ["curve_band", "plot_file_stem", "write_plots"]
 _LABELS = {"regret": "cumulative regret", "violation": "cumulative violation",
            "n_pulls": "samples (pulls)", "final_regret": "final regret",
            "final_violation": "final violation", "failure_rate": "failure rate",
-           "n_batches": "batches"}
+           "n_batches": "batches", "min_gap": "minimum gap Δ(1)"}
 
 
 def plot_file_stem(figure: str) -> str:
@@ -63,8 +66,11 @@ def write_plots(result: Any, out: str | Path | None = None) -> list[Path]:
         fig = _curve_figure(plt, result, plot)
     elif plot["kind"] == "sweep":
         fig = _sweep_figure(plt, result, plot)
+    elif plot["kind"] == "error":
+        fig = _error_figure(plt, result, plot)
     else:
-        raise ValueError(f"plot kind must be 'curve' or 'sweep', got {plot['kind']!r}")
+        raise ValueError(f"plot kind must be 'curve', 'sweep' or 'error', got "
+                         f"{plot['kind']!r}")
     if fig is None:
         return []
     folder.mkdir(parents=True, exist_ok=True)
@@ -157,6 +163,83 @@ def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(_title(result.config) + " (mean, 95% interval)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+#: Distinct marker and line style per algorithm, so curves stay apart in print and overlap.
+_MARKERS = ("o", "s", "^", "D", "P", "X", "*", "h")
+_STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
+
+
+def _panel_rows(summary: pd.DataFrame, x: str, fixed: Mapping[str, Any]) -> pd.DataFrame:
+    """The summary rows of one series: points whose parameters match ``fixed``."""
+    sel = summary
+    for k, v in fixed.items():
+        if k not in sel:
+            raise ValueError(f"plot panel fixes {k!r}, which is not a point parameter")
+        sel = sel[np.isclose(sel[k].to_numpy(dtype=float), float(v))]
+    if x not in sel:
+        raise ValueError(f"plot panel's x {x!r} is not a point parameter")
+    return sel.sort_values(x)
+
+
+def _error_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
+    """Error probability per algorithm against each series' parameter (log axis), with the
+    Wilson 95% interval; a rate of 0 has no place on a log axis, so it is drawn as an open
+    down-triangle at 1/(2n), n the trials, its interval reaching the Wilson upper bound."""
+    summary = result.summary
+    if summary.empty or "failure_rate_mean" not in summary:
+        return None
+    panels = [(x, dict(fixed)) for x, fixed in plot.get("panels") or []] or [(plot["x"], {})]
+    facts = [f for f in plot.get("facts") or [] if f in summary]
+    rows = 2 if facts else 1
+    fig, axes = plt.subplots(rows, len(panels), figsize=(5.2 * len(panels), 4.6 + 1.6 * (rows - 1)),
+                             squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 1][:rows]} if rows > 1 else None)
+    n_trials = int(result.config["trials"])
+    floor = 1.0 / (2 * n_trials)
+    for col, (x, fixed) in enumerate(panels):
+        ax = axes[0, col]
+        sel = _panel_rows(summary, x, fixed)
+        for k, algorithm in enumerate(result.config["algorithms"]):
+            a = sel[sel["algorithm"] == algorithm]
+            if a.empty:
+                continue
+            xs = a[x].to_numpy(dtype=float)
+            mean = a["failure_rate_mean"].to_numpy(dtype=float)
+            hi = a["failure_rate_hi"].to_numpy(dtype=float)
+            lo = a["failure_rate_lo"].to_numpy(dtype=float)
+            shown = np.where(mean > 0, mean, floor)
+            lo_shown = np.where(mean > 0, np.maximum(lo, floor / 2), floor)
+            marker, style = _MARKERS[k % len(_MARKERS)], _STYLES[k % len(_STYLES)]
+            line = ax.errorbar(xs, shown, yerr=np.clip(np.vstack([shown - lo_shown, hi - shown]),
+                                                       0, None),
+                               marker=marker, linestyle=style, capsize=3, markersize=5,
+                               label=algorithm)
+            zero = mean == 0
+            if zero.any():
+                ax.plot(xs[zero], shown[zero], linestyle="none", marker="v", markersize=8,
+                        markerfacecolor="none", color=line[0].get_color())
+        ax.set_xscale(plot.get("xscale") or "linear")
+        ax.set_yscale("log")
+        ax.set_ylim(floor / 2, 1.5)
+        ax.set_xlabel(x if not fixed else f"{x}  ({_point_label(fixed)})")
+        ax.set_ylabel(plot.get("ylabel") or "error probability")
+        ax.grid(alpha=0.3, which="both")
+        if col == 0:
+            ax.legend(fontsize=8)
+        for f in facts:
+            fax = axes[1, col]
+            per_point = sel.groupby(x, sort=True)[f].mean()
+            fax.plot(per_point.index.to_numpy(dtype=float), per_point.to_numpy(dtype=float),
+                     marker="o", color="black")
+            fax.set_xscale(plot.get("xscale") or "linear")
+            fax.set_xlabel(x)
+            fax.set_ylabel(_LABELS.get(f, f))
+            fax.grid(alpha=0.3)
+    fig.suptitle(_title(result.config) + " (error rate, Wilson 95% interval; ▽: no error, "
+                 f"drawn at 1/(2n) = {floor:.1e})", fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -50,9 +50,11 @@ class TrialRecord:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def record_from_trial(point: int, algorithm: str, trial: int, result: Trial) -> TrialRecord:
-    """Flatten a :class:`~banditkit.trial.Trial` into a record."""
-    arms, counts = result.decisions.runs()
+def record_from_trial(point: int, algorithm: str, trial: int, result: Trial, *,
+                      decisions: bool = True) -> TrialRecord:
+    """Flatten a :class:`~banditkit.trial.Trial` into a record; ``decisions=False`` leaves out
+    the decision log (runs of pulls and batch sizes), keeping the pulls per arm."""
+    arms, counts = result.decisions.runs() if decisions else (None, None)
     final_violation = (None if result.violation is None or result.violation.size == 0
                        else float(result.violation[-1]))
     return TrialRecord(
@@ -65,7 +67,8 @@ def record_from_trial(point: int, algorithm: str, trial: int, result: Trial) -> 
         seconds=float(result.seconds), checkpoints=result.checkpoints, regret=result.regret,
         violation=result.violation, counts=np.asarray(result.counts, dtype=np.int64),
         decision_arms=arms, decision_counts=counts,
-        batch_sizes=result.decisions.batch_sizes(), info=_plain(result.info))
+        batch_sizes=result.decisions.batch_sizes() if decisions else None,
+        info=_plain(result.info))
 
 
 def failed_record(point: int, algorithm: str, trial: int, error: BaseException,

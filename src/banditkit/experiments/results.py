@@ -62,8 +62,19 @@ def trials_frame(figure: str, records: Sequence[TrialRecord],
                     "recommendation": r.recommendation, "stopped": r.stopped,
                     "n_batches": r.n_batches, "seconds": r.seconds})
         rows.append(row)
-    columns = ["figure", "point", *param_names, *TRIAL_COLUMNS[2:]]
+    # instance facts (FigureSpec.instance_facts), e.g. the minimum gap of the trial's instance
+    fact_names: list[str] = []
+    for r, row in zip(sorted(records, key=lambda r: (r.point, order.get(r.algorithm, len(order)),
+                                                     r.algorithm, r.trial)), rows, strict=True):
+        facts = (r.info or {}).get("instance") or {}
+        for k, v in facts.items():
+            if k not in fact_names:
+                fact_names.append(k)
+            row[k] = v
+    columns = ["figure", "point", *param_names, *TRIAL_COLUMNS[2:], *fact_names]
     frame = pd.DataFrame(rows, columns=columns)
+    for col in fact_names:
+        frame[col] = frame[col].astype("float64")
     for col in ("n_pulls", "recommendation", "n_batches"):
         frame[col] = frame[col].astype("Int64")
     for col in ("final_regret", "final_violation", "seconds"):
@@ -167,7 +178,10 @@ def summarise(trials: pd.DataFrame) -> pd.DataFrame:
     for (point, algorithm), group in trials.groupby(["point", "algorithm"], sort=False):
         ok = group[group["status"] == "ok"]
         row: dict[str, Any] = {"point": int(point)}
-        row.update({c: group[c].iloc[0] for c in param_cols})
+        # point parameters are constant in a group; instance facts of per-trial instances
+        # (e.g. each trial's minimum gap) vary, and are averaged
+        row.update({c: (group[c].mean() if group[c].nunique() > 1 else group[c].iloc[0])
+                    for c in param_cols})
         row.update({"algorithm": algorithm, "n_ok": len(ok),
                     "n_failed": int((group["status"] == "failed").sum())})
         for metric in present:

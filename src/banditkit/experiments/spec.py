@@ -105,6 +105,8 @@ class PlotSpec:
     ylabel: str | None = None
     xscale: str = "linear"
     yscale: str = "linear"
+    panels: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    facts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,19 @@ class FigureSpec:
     ratios : sequence of (str, str)
         Pairs (numerator, denominator) of algorithm names whose ratio of mean ``plot.metric``
         the report gives at every point (e.g. ``("RAGE", "XY-oracle")``).
+    chunk : int or None
+        Trials per task. ``None``: one trial per task (all trials of a point for a lock-step
+        algorithm). Figures of 10^4 trials per point of a few milliseconds each use chunks, so
+        that a task's overhead (pickling, a database transaction) is paid once per chunk;
+        trials keep their own streams, so the numbers do not depend on the chunking.
+    store_decisions : bool
+        Keep every trial's decision log (runs of pulls and batch sizes). Fixed-budget trials
+        sample arms i.i.d., so their logs are thousands of one-pull runs; figures of 10^6
+        trials keep only the pulls per arm and the scalar metrics (``False``).
+    instance_facts : callable, optional
+        ``instance_facts(env) -> dict`` of scalar facts about a trial's instance (e.g. the
+        minimum gap Δ(1)), stored in the trial's ``info["instance"]`` and given as columns of
+        the trials frame.
     paired : bool
         Run the trials as replicability pairs: trials 2j and 2j + 1 share the algorithm stream
         ξ (keyed by the pair j) and have independent noise, so the report can count the pairs
@@ -166,6 +181,9 @@ class FigureSpec:
     notes: str = ""
     paired: bool = False
     ratios: Sequence[tuple[str, str]] = ()
+    chunk: int | None = None
+    store_decisions: bool = True
+    instance_facts: Callable[[Environment], Mapping[str, float]] | None = None
 
     def xi_trial(self, trial: int) -> int:
         """The trial index the algorithm stream ξ is keyed by (the pair, for paired specs)."""

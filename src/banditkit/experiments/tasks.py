@@ -70,15 +70,20 @@ class Task:
 def make_tasks(spec: FigureSpec, seed: int, todo: Iterable[tuple[int, int, int]],
                spec_id: str) -> list[Task]:
     """Group ``(point, algorithm index, trial)`` triples into tasks: one per trial, or one per
-    (point, algorithm) for lock-step algorithms."""
+    (point, algorithm) for lock-step algorithms; with ``spec.chunk``, runs of at most
+    ``chunk`` trials of one (point, algorithm)."""
     groups: dict[tuple[int, int], list[int]] = {}
     tasks = []
     for point, algo, trial in sorted(todo):
-        if spec.algorithms[algo].lockstep is not None:
+        if spec.algorithms[algo].lockstep is not None or spec.chunk is not None:
             groups.setdefault((point, algo), []).append(trial)
         else:
             tasks.append(Task(point, algo, (trial,), seed, spec_id))
-    tasks += [Task(p, a, tuple(trials), seed, spec_id) for (p, a), trials in groups.items()]
+    size = spec.chunk
+    for (p, a), trials in groups.items():
+        step = len(trials) if size is None else size
+        tasks += [Task(p, a, tuple(trials[i:i + step]), seed, spec_id)
+                  for i in range(0, len(trials), step)]
     return sorted(tasks, key=lambda t: (t.point, t.algorithm, t.trials))
 
 
@@ -131,11 +136,23 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
             result = run(algorithm, env, horizon=horizon,
                          seed=noise_seed(task.seed, spec.name, task.point, i),
                          checkpoints=checkpoints)
-            records.append(record_from_trial(task.point, algo.name, i, result))
+            records.append(_record(spec, task.point, algo.name, i, result, env))
         except Exception as error:  # recorded with its traceback; the run goes on
             records.append(failed_record(task.point, algo.name, i, error,
                                          time.perf_counter() - start))
     return records
+
+
+def _record(spec: FigureSpec, point: int, algorithm: str, trial: int, result: Trial,
+            env: Environment) -> TrialRecord:
+    """The record of a finished trial, with what the spec keeps (decision logs, instance
+    facts)."""
+    record = record_from_trial(point, algorithm, trial, result,
+                               decisions=spec.store_decisions)
+    if spec.instance_facts is not None:
+        record.info["instance"] = {str(k): float(v)
+                                   for k, v in dict(spec.instance_facts(env)).items()}
+    return record
 
 
 def run_grouped(factory: Callable[..., Any], envs: Sequence[Environment],
@@ -167,8 +184,8 @@ def _execute_lockstep(spec: FigureSpec, task: Task, params: dict, horizon: int |
         if len(results) != len(task.trials):
             raise RuntimeError(f"lockstep function of {algo.name!r} returned {len(results)} "
                                f"trials for {len(task.trials)} seeds")
-        return [record_from_trial(task.point, algo.name, i, r)
-                for i, r in zip(task.trials, results, strict=True)]
+        return [_record(spec, task.point, algo.name, i, r, env)
+                for i, r, env in zip(task.trials, results, envs, strict=True)]
     except Exception as error:  # the whole group failed: every trial of it is recorded
         seconds = time.perf_counter() - start
         return [failed_record(task.point, algo.name, i, error, seconds) for i in task.trials]

@@ -1,0 +1,87 @@
+"""Chunked tasks, optional decision logs, instance facts and the error plot (the runner
+features the P1-RAGE figures need at 10^6 trials)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from banditkit.experiments.plots import write_plots
+from banditkit.experiments.runner import load_run, run_figure
+from banditkit.experiments.spec import PlotSpec
+from banditkit.experiments.tasks import make_tasks
+from test_runner_support import IDENTIFY, LOCKSTEP, SMALL, frames_equal
+
+
+def _best_mean(env) -> dict[str, float]:
+    return {"best_mean": float(np.max(env.means))}
+
+
+def test_chunks_group_trials_and_cover_each_once():
+    spec = replace(SMALL, chunk=4)
+    todo = [(p, a, i) for p in range(2) for a in range(2) for i in range(6)]
+    tasks = make_tasks(spec, 0, todo, "x")
+    assert [len(t.trials) for t in tasks] == [4, 2] * 4
+    seen = sorted((t.point, t.algorithm, i) for t in tasks for i in t.trials)
+    assert seen == sorted(todo)
+    lock = make_tasks(replace(LOCKSTEP, chunk=5), 0, [(0, 0, i) for i in range(6)], "x")
+    assert [t.trials for t in lock] == [(0, 1, 2, 3, 4), (5,)]
+
+
+@pytest.mark.parametrize("base", [SMALL, LOCKSTEP])
+def test_chunking_changes_no_number(base):
+    plain = run_figure(base, backend="serial", progress=False)
+    chunked = run_figure(replace(base, chunk=4), backend="serial", progress=False)
+    frames_equal(plain, chunked)
+
+
+def test_decision_logs_are_optional_and_counts_kept(tmp_path):
+    spec = replace(SMALL, store_decisions=False)
+    run_figure(spec, backend="serial", progress=False, out=tmp_path / "a")
+    run_figure(SMALL, backend="serial", progress=False, out=tmp_path / "b")
+    from banditkit.experiments.store import RunStore
+
+    with RunStore(tmp_path / "a", create=False) as store:
+        lean = store.records()
+    with RunStore(tmp_path / "b", create=False) as store:
+        full = store.records()
+    assert all(r.decision_arms is None and r.batch_sizes is None for r in lean)
+    assert all(r.decision_arms is not None and r.decision_arms.size for r in full)
+    for a, b in zip(sorted(lean, key=lambda r: (r.point, r.algorithm, r.trial)),
+                    sorted(full, key=lambda r: (r.point, r.algorithm, r.trial)), strict=True):
+        np.testing.assert_array_equal(a.counts, b.counts)
+        assert a.final_regret == b.final_regret
+    size_lean = (tmp_path / "a" / "results.sqlite").stat().st_size
+    size_full = (tmp_path / "b" / "results.sqlite").stat().st_size
+    assert size_lean < size_full
+
+
+def test_instance_facts_become_columns_averaged_per_point(tmp_path):
+    spec = replace(IDENTIFY, instance_facts=_best_mean,
+                   plot=PlotSpec(kind="error", metric="failure_rate", x="n", xscale="log",
+                                 facts=("best_mean",)))
+    result = run_figure(spec, backend="serial", progress=False, out=tmp_path)
+    trials = result.trials
+    assert "best_mean" in trials
+    # per-trial instances: the facts differ between trials of a point, and the summary
+    # holds their mean
+    first = trials[(trials["point"] == 0)]
+    assert first["best_mean"].nunique() > 1
+    s = result.summary
+    assert s.loc[s["point"] == 0, "best_mean"].iloc[0] == pytest.approx(first["best_mean"].mean())
+    paths = write_plots(load_run(tmp_path))
+    assert [p.suffix for p in paths] == [".png", ".pdf"] and all(p.exists() for p in paths)
+
+
+def test_error_plot_panels_select_series(tmp_path):
+    points = tuple({"K": K, "algorithm_params": {"n": n}} for K in (3, 4) for n in (2, 20))
+    spec = replace(IDENTIFY, points=points, trials=4,
+                   plot=PlotSpec(kind="error", metric="failure_rate", x="n",
+                                 panels=(("n", {"K": 3}), ("K", {"n": 20}))))
+    result = run_figure(spec, backend="serial", progress=False, out=tmp_path)
+    assert len(write_plots(result)) == 2
+    bad = replace(spec, plot=PlotSpec(kind="error", x="n", panels=(("n", {"Q": 1}),)))
+    with pytest.raises(ValueError, match="'Q'"):
+        write_plots(run_figure(bad, backend="serial", progress=False, out=tmp_path / "b"))
