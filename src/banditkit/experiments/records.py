@@ -64,7 +64,12 @@ def record_from_trial(point: int, algorithm: str, trial: int, result: Trial, *,
         correct=None if result.correct is None else bool(result.correct),
         recommendation=None if result.recommendation is None else int(result.recommendation),
         stopped=bool(result.stopped), n_batches=int(result.n_batches),
-        seconds=float(result.seconds), checkpoints=result.checkpoints, regret=result.regret,
+        seconds=float(result.seconds),
+        # checkpoints only index curves: an identifier's 100 of them per trial would be most
+        # of a 10^6-trial database
+        checkpoints=(result.checkpoints if result.regret is not None
+                     or result.violation is not None else None),
+        regret=result.regret,
         violation=result.violation, counts=np.asarray(result.counts, dtype=np.int64),
         decision_arms=arms, decision_counts=counts,
         batch_sizes=result.decisions.batch_sizes() if decisions else None,
