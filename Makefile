@@ -6,7 +6,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= runs/demo
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean data
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 
 demo: $(STAMP_RUN)
 	$(BIN)/banditkit run replicable-bandits:ucb-baseline --quick --out $(DEMO_OUT)
+
+# MovieLens-100k for the click-through instances: the recbole wheel ships it (recbole itself is
+# never imported, so --no-deps keeps torch out).
+data: $(STAMP_RUN)
+	$(BIN)/python -m pip install --quiet --no-deps recbole==1.2.1
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks

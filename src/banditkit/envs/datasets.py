@@ -47,7 +47,7 @@ __all__ = [
 #: Environment variable naming a directory holding ``ml-100k.{inter,user,item}``.
 DATA_ENV = "BANDITKIT_DATA"
 _FILES = ("ml-100k.inter", "ml-100k.user", "ml-100k.item")
-_INSTALL_HINT = ".venv/bin/pip install --no-deps recbole==1.2.1"
+_INSTALL_HINT = "`make data` (or `.venv/bin/pip install --no-deps recbole==1.2.1`)"
 
 #: Upper ends (exclusive) of the age buckets; the last bucket is open.
 AGE_BUCKETS = (25, 35, 50)
@@ -104,7 +104,7 @@ def movielens_100k_dir(data_dir: str | os.PathLike | None = None) -> Path:
                 return path
     raise FileNotFoundError(
         "MovieLens-100k not found (looked in: " + (", ".join(tried) or "nowhere") + "). "
-        f"Install the wheel that ships it with `{_INSTALL_HINT}`, or point ${DATA_ENV} (or "
+        f"Install the wheel that ships it with {_INSTALL_HINT}, or point ${DATA_ENV} (or "
         "data_dir) at a directory holding ml-100k.inter, ml-100k.user and ml-100k.item.")
 
 

@@ -93,6 +93,19 @@ class LinearBandit(Environment):
         v = self.item_values
         return v.max() - v
 
+    def min_gap(self, horizon: int | None = None) -> float:
+        """Δ(1) = (z_(1) − z_(2))ᵀθ*, the gap between the best and the second-best item
+        (``inf`` with a single item); ``horizon`` is ignored (the same signature as
+        :meth:`NonStationaryLinearBandit.min_gap`, whose θ̄_T is θ* here)."""
+        if self.n_items < 2:
+            return float("inf")
+        v = np.sort(self.item_values)
+        return float(v[-1] - v[-2])
+
+    def mean_theta(self, horizon: int | None = None) -> np.ndarray:
+        """θ̄_T = θ* for every T (stationary); a copy."""
+        return self.theta.copy()
+
     @property
     def best_arm(self) -> int:
         return int(np.argmax(self.means))
