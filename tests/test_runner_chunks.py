@@ -85,3 +85,22 @@ def test_error_plot_panels_select_series(tmp_path):
     bad = replace(spec, plot=PlotSpec(kind="error", x="n", panels=(("n", {"Q": 1}),)))
     with pytest.raises(ValueError, match="'Q'"):
         write_plots(run_figure(bad, backend="serial", progress=False, out=tmp_path / "b"))
+
+
+def test_shared_instance_draws_one_stream_for_all_points():
+    points = ({"K": 4, "algorithm_params": {"n": 5}}, {"K": 4, "algorithm_params": {"n": 6}})
+    own = run_figure(replace(IDENTIFY, points=points, instance_per_trial=False, trials=2),
+                     backend="serial", progress=False)
+    shared = run_figure(replace(IDENTIFY, points=points, instance_per_trial=False, trials=2,
+                                shared_instance=True, instance_facts=_best_mean),
+                        backend="serial", progress=False)
+    assert (shared.trials["status"] == "ok").all()
+    assert shared.trials.groupby("point")["best_mean"].first().nunique() == 1
+    own_facts = run_figure(replace(IDENTIFY, points=points, instance_per_trial=False, trials=2,
+                                   instance_facts=_best_mean), backend="serial", progress=False)
+    assert own_facts.trials.groupby("point")["best_mean"].first().nunique() == 2
+    assert len(own.trials) == len(shared.trials)
+    with pytest.raises(ValueError, match="exclude"):
+        replace(IDENTIFY, shared_instance=True)
+    with pytest.raises(ValueError, match="chunk"):
+        replace(IDENTIFY, chunk=0)

@@ -237,6 +237,7 @@ def run_config(spec: FigureSpec, *, quick: bool, seed: int, fingerprint: str
         "algorithms": [a.name for a in spec.algorithms],
         "algorithm_params": {a.name: _describe(dict(a.params)) for a in spec.algorithms},
         "instance_per_trial": spec.instance_per_trial,
+        "shared_instance": spec.shared_instance,
         "paired": bool(spec.paired),
         "plot": {"kind": plot.kind, "metric": plot.metric, "x": plot.x, "xlabel": plot.xlabel,
                  "ylabel": plot.ylabel, "xscale": plot.xscale, "yscale": plot.yscale,

@@ -132,6 +132,10 @@ class FigureSpec:
         Pulls per trial (regret) or budget cap (identification); a callable takes the point.
     instance_per_trial : bool
         Draw a new random instance for every trial (keyed by trial) rather than one per point.
+    shared_instance : bool
+        Draw every point's random instance from one stream keyed by the figure alone, so the
+        points of a sweep share their random draws (Xiong et al.'s Fig. 3 scales one random
+        oscillation by s) instead of one independent instance per point.
     checkpoints : int
         Number of checkpoints for curves.
     plot : PlotSpec
@@ -174,6 +178,7 @@ class FigureSpec:
     trials: int
     horizon: int | Callable[[Mapping[str, Any]], int] | None = None
     instance_per_trial: bool = False
+    shared_instance: bool = False
     checkpoints: int = 100
     plot: PlotSpec = field(default_factory=PlotSpec)
     paper_values: Sequence[PaperValue] = ()
@@ -184,6 +189,15 @@ class FigureSpec:
     chunk: int | None = None
     store_decisions: bool = True
     instance_facts: Callable[[Environment], Mapping[str, float]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.shared_instance and self.instance_per_trial:
+            raise ValueError(f"figure {self.name!r}: shared_instance and instance_per_trial "
+                             "exclude each other")
+        if self.chunk is not None and (isinstance(self.chunk, bool)
+                                       or not isinstance(self.chunk, int) or self.chunk < 1):
+            raise ValueError(f"figure {self.name!r}: chunk must be an integer >= 1 or None, "
+                             f"got {self.chunk!r}")
 
     def xi_trial(self, trial: int) -> int:
         """The trial index the algorithm stream ξ is keyed by (the pair, for paired specs)."""

@@ -303,6 +303,8 @@ def spec_fingerprint(spec: FigureSpec) -> str:
     }
     if spec.paired:  # only when set, so that unpaired specs keep their fingerprints
         content["paired"] = True
+    if spec.shared_instance:  # likewise
+        content["shared_instance"] = True
     text = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -9,7 +9,8 @@ worker runs it:
 * environment noise: the ``SeedSequence`` of ``stream(seed, figure, point, trial,
   "environment")`` (:func:`noise_seed`);
 * instance: ``stream(seed, figure, point, "instance")``, or keyed by the trial too when the spec
-  draws a new instance per trial.
+  draws a new instance per trial, or by the figure alone (``stream(seed, figure, "instance")``)
+  when its points share their random draws (``shared_instance``).
 
 A task is all trials of one (point, algorithm) for a lock-step algorithm, one trial otherwise.
 """
@@ -101,7 +102,9 @@ def _environment(spec: FigureSpec, task: Task, trial: int) -> Environment:
     key = (task.spec_id, seed, point)
     env = _ENV_CACHE.get(key)
     if env is None:
-        env = spec.make_env(instance_rng(seed, spec.name, point, None), **params)
+        rng = (stream(seed, spec.name, "instance") if spec.shared_instance
+               else instance_rng(seed, spec.name, point, None))
+        env = spec.make_env(rng, **params)
         if len(_ENV_CACHE) >= _ENV_CACHE_SIZE:
             _ENV_CACHE.pop(next(iter(_ENV_CACHE)))
         _ENV_CACHE[key] = env
