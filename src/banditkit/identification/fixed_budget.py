@@ -26,11 +26,23 @@ def check_budget_problem(X: object, Z: object, budget: object
     Z = X if Z is None else check_arms(Z, "Z")
     if Z.shape[1] != X.shape[1]:
         raise ValueError(f"Z must have d = {X.shape[1]} columns like X, got {Z.shape[1]}")
+    if Z.shape[0] > 1 and np.unique(Z, axis=0).shape[0] < Z.shape[0]:
+        raise ValueError("Z must have distinct rows: identical items can never be told apart")
     budget = check_positive_int(budget, "budget")
+    # private read-only copies: designs of item sets are memoised by the arrays' contents, and
+    # a read-only array's digest is computed once (ArrayMemo.key)
+    X, Z = _frozen(X), (None if Z is X else _frozen(Z))
+    Z = X if Z is None else Z
     if budget < X.shape[0]:
         raise ValueError(f"budget must be at least the number of arms ({X.shape[0]}), got "
                          f"{budget}")
     return X, Z, budget
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    out = np.array(a, dtype=float, copy=True)
+    out.setflags(write=False)
+    return out
 
 
 class FixedBudgetIdentifier(Algorithm):

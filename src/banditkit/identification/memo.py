@@ -19,6 +19,28 @@ import numpy as np
 __all__ = ["ArrayMemo"]
 
 
+#: Digests of read-only arrays that own their data, by identity: such an array cannot change,
+#: and a fixed-budget identifier keys thousands of design look-ups by the same X and Z.
+#: Entries hold the array itself, so an id is never reused while its entry lives.
+_FROZEN_DIGESTS: OrderedDict[int, tuple[np.ndarray, bytes]] = OrderedDict()
+_FROZEN_MAX = 64
+
+
+def _digest(part: np.ndarray) -> bytes:
+    frozen = not part.flags.writeable and part.flags.owndata and part.base is None
+    if frozen:
+        hit = _FROZEN_DIGESTS.get(id(part))
+        if hit is not None and hit[0] is part:
+            return hit[1]
+    arr = np.ascontiguousarray(part)
+    digest = hashlib.sha256(f"{arr.dtype}{arr.shape}".encode() + arr.tobytes()).digest()
+    if frozen:
+        _FROZEN_DIGESTS[id(part)] = (part, digest)
+        while len(_FROZEN_DIGESTS) > _FROZEN_MAX:
+            _FROZEN_DIGESTS.popitem(last=False)
+    return digest
+
+
 class ArrayMemo:
     """LRU memo keyed by the exact bytes (and shapes) of arrays and the repr of constants.
 
@@ -44,9 +66,7 @@ class ArrayMemo:
         h = hashlib.sha256()
         for part in parts:
             if isinstance(part, np.ndarray):
-                arr = np.ascontiguousarray(part)
-                h.update(f"{arr.dtype}{arr.shape}".encode())
-                h.update(arr.tobytes())
+                h.update(_digest(part))
             else:
                 h.update(repr(part).encode())
             h.update(b"|")
