@@ -1,4 +1,5 @@
-"""Designs of surviving item sets, memoised, and Peace's halving rule.
+"""Designs of surviving item sets and the G-optimal design, memoised, and Peace's halving
+rule.
 
 The fixed-budget eliminators of Xiong et al. ("P1-RAGE": Algorithms 3–6) and Peace
 (Katz-Samuels et al. 2020, fixed budget, with ρ in place of γ as in Xiong et al., Appendix D)
@@ -14,13 +15,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..design import Design, pairwise_design
+from ..design import Design, g_optimal, pairwise_design
+from ..estimation.ips import ips_information
 from .memo import ArrayMemo
 
-__all__ = ["ITEM_DESIGNS", "halving_prefix", "item_design"]
+__all__ = ["G_DESIGNS", "ITEM_DESIGNS", "g_design", "halving_prefix", "item_design"]
 
 #: Designs of item sets, reused across epochs and trials in one process.
 ITEM_DESIGNS = ArrayMemo(20_000)
+
+
+#: λ* and A(λ*) per (arms, tolerance), shared by every trial and algorithm of a process.
+G_DESIGNS = ArrayMemo(256)
+
+
+def g_design(X: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """The G-optimal design λ* on the rows of ``X`` (Xiong et al., Eq. (3)) and ``A(λ*)``.
+
+    Solved by :func:`banditkit.design.g_optimal` to certified relative gap ``tol`` and
+    memoised per process (:data:`G_DESIGNS`): the value is the solve's own result, so no
+    number depends on how trials are spread over workers. Both arrays are read-only.
+    """
+    def solve() -> tuple[np.ndarray, np.ndarray]:
+        weights = np.array(g_optimal(X, tol=tol).weights)
+        information = ips_information(X, weights)
+        weights.setflags(write=False)
+        information.setflags(write=False)
+        return weights, information
+
+    return G_DESIGNS.get(("g-design", X, float(tol)), solve)
 
 
 def item_design(X: np.ndarray, Z: np.ndarray, items: np.ndarray, tol: float

@@ -2,8 +2,10 @@
 algorithm from a name (see :mod:`banditkit.policies.registry`).
 
 Each factory takes a linear environment (``env.X`` arms, ``env.Z`` items; the oracle also reads
-``env.theta``), the internal randomness ``rng`` and δ. ``horizon`` is accepted for the
-registry's uniform call and unused: identifiers stop by themselves.
+``env.theta``) and the internal randomness ``rng``. Fixed-confidence identifiers take δ and
+ignore ``horizon`` (they stop by themselves); fixed-budget identifiers (Xiong et al.) spend
+exactly ``horizon`` pulls, their budget T, so an audit of two executions sharing ξ compares
+their pulls and their recommendation.
 """
 
 from __future__ import annotations
@@ -13,11 +15,16 @@ import numpy as np
 from ..envs.base import Environment
 from ..policies.registry import register_policy
 from .alba import ALBA
+from .g_bai import GBAI, gbai_lockstep
 from .lingape import LinGapE
+from .od_linbai import ODLinBAI
+from .p1 import P1RAGE, P1Peace
+from .peace import MixedPeace, Peace
 from .rage import RAGE
 from .xy import XYAdaptive, XYOracle, XYStatic
 
-__all__ = ["alba", "lingape", "rage", "xy_adaptive", "xy_oracle", "xy_static"]
+__all__ = ["alba", "g_bai", "lingape", "mixed_peace", "od_linbai", "p1_peace", "p1_rage",
+           "peace", "rage", "xy_adaptive", "xy_oracle", "xy_static"]
 
 
 def _arms_items(env: Environment, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -80,3 +87,57 @@ def alba(env: Environment, rng: np.random.Generator, *, horizon: int | None = No
     bound = (float(np.linalg.norm(_theta(env, "ALBA"))) if theta_bound is None
              else theta_bound)
     return ALBA(*_arms_items(env, "ALBA"), delta, theta_bound=bound)
+
+
+# --- fixed budget (Xiong et al., "A/B Testing and Best-arm Identification for Linear Bandits
+# with Robustness to Non-stationarity"): the budget is the horizon ---------------------------
+
+def _budget(name: str, horizon: int | None) -> int:
+    if horizon is None:
+        raise ValueError(f"{name} is a fixed-budget identifier: pass the budget T as the "
+                         "horizon (--horizon T)")
+    return horizon
+
+
+@register_policy("GBAI", lockstep=gbai_lockstep)
+def g_bai(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+          design_tol: float = 0.01) -> GBAI:
+    """G-BAI (Xiong et al., Algorithm 1): i.i.d. pulls from the G-optimal design, IPS."""
+    return GBAI(*_arms_items(env, "GBAI"), _budget("GBAI", horizon), design_tol=design_tol,
+                rng=rng)
+
+
+@register_policy("P1RAGE")
+def p1_rage(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+            m: int = 15) -> P1RAGE:
+    """P1-RAGE (Xiong et al., Algorithms 2-3) with m virtual phases (15 in Appendix D)."""
+    return P1RAGE(*_arms_items(env, "P1RAGE"), _budget("P1RAGE", horizon), m=m, rng=rng)
+
+
+@register_policy("P1Peace")
+def p1_peace(env: Environment, rng: np.random.Generator, *, horizon: int | None = None
+             ) -> P1Peace:
+    """P1-Peace (Xiong et al., Algorithms 4-5)."""
+    return P1Peace(*_arms_items(env, "P1Peace"), _budget("P1Peace", horizon), rng=rng)
+
+
+@register_policy("MixedPeace")
+def mixed_peace(env: Environment, rng: np.random.Generator, *, horizon: int | None = None
+                ) -> MixedPeace:
+    """Mixed-Peace (Xiong et al., Algorithm 6)."""
+    return MixedPeace(*_arms_items(env, "MixedPeace"), _budget("MixedPeace", horizon),
+                      rng=rng)
+
+
+@register_policy("Peace")
+def peace(env: Environment, rng: np.random.Generator, *, horizon: int | None = None) -> Peace:
+    """Peace, fixed budget (Katz-Samuels et al. 2020, as in Xiong et al., Appendix D)."""
+    return Peace(*_arms_items(env, "Peace"), _budget("Peace", horizon), rng=rng)
+
+
+@register_policy("ODLinBAI")
+def od_linbai(env: Environment, rng: np.random.Generator, *, horizon: int | None = None
+              ) -> ODLinBAI:
+    """OD-LinBAI (Yang & Tan 2022), Z = X."""
+    X, Z = _arms_items(env, "ODLinBAI")
+    return ODLinBAI(X, Z, _budget("ODLinBAI", horizon), rng=rng)

@@ -16,14 +16,14 @@ import math
 
 import numpy as np
 
-from ..design import Design, g_optimal, round_allocation
+from ..design import round_allocation
 from ..estimation.ips import IPSEstimate
 from ..estimation.least_squares import LeastSquares
 from ..protocol import Batch
 from ..rng import SeedLike
 from ..validation import check_positive
 from .fixed_budget import FixedBudgetIdentifier
-from .item_designs import ITEM_DESIGNS, halving_prefix, item_design
+from .item_designs import g_design, halving_prefix, item_design
 
 __all__ = ["MixedPeace", "Peace", "peace_epochs"]
 
@@ -38,11 +38,6 @@ def peace_epochs(rho: float, budget: int) -> int:
     if rho <= 2.0:
         return 1
     return max(1, min(math.ceil(math.log2(rho)), budget))
-
-
-def _g_design(X: np.ndarray, tol: float) -> Design:
-    """The G-optimal design λ* of the arms (Xiong et al., Eq. (3)), memoised per process."""
-    return ITEM_DESIGNS.get(("g-optimal", X, float(tol)), lambda: g_optimal(X, tol=tol))
 
 
 def _ranked(Z: np.ndarray, items: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -214,7 +209,7 @@ class MixedPeace(FixedBudgetIdentifier):
         tol = check_positive(design_tol, "design_tol")
         super().__init__(X, Z, budget, rng)
         self.design_tol = tol
-        self.g_design = _g_design(self.X, tol).weights
+        self.g_design = g_design(self.X, tol)[0]
         self.active = np.arange(self.Z.shape[0])
         _, self._rho = item_design(self.X, self.Z, self.active, tol)
         self.n_epochs = peace_epochs(self._rho, self.budget)
