@@ -126,3 +126,21 @@ def test_bad_input_is_refused_naming_the_parameter(argv, expected, capsys, tmp_p
 def test_default_run_folder():
     assert str(default_out(FIGURE, True)) == "runs/replicable-bandits_ucb-baseline-quick"
     assert str(default_out(FIGURE, False)) == "runs/replicable-bandits_ucb-baseline"
+
+
+@pytest.mark.parametrize("figure", ["p1-rage:fig2b", "rage:fig2b"])
+def test_click_through_without_movielens_is_refused_naming_make_data(figure, capsys, tmp_path,
+                                                                     monkeypatch):
+    import importlib.metadata
+
+    from banditkit.envs import datasets
+
+    monkeypatch.delenv(datasets.DATA_ENV, raising=False)
+    monkeypatch.setattr(importlib.metadata, "distribution",
+                        lambda name: (_ for _ in ()).throw(
+                            importlib.metadata.PackageNotFoundError(name)))
+    out = tmp_path / "run"
+    assert main(["run", figure, "--quick", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "make data" in err and "Traceback" not in err
+    assert not (out / "results.sqlite").exists()  # refused before any work

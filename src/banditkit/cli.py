@@ -116,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
                             workers=args.workers, backend=args.backend,
                             scheduler=args.scheduler, seed=args.seed, out=out,
                             progress=not args.no_progress, retry_failed=args.retry_failed)
-    except ConfigurationMismatch as error:
+    except (ConfigurationMismatch, FileNotFoundError) as error:
         return _refuse(str(error))
     except KeyboardInterrupt:
         print(f"\nbanditkit: interrupted; finished trials are kept in {out}; run the same "

@@ -152,6 +152,8 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
         Unknown figure or backend, ``trials``/``workers`` < 1, negative ``seed``, a
         ``scheduler`` without the dask backend, or a run folder of another configuration
         (:class:`~banditkit.experiments.store.ConfigurationMismatch`).
+    FileNotFoundError
+        A data set the figure needs is missing (``FigureSpec.requires``).
     """
     spec = _resolve(spec_or_name)
     if not isinstance(quick, bool):
@@ -176,6 +178,8 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
     if trials is not None:
         spec = replace(spec, trials=trials)
     _check_spec(spec)
+    if spec.requires is not None:
+        spec.requires()  # e.g. a data set: refuse before any work
     fingerprint = spec_fingerprint(spec)
     config = run_config(spec, quick=quick, seed=seed, fingerprint=fingerprint)
 

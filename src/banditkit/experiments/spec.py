@@ -158,6 +158,10 @@ class FigureSpec:
         Keep every trial's decision log (runs of pulls and batch sizes). Fixed-budget trials
         sample arms i.i.d., so their logs are thousands of one-pull runs; figures of 10^6
         trials keep only the pulls per arm and the scalar metrics (``False``).
+    requires : callable, optional
+        ``requires()`` raises (``FileNotFoundError``, ``ValueError``) with a message saying
+        what to do when something the figure needs is missing — a data set — so a run is
+        refused before any work instead of recording every trial as failed.
     instance_facts : callable, optional
         ``instance_facts(env) -> dict`` of scalar facts about a trial's instance (e.g. the
         minimum gap Δ(1)), stored in the trial's ``info["instance"]`` and given as columns of
@@ -189,6 +193,7 @@ class FigureSpec:
     chunk: int | None = None
     store_decisions: bool = True
     instance_facts: Callable[[Environment], Mapping[str, float]] | None = None
+    requires: Callable[[], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.shared_instance and self.instance_per_trial:

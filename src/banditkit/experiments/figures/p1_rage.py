@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...envs.base import Environment
+from ...envs.datasets import movielens_100k_dir
 from ...envs.instances import make_instance
 from ...identification.g_bai import GBAI, gbai_lockstep
 from ...identification.od_linbai import ODLinBAI
@@ -202,6 +203,7 @@ FIG2B = _figure(
     name="p1-rage:fig2b",
     title="Click-through, weekly periodic (MovieLens-100k stand-in for Yahoo! R6A), T = 21000",
     paper=f"{PAPER}, Section 6, Figure 2(b)",
+    requires=movielens_100k_dir,
     make_env=make_click_through_periodic,
     points=tuple(_point(T=21_000, L=L) for L in FIG2B_L),
     trials=1000,

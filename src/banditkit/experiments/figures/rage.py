@@ -20,6 +20,7 @@ from functools import partial
 import numpy as np
 
 from ...envs.base import Environment
+from ...envs.datasets import movielens_100k_dir
 from ...envs.instances import make_instance
 from ...identification.alba import ALBA
 from ...identification.lingape import make_lingape
@@ -276,6 +277,7 @@ FIG2B = FigureSpec(
     name="rage:fig2b",
     title="Click-through (MovieLens-100k stand-in for Yahoo! R6A): sample complexity, 40 arms",
     paper=f"{PAPER}, Section 5, Figure 2b",
+    requires=movielens_100k_dir,
     make_env=make_click_through,
     points=({"n": 40},),
     algorithms=FIG2B_ALGS,
