@@ -104,3 +104,26 @@ def test_shared_instance_draws_one_stream_for_all_points():
         replace(IDENTIFY, shared_instance=True)
     with pytest.raises(ValueError, match="chunk"):
         replace(IDENTIFY, chunk=0)
+
+
+def test_error_difference_newcombe_reference_values():
+    from banditkit.experiments.results import error_difference
+
+    # Newcombe (1998), Table II, example (a): 56/70 - 48/80, method 10: [0.0524, 0.3339]
+    diff, lo, hi = error_difference(56, 70, 48, 80)
+    assert diff == pytest.approx(0.2)
+    assert (lo, hi) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    # example (d): 0/10 - 0/20 (no events), interval [-0.1611, 0.2775]
+    _, lo, hi = error_difference(0, 10, 0, 20)
+    assert (lo, hi) == pytest.approx((-0.1611, 0.2775), abs=1e-4)
+
+
+def test_report_states_comparisons(tmp_path):
+    from banditkit.experiments.report import render_report
+
+    points = tuple({"K": 4, "algorithm_params": {"n": n}} for n in (1, 50))
+    spec = replace(IDENTIFY, points=points, trials=30, comparisons=(("uniform", "uniform"),))
+    result = run_figure(spec, backend="serial", progress=False, out=tmp_path)
+    text = render_report(result, tmp_path)
+    assert "## Error-rate comparisons" in text
+    assert "2 without significant difference" in text  # a rate minus itself: 0 in its interval

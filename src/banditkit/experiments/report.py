@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .plots import plot_file_stem
-from .results import SUMMARY_METRICS
+from .results import SUMMARY_METRICS, error_difference
 
 __all__ = ["REPORT_NAME", "markdown_table", "render_report", "write_report"]
 
@@ -90,6 +90,10 @@ def render_report(result: Any, folder: Path | None = None) -> str:
     if config.get("ratios"):
         lines += ["## Ratios", ""]
         lines += [*_ratio_table(config, result.summary), ""]
+
+    if config.get("comparisons"):
+        lines += ["## Error-rate comparisons", ""]
+        lines += [*_comparison_table(config, trials), ""]
 
     lines += ["## Failures", ""]
     lines += [*_failures(trials, result), ""]
@@ -188,6 +192,35 @@ def _ratio_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:
     return [f"Ratio of the mean `{metric}` over successful trials.", "",
             *markdown_table(["point", "parameters", "ratio", "numerator mean",
                              "denominator mean", "value"], rows)]
+
+
+def _comparison_table(config: dict[str, Any], trials: pd.DataFrame) -> list[str]:
+    """Error rate of a minus that of b at every point, with Newcombe's 95% interval."""
+    ok = trials[(trials["status"] == "ok") & trials["correct"].notna()]
+    if ok.empty:
+        return ["No identification trials stored."]
+    wrong = (~ok["correct"].astype(bool)).groupby([ok["point"], ok["algorithm"]]).agg(
+        ["sum", "count"])
+    rows, verdicts = [], {"worse": 0, "better": 0, "neither": 0}
+    for point in sorted(ok["point"].unique()):
+        for a, b in config["comparisons"]:
+            if (point, a) not in wrong.index or (point, b) not in wrong.index:
+                continue
+            (ka, na), (kb, nb) = wrong.loc[(point, a)], wrong.loc[(point, b)]
+            diff, lo, hi = error_difference(int(ka), int(na), int(kb), int(nb))
+            verdict = ("worse" if lo > 0 else "better" if hi < 0 else "neither")
+            verdicts[verdict] += 1
+            text = {"worse": f"{a} significantly worse", "better": f"{a} significantly better",
+                    "neither": "no significant difference"}[verdict]
+            rows.append([point, _short(config["points"][point]), f"{a} − {b}",
+                         f"{ka / na:.4g} − {kb / nb:.4g}", _interval(diff, lo, hi), text])
+    return [f"Error rate of the first minus the second algorithm, with Newcombe's 95% "
+            f"interval (from the Wilson intervals). Of {sum(verdicts.values())} comparisons: "
+            f"{verdicts['worse']} significantly worse, {verdicts['better']} significantly "
+            f"better, {verdicts['neither']} without significant difference (each at the 5% "
+            "level, without correction for the number of comparisons).", "",
+            *markdown_table(["point", "parameters", "comparison", "error rates",
+                             "difference (95% interval)", "verdict"], rows)]
 
 
 def _failures(trials: pd.DataFrame, result: Any) -> list[str]:

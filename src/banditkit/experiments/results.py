@@ -20,6 +20,7 @@ from .records import TrialRecord
 __all__ = [
     "SUMMARY_METRICS",
     "curves_frame",
+    "error_difference",
     "mean_interval",
     "summarise",
     "trials_frame",
@@ -155,6 +156,26 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     # The interval always contains p; rounding must not push a bound past it at p = 0 or 1.
     return float(min(p, max(0.0, centre - half))), float(max(p, min(1.0, centre + half)))
+
+
+def error_difference(k1: int, n1: int, k2: int, n2: int, level: float = 0.95
+                     ) -> tuple[float, float, float]:
+    """``p1 − p2`` for proportions ``k1/n1`` and ``k2/n2`` with Newcombe's ``level`` interval
+    (his method 10: built from the two Wilson intervals; sensible at 0 and 1, unlike
+    ``diff ± z·se``). Returns ``(diff, lo, hi)``; NaNs when a sample is empty.
+
+    Newcombe, "Interval estimation for the difference between independent proportions",
+    Statistics in Medicine 17 (1998).
+    """
+    if n1 == 0 or n2 == 0:
+        return (np.nan,) * 3
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson_interval(k1, n1, level)
+    l2, u2 = wilson_interval(k2, n2, level)
+    diff = p1 - p2
+    lo = diff - float(np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2))
+    hi = diff + float(np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2))
+    return diff, lo, hi
 
 
 def summarise(trials: pd.DataFrame) -> pd.DataFrame:

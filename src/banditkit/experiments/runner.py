@@ -250,6 +250,7 @@ def run_config(spec: FigureSpec, *, quick: bool, seed: int, fingerprint: str
         "paper_values": [{"algorithm": v.algorithm, "point": v.point, "metric": v.metric,
                           "value": v.value, "source": v.source} for v in spec.paper_values],
         "ratios": [[a, b] for a, b in spec.ratios],
+        "comparisons": [[a, b] for a, b in spec.comparisons],
     }
 
 

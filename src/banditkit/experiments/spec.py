@@ -149,6 +149,10 @@ class FigureSpec:
     ratios : sequence of (str, str)
         Pairs (numerator, denominator) of algorithm names whose ratio of mean ``plot.metric``
         the report gives at every point (e.g. ``("RAGE", "XY-oracle")``).
+    comparisons : sequence of (str, str)
+        Pairs (a, b) of identifiers whose error rates the report compares at every point:
+        the difference a − b with Newcombe's 95% interval, and whether a is significantly
+        worse, better, or neither (the paper's claims are statements of this kind).
     chunk : int or None
         Trials per task. ``None``: one trial per task (all trials of a point for a lock-step
         algorithm). Figures of 10^4 trials per point of a few milliseconds each use chunks, so
@@ -190,6 +194,7 @@ class FigureSpec:
     notes: str = ""
     paired: bool = False
     ratios: Sequence[tuple[str, str]] = ()
+    comparisons: Sequence[tuple[str, str]] = ()
     chunk: int | None = None
     store_decisions: bool = True
     instance_facts: Callable[[Environment], Mapping[str, float]] | None = None

@@ -169,8 +169,18 @@ def _error_plot(x: str, xlabel: str, panels: tuple = (), facts: tuple[str, ...] 
                     facts=facts)
 
 
+#: The paper's claims, as comparisons of error rates at every point (Section 6): P1-RAGE and
+#: P1-Peace never worse than G-BAI and Mixed-Peace; Peace and OD-LinBAI unstable under
+#: non-stationarity (against G-BAI, robust by Theorem 1); P1-RAGE close to Peace when
+#: stationary.
+COMPARISONS = (("P1-RAGE", "G-BAI"), ("P1-RAGE", "Mixed-Peace"), ("P1-Peace", "G-BAI"),
+               ("P1-Peace", "Mixed-Peace"), ("Peace", "G-BAI"), ("OD-LinBAI", "G-BAI"),
+               ("P1-RAGE", "Peace"))
+
+
 def _figure(**kw: Any) -> FigureSpec:
     kw.setdefault("algorithms", ALGORITHMS)
+    kw.setdefault("comparisons", COMPARISONS)
     kw.setdefault("horizon", budget_of)
     kw.setdefault("chunk", CHUNK)
     kw.setdefault("store_decisions", False)
