@@ -199,14 +199,23 @@ def _error_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
                              gridspec_kw={"height_ratios": [3, 1][:rows]} if rows > 1 else None)
     n_trials = int(result.config["trials"])
     floor = 1.0 / (2 * n_trials)
+    algorithms = result.config["algorithms"]
     for col, (x, fixed) in enumerate(panels):
         ax = axes[0, col]
         sel = _panel_rows(summary, x, fixed)
-        for k, algorithm in enumerate(result.config["algorithms"]):
+        values = np.unique(sel[x].to_numpy(dtype=float))
+        single = values.size == 1  # one point: the algorithms side by side, as bars would be
+        # a small horizontal offset per algorithm, so equal rates do not hide each other
+        span = (np.ptp(values) if values.size > 1 else 1.0) * 0.012
+        for k, algorithm in enumerate(algorithms):
             a = sel[sel["algorithm"] == algorithm]
             if a.empty:
                 continue
             xs = a[x].to_numpy(dtype=float)
+            if single:
+                xs = np.full(xs.size, float(k))
+            elif (plot.get("xscale") or "linear") == "linear":
+                xs = xs + (k - (len(algorithms) - 1) / 2) * span
             mean = a["failure_rate_mean"].to_numpy(dtype=float)
             hi = a["failure_rate_hi"].to_numpy(dtype=float)
             lo = a["failure_rate_lo"].to_numpy(dtype=float)
@@ -221,10 +230,16 @@ def _error_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
             if zero.any():
                 ax.plot(xs[zero], shown[zero], linestyle="none", marker="v", markersize=8,
                         markerfacecolor="none", color=line[0].get_color())
-        ax.set_xscale(plot.get("xscale") or "linear")
+        if single:
+            ax.set_xticks(range(len(algorithms)), algorithms, rotation=30, ha="right",
+                          fontsize=8)
+            ax.set_xlim(-0.6, len(algorithms) - 0.4)
+        else:
+            ax.set_xscale(plot.get("xscale") or "linear")
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, 1.5)
-        ax.set_xlabel(x if not fixed else f"{x}  ({_point_label(fixed)})")
+        where = f"{x} = {values[0]:g}" if single else x
+        ax.set_xlabel(where if not fixed else f"{where}  ({_point_label(fixed)})")
         ax.set_ylabel(plot.get("ylabel") or "error probability")
         ax.grid(alpha=0.3, which="both")
         if col == 0:
