@@ -250,6 +250,10 @@ def _error_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
             fax.plot(per_point.index.to_numpy(dtype=float), per_point.to_numpy(dtype=float),
                      marker="o", color="black")
             fax.set_xscale(plot.get("xscale") or "linear")
+            top = float(np.nanmax(per_point.to_numpy(dtype=float))) if len(per_point) else 1.0
+            if np.isfinite(top) and top > 0:  # a gap is ≥ 0: show it from 0, no offset
+                fax.set_ylim(0, 1.15 * top)
+            fax.ticklabel_format(axis="y", useOffset=False)
             fax.set_xlabel(x)
             fax.set_ylabel(_LABELS.get(f, f))
             fax.grid(alpha=0.3)
