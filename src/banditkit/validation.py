@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from numbers import Integral, Real
 
 import numpy as np
 
 __all__ = [
     "check_arms",
     "check_in_unit_interval",
+    "check_integer",
     "check_positive",
     "check_positive_int",
     "check_probability",
@@ -34,6 +36,22 @@ def check_spans(X: np.ndarray, name: str = "X", rtol: float = 1e-10) -> None:
     if s.size < d or s[-1] <= rtol * max(s[0], 1.0) * max(X.shape):
         rank = int(np.sum(s > rtol * max(s[0], 1.0) * max(X.shape)))
         raise ValueError(f"{name} must span R^{d}: its rows have rank {rank} < {d}")
+
+
+def check_integer(value: object, name: str, low: int = 1) -> int:
+    """An integer ≥ ``low``; integral floats (``1e4``) are accepted, anything else is refused
+    with a ValueError naming ``name``."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if isinstance(value, Integral):
+        v = int(value)
+    elif isinstance(value, Real) and np.isfinite(float(value)) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if v < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return v
 
 
 def check_positive_int(value: object, name: str, *, allow_zero: bool = False) -> int:

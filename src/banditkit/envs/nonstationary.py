@@ -18,34 +18,17 @@ A schedule is given in one of three forms:
 from __future__ import annotations
 
 from collections.abc import Callable
-from numbers import Integral, Real
 
 import numpy as np
 
 from ..protocol import Batch
-from ..validation import check_arms
+from ..validation import check_arms, check_integer
 from .base import Environment, Outcome
 
 __all__ = ["NonStationaryLinearBandit"]
 
 _CHUNK = 1 << 18  # pulls per vectorised chunk: bounds memory at a few tens of MB
 _MEANS_CACHE = 1 << 22  # largest (table rows × arms) mean table cached (32 MB)
-
-
-def _check_integer(value: object, name: str, low: int = 1) -> int:
-    """An integer ≥ ``low``; integral floats (``1e4``) are accepted, anything else is refused
-    with a ValueError naming ``name``."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if isinstance(value, Integral):
-        v = int(value)
-    elif isinstance(value, Real) and np.isfinite(float(value)) and float(value).is_integer():
-        v = int(value)
-    else:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if v < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return v
 
 
 class NonStationaryLinearBandit(Environment):
@@ -95,7 +78,7 @@ class NonStationaryLinearBandit(Environment):
         if self.Z.shape[1] != self.d:
             raise ValueError(f"Z must have d = {self.d} columns like X, got {self.Z.shape[1]}")
         self.n_items = self.Z.shape[0]
-        repeat = _check_integer(repeat, "repeat")
+        repeat = check_integer(repeat, "repeat")
         if repeat != 1 and not periodic:
             raise ValueError("repeat applies to a periodic schedule only (pass periodic=True)")
         self._periodic, self._repeat = bool(periodic), repeat
@@ -120,7 +103,7 @@ class NonStationaryLinearBandit(Environment):
                     raise ValueError("horizon is required when the schedule is periodic")
             else:
                 horizon = table.shape[0] if horizon is None else horizon
-        horizon = _check_integer(horizon, "horizon")
+        horizon = check_integer(horizon, "horizon")
         if self._table is not None and not periodic and horizon > self._table.shape[0]:
             raise ValueError(f"horizon {horizon} exceeds the schedule's length "
                              f"{self._table.shape[0]}")
@@ -160,7 +143,7 @@ class NonStationaryLinearBandit(Environment):
         return out
 
     def _horizon(self, horizon: int | None) -> int:
-        return self.horizon if horizon is None else _check_integer(horizon, "horizon")
+        return self.horizon if horizon is None else check_integer(horizon, "horizon")
 
     def _row_counts(self, T: int) -> np.ndarray:
         """How many of the times 0..T−1 use each row of a periodic table."""

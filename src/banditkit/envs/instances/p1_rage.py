@@ -15,7 +15,7 @@ Registered names: ``oscillating-soare``, ``malicious``, ``oscillating-multivaria
 d = 10, ω = 0.1, θ* = 2e₁) uses the RAGE module's ``soare`` unchanged: its N(0, 1) noise is the
 authors' choice.
 
-Choices settled from the authors' code (github.com/FFTypeZero/bobw_linear: ``utils.py``,
+Choices settled from the authors' code (repository FFTypeZero/bobw_linear: ``utils.py``,
 ``run_sto_soare.py``, ``run_adv_soare.py``, ``run_single.py``, ``run_adv_multi.py``,
 ``run_adv_yahoo.py``, ``get_instance_yahoo.py``, ``process_yahoo.py``)
 -------------------------------------------------------------------------------------------------
@@ -51,8 +51,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ...validation import check_integer
 from ..linear import LinearBandit
-from ..nonstationary import NonStationaryLinearBandit, _check_integer
+from ..nonstationary import NonStationaryLinearBandit
 from .rage import multivariate_testing, soare
 from .registry import register_instance
 
@@ -128,9 +129,9 @@ def oscillating_soare(s: float = 1.0, L: int = 200, T: int = 10_000, omega: floa
         instances all keep the stationary best arm (the authors' code asserts it).
     """
     s = _check_scale(s)
-    L = _check_integer(L, "L")
-    T = _check_integer(T, "T")
-    d = _check_integer(d, "d", 2)
+    L = check_integer(L, "L")
+    T = check_integer(T, "T")
+    d = check_integer(d, "d", 2)
     _check_noise(noise, sigma)
     X = soare(d=d, omega=omega).X
     table = np.zeros((L, d))
@@ -176,8 +177,8 @@ def malicious(T: int = 10_000, d: int = 10, omega: float = 0.5, *, noise: str = 
         On bad parameters, or when ω (small ω) makes the extra arm, not ``e_1``, best under
         θ̄_T (the paper's instance has ``e_1`` best).
     """
-    T = _check_integer(T, "T")
-    d = _check_integer(d, "d", 2)
+    T = check_integer(T, "T")
+    d = check_integer(d, "d", 2)
     _check_noise(noise, sigma)
     X = soare(d=d, omega=omega).X
     table = np.zeros((T, d))
@@ -216,7 +217,7 @@ def p1_multivariate_testing(D: int = 4, *, rng: np.random.Generator, alpha1: flo
     noise, sigma
         Gaussian with σ = 0.3 in the authors' code (``noise_level = 0.3``).
     """
-    D = _check_integer(D, "D", 2)
+    D = check_integer(D, "D", 2)
     base = multivariate_testing(D, rng=rng, alpha1=alpha1, alpha2=alpha2,
                                 weight_range=weight_range, step=step, min_gap=min_gap)
     return LinearBandit(base.X, base.theta, noise=noise, sigma=sigma)
@@ -269,11 +270,11 @@ def oscillating_multivariate(D: int = 4, s: float = 2.0, L: int = 900, T: int = 
     RuntimeError
         If no draw in ``max_tries`` keeps θ*'s best layout.
     """
-    D = _check_integer(D, "D", 2)
+    D = check_integer(D, "D", 2)
     s = _check_scale(s)
-    L = _check_integer(L, "L")
-    T = _check_integer(T, "T")
-    max_tries = _check_integer(max_tries, "max_tries")
+    L = check_integer(L, "L")
+    T = check_integer(T, "T")
+    max_tries = check_integer(max_tries, "max_tries")
     if isinstance(oscillate_prob, bool) or not (0.0 <= float(oscillate_prob) <= 1.0):
         raise ValueError(f"oscillate_prob must lie in [0, 1], got {oscillate_prob!r}")
     _check_noise(noise, sigma)
@@ -434,8 +435,8 @@ def click_through_periods(data_dir: str | os.PathLike | None = None, *, split: s
 
     if split not in PERIOD_SPLITS:
         raise ValueError(f"split must be one of {PERIOD_SPLITS}, got {split!r}")
-    dim = _check_integer(dim, "dim")
-    min_records = _check_integer(min_records, "min_records")
+    dim = check_integer(dim, "dim")
+    min_records = check_integer(min_records, "min_records")
     if isinstance(ridge, bool) or not (np.isfinite(ridge) and ridge > 0):
         raise ValueError(f"ridge must be a positive number, got {ridge!r}")
     folder = movielens_100k_dir(data_dir)
@@ -486,11 +487,11 @@ def click_through_periodic(L: int = 1000, T: int = 21_000, *, rng: np.random.Gen
     NonStationaryLinearBandit
         Periodic table of the seven θ's with ``repeat = L`` (``period = 7L``); ``X = Z``.
     """
-    L = _check_integer(L, "L")
-    T = _check_integer(T, "T")
-    dim = _check_integer(dim, "dim")
-    n_arms = _check_integer(n_arms, "n_arms", dim)
-    max_tries = _check_integer(max_tries, "max_tries")
+    L = check_integer(L, "L")
+    T = check_integer(T, "T")
+    dim = check_integer(dim, "dim")
+    n_arms = check_integer(n_arms, "n_arms", dim)
+    max_tries = check_integer(max_tries, "max_tries")
     if not (np.isfinite(min_gap) and np.isfinite(max_gap) and 0 < min_gap < max_gap):
         raise ValueError(f"need 0 < min_gap < max_gap, got min_gap = {min_gap!r}, "
                          f"max_gap = {max_gap!r}")
