@@ -41,7 +41,10 @@ __all__ = [
     "GENRES",
     "OCCUPATION_GROUPS",
     "click_through_arms",
+    "movie_features",
     "movielens_100k_dir",
+    "read_table",
+    "user_features",
 ]
 
 #: Environment variable naming a directory holding ``ml-100k.{inter,user,item}``.
@@ -108,13 +111,15 @@ def movielens_100k_dir(data_dir: str | os.PathLike | None = None) -> Path:
         "data_dir) at a directory holding ml-100k.inter, ml-100k.user and ml-100k.item.")
 
 
-def _read_table(path: Path) -> list[list[str]]:
+def read_table(path: Path) -> list[list[str]]:
+    """Rows of a RecBole atomic file (tab-separated, after its ``name:type`` header)."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         next(fh)  # header "name:type\t..."
         return [line.rstrip("\n").split("\t") for line in fh if line.strip()]
 
 
-def _user_features(rows: list[list[str]]) -> dict[str, np.ndarray]:
+def user_features(rows: list[list[str]]) -> dict[str, np.ndarray]:
+    """User id → one-hot age bucket, gender and occupation group (``ml-100k.user`` rows)."""
     out = {}
     for row in rows:
         uid, age, gender, occupation = row[0], int(row[1]), row[2], row[3]
@@ -126,7 +131,9 @@ def _user_features(rows: list[list[str]]) -> dict[str, np.ndarray]:
     return out
 
 
-def _movie_features(rows: list[list[str]]) -> dict[str, np.ndarray]:
+def movie_features(rows: list[list[str]]) -> dict[str, np.ndarray]:
+    """Movie id → its genre mix, equal weights over its known genres (``ml-100k.item`` rows);
+    movies without a known genre are left out."""
     index = {g: i for i, g in enumerate(GENRES)}
     out = {}
     for row in rows:
@@ -141,8 +148,8 @@ def _movie_features(rows: list[list[str]]) -> dict[str, np.ndarray]:
 @functools.lru_cache(maxsize=4)
 def _arms_cached(path: str, ridge: float, min_records: int) -> tuple[np.ndarray, np.ndarray]:
     folder = Path(path)
-    users = _user_features(_read_table(folder / "ml-100k.user"))
-    movies = _movie_features(_read_table(folder / "ml-100k.item"))
+    users = user_features(read_table(folder / "ml-100k.user"))
+    movies = movie_features(read_table(folder / "ml-100k.item"))
     inter = np.loadtxt(folder / "ml-100k.inter", skiprows=1, usecols=(0, 1, 2), ndmin=2)
     # Few distinct user profiles and genre mixes: index records by (profile, mix) pairs and
     # build each distinct arm once, rather than a 180-vector per record.

@@ -339,11 +339,11 @@ def _period_of(timestamps: np.ndarray, split: str) -> np.ndarray:
 @functools.lru_cache(maxsize=8)
 def _periods_cached(path: str, split: str, dim: int, ridge: float, min_records: int
                     ) -> PeriodicClickThrough:
-    from ..datasets import _movie_features, _read_table, _user_features
+    from ..datasets import movie_features, read_table, user_features
 
     folder = Path(path)
-    users = _user_features(_read_table(folder / "ml-100k.user"))
-    movies = _movie_features(_read_table(folder / "ml-100k.item"))
+    users = user_features(read_table(folder / "ml-100k.user"))
+    movies = movie_features(read_table(folder / "ml-100k.item"))
     inter = np.loadtxt(folder / "ml-100k.inter", skiprows=1, usecols=(0, 1, 2, 3), ndmin=2)
     # Few distinct user profiles and genre mixes: map ids to them through lookup arrays and
     # build each distinct (profile, mix) vector once, not a 180-vector per record.
