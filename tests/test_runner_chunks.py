@@ -127,3 +127,4 @@ def test_report_states_comparisons(tmp_path):
     text = render_report(result, tmp_path)
     assert "## Error-rate comparisons" in text
     assert "2 without significant difference" in text  # a rate minus itself: 0 in its interval
+    assert "| uniform − uniform | 2 | 0 | 0 | 2 |" in text

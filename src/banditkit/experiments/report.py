@@ -202,6 +202,8 @@ def _comparison_table(config: dict[str, Any], trials: pd.DataFrame) -> list[str]
     wrong = (~ok["correct"].astype(bool)).groupby([ok["point"], ok["algorithm"]]).agg(
         ["sum", "count"])
     rows, verdicts = [], {"worse": 0, "better": 0, "neither": 0}
+    per_pair: dict[tuple[str, str], dict[str, list[int]]] = {
+        (a, b): {"worse": [], "better": [], "neither": []} for a, b in config["comparisons"]}
     for point in sorted(ok["point"].unique()):
         for a, b in config["comparisons"]:
             if (point, a) not in wrong.index or (point, b) not in wrong.index:
@@ -210,17 +212,32 @@ def _comparison_table(config: dict[str, Any], trials: pd.DataFrame) -> list[str]
             diff, lo, hi = error_difference(int(ka), int(na), int(kb), int(nb))
             verdict = ("worse" if lo > 0 else "better" if hi < 0 else "neither")
             verdicts[verdict] += 1
+            per_pair[(a, b)][verdict].append(int(point))
             text = {"worse": f"{a} significantly worse", "better": f"{a} significantly better",
                     "neither": "no significant difference"}[verdict]
             rows.append([point, _short(config["points"][point]), f"{a} − {b}",
                          f"{ka / na:.4g} − {kb / nb:.4g}", _interval(diff, lo, hi), text])
-    return [f"Error rate of the first minus the second algorithm, with Newcombe's 95% "
+    summary = []
+    for (a, b), v in per_pair.items():
+        n = sum(len(x) for x in v.values())
+        summary.append([f"{a} − {b}", n, _points(v["worse"]), _points(v["better"]),
+                        len(v["neither"])])
+    return ["Per pair, the points (indices) where the first algorithm's error rate is "
+            "significantly above or below the second's:", "",
+            *markdown_table(["comparison", "points", "significantly worse at",
+                             "significantly better at", "no significant difference"],
+                            summary), "",
+            f"Error rate of the first minus the second algorithm, with Newcombe's 95% "
             f"interval (from the Wilson intervals). Of {sum(verdicts.values())} comparisons: "
             f"{verdicts['worse']} significantly worse, {verdicts['better']} significantly "
             f"better, {verdicts['neither']} without significant difference (each at the 5% "
             "level, without correction for the number of comparisons).", "",
             *markdown_table(["point", "parameters", "comparison", "error rates",
                              "difference (95% interval)", "verdict"], rows)]
+
+
+def _points(points: list[int]) -> str:
+    return f"{len(points)}: {', '.join(map(str, points))}" if points else "0"
 
 
 def _failures(trials: pd.DataFrame, result: Any) -> list[str]:
