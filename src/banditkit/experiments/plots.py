@@ -238,7 +238,8 @@ def _error_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
             ax.set_xscale(plot.get("xscale") or "linear")
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, 1.5)
-        where = f"{x} = {values[0]:g}" if single else x
+        name = (plot.get("xlabel") or x) if len(panels) == 1 else x
+        where = f"{name} = {values[0]:g}" if single else name
         ax.set_xlabel(where if not fixed else f"{where}  ({_point_label(fixed)})")
         ax.set_ylabel(plot.get("ylabel") or "error probability")
         ax.grid(alpha=0.3, which="both")
