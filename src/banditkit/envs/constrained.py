@@ -19,7 +19,7 @@ from ..protocol import Batch
 from ..validation import check_in_unit_interval
 from .base import Environment, Outcome
 
-__all__ = ["ConstrainedBandit", "optimal_safe_strategy"]
+__all__ = ["ConstrainedBandit", "optimal_safe_strategy", "slater_strategy"]
 
 NOISES = ("bernoulli", "beta")
 
@@ -40,6 +40,31 @@ def optimal_safe_strategy(r: np.ndarray, G: np.ndarray, alpha: np.ndarray) -> np
                          "G x <= alpha")
     x = np.clip(res.x, 0.0, None)
     return x / x.sum()
+
+
+def slater_strategy(G: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The most strictly safe strategy ``x◇ = argmax_x min_i (α_i − g_iᵀx)`` (Bollini et al.,
+    Assumption 2.2) and its margins ``α − G x◇`` (their minimum is λ_min), by linear
+    programming (HiGHS): maximise t subject to ``G x + t ≤ α``, x in the simplex.
+
+    Raises
+    ------
+    ValueError
+        If no strategy is strictly safe (Slater's condition, Assumption 2.1, fails).
+    """
+    G = np.atleast_2d(np.asarray(G, dtype=float))
+    alpha = np.asarray(alpha, dtype=float).reshape(-1)
+    m, K = G.shape
+    c = np.r_[np.zeros(K), -1.0]
+    res = linprog(c, A_ub=np.c_[G, np.ones(m)], b_ub=alpha,
+                  A_eq=np.r_[np.ones(K), 0.0][None, :], b_eq=[1.0],
+                  bounds=[(0, None)] * K + [(None, None)], method="highs")
+    if res.status != 0 or -res.fun <= 0:
+        raise ValueError("thresholds alpha admit no strictly safe strategy (Slater's condition "
+                         "fails): every x in the simplex has g_i^T x >= alpha_i for some i")
+    x = np.clip(res.x[:K], 0.0, None)
+    x /= x.sum()
+    return x, alpha - G @ x
 
 
 class ConstrainedBandit(Environment):
