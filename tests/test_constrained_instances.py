@@ -44,4 +44,4 @@ def test_hard_instance_bad_margins_refused():
     with pytest.raises(ValueError, match="lambda_min"):
         make_instance("constrained-hard", lambda_min=0.0)
     with pytest.raises(ValueError, match="thresholds outside"):
-        make_instance("constrained-hard", lambda_min=0.9)
+        make_instance("constrained-hard", lambda_min=0.95)
