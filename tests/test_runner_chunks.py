@@ -128,3 +128,25 @@ def test_report_states_comparisons(tmp_path):
     assert "## Error-rate comparisons" in text
     assert "2 without significant difference" in text  # a rate minus itself: 0 in its interval
     assert "| uniform − uniform | 2 | 0 | 0 | 2 |" in text
+
+
+def test_log_log_curve_reports_growth_rates(tmp_path):
+    from banditkit.experiments.report import render_report
+    from banditkit.experiments.spec import AlgorithmSpec
+    from test_runner_support import make_eps_greedy
+
+    uniform = AlgorithmSpec("uniform", make_eps_greedy, {"eps": 1.0, "batch": 10})
+    spec = replace(SMALL, horizon=4000, checkpoints=40, trials=4,
+                   algorithms=(SMALL.algorithms[0], uniform),
+                   plot=PlotSpec(kind="curve", metric="regret", metrics=("regret",),
+                                 xscale="log", yscale="log"))
+    result = run_figure(spec, backend="serial", progress=False, out=tmp_path)
+    assert len(write_plots(result)) == 2
+    text = render_report(result, tmp_path)
+    assert "## Growth rates" in text
+    rows = [line for line in text.splitlines() if line.startswith("| 0 |")]
+    slopes = {r.split("|")[3].strip(): float(r.split("|")[4]) for r in rows
+              if r.split("|")[4].strip() not in ("–", "– (zero)")}
+    # uniform play has linear regret; UCB1's grows slower
+    assert 0.9 < slopes["uniform"] < 1.1
+    assert slopes["UCB1"] < 0.8

@@ -88,33 +88,45 @@ def _title(config: Mapping[str, Any]) -> str:
 
 
 def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
-    metric = plot["metric"]
     curves = result.curves
-    if curves.empty or metric not in curves or curves[metric].isna().all():
+    metrics = [m for m in (plot.get("metrics") or [plot["metric"]])
+               if m in curves and not curves[m].isna().all()]
+    if curves.empty or not metrics:
         return None
-    band = curve_band(curves.dropna(subset=[metric]), metric)
-    points = sorted(band["point"].unique())
-    cols = min(len(points), 3)
-    rows = int(np.ceil(len(points) / cols))
+    bands = {m: curve_band(curves.dropna(subset=[m]), m) for m in metrics}
+    points = sorted(curves["point"].unique())
+    panels = [(p, m) for p in points for m in metrics]
+    cols = len(metrics) if len(metrics) > 1 else min(len(points), 3)
+    rows = int(np.ceil(len(panels) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), squeeze=False)
     algorithms = result.config["algorithms"]
-    for ax, point in zip(axes.flat, points, strict=False):
-        for algorithm in algorithms:
+    log_y = plot["yscale"] == "log"
+    for ax, (point, metric) in zip(axes.flat, panels, strict=False):
+        band = bands[metric]
+        for k, algorithm in enumerate(algorithms):
             sel = band[(band["point"] == point) & (band["algorithm"] == algorithm)]
+            if log_y:  # a log axis cannot show 0 (no regret or violation yet)
+                sel = sel[sel["mean"] > 0]
             if sel.empty:
                 continue
-            line, = ax.plot(sel["t"], sel["mean"], label=algorithm)
-            ax.fill_between(sel["t"], sel["lo"], sel["hi"], color=line.get_color(), alpha=0.25,
-                            linewidth=0)
+            line, = ax.plot(sel["t"], sel["mean"], label=algorithm,
+                            linestyle=_STYLES[k % len(_STYLES)],
+                            marker=_MARKERS[k % len(_MARKERS)], markevery=0.1, markersize=4)
+            lo = sel["lo"].to_numpy(dtype=float)
+            if log_y:
+                lo = np.maximum(lo, sel["mean"].to_numpy(dtype=float) / 10)
+            ax.fill_between(sel["t"], np.maximum(lo, 0), sel["hi"], color=line.get_color(),
+                            alpha=0.2, linewidth=0)
         ax.set_xscale(plot["xscale"])
         ax.set_yscale(plot["yscale"])
         ax.set_xlabel(plot.get("xlabel") or "t (pulls)")
-        ax.set_ylabel(plot.get("ylabel") or _LABELS.get(metric, metric))
+        ax.set_ylabel((plot.get("ylabel") if len(metrics) == 1 else None)
+                      or _LABELS.get(metric, metric))
         if len(points) > 1:
             ax.set_title(_point_label(result.config["points"][point]), fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    for ax in list(axes.flat)[len(points):]:
+    for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(_title(result.config) + " (mean, 95% band)", fontsize=10)
     fig.tight_layout()

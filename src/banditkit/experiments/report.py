@@ -91,6 +91,11 @@ def render_report(result: Any, folder: Path | None = None) -> str:
         lines += ["## Ratios", ""]
         lines += [*_ratio_table(config, result.summary), ""]
 
+    plot = config["plot"]
+    if plot["kind"] == "curve" and plot["xscale"] == "log" and plot["yscale"] == "log":
+        lines += ["## Growth rates", ""]
+        lines += [*_growth_table(config, result.curves), ""]
+
     if config.get("comparisons"):
         lines += ["## Error-rate comparisons", ""]
         lines += [*_comparison_table(config, trials), ""]
@@ -192,6 +197,33 @@ def _ratio_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:
     return [f"Ratio of the mean `{metric}` over successful trials.", "",
             *markdown_table(["point", "parameters", "ratio", "numerator mean",
                              "denominator mean", "value"], rows)]
+
+
+def _growth_table(config: dict[str, Any], curves: pd.DataFrame) -> list[str]:
+    """Slope of log(mean curve) against log t over the last two decades of each run: about 1/2
+    for a √T rate, 1 for linear growth."""
+    metrics = config["plot"].get("metrics") or [config["plot"]["metric"]]
+    rows = []
+    for (point, algorithm), group in curves.groupby(["point", "algorithm"], sort=False):
+        row: list[Any] = [point, _short(config["points"][point]), algorithm]
+        for metric in metrics:
+            if metric not in group or group[metric].isna().all():
+                row.append("–")
+                continue
+            mean = group.groupby("t")[metric].mean()
+            t = mean.index.to_numpy(dtype=float)
+            keep = (t >= t.max() / 100) & (mean.to_numpy() > 0)
+            if keep.sum() < 3:
+                row.append("– (zero)" if (mean.to_numpy() == 0).all() else "–")
+                continue
+            slope = np.polyfit(np.log(t[keep]), np.log(mean.to_numpy()[keep]), 1)[0]
+            row.append(f"{slope:.2f}")
+        rows.append(row)
+    return ["Slope of log(mean over trials) against log t for t in [T/100, T] (least squares "
+            "over the checkpoints): 0.5 is a √T rate, 1 linear growth, 0 a curve that has "
+            "stopped growing.", "",
+            *markdown_table(["point", "parameters", "algorithm",
+                             *[f"slope of {m}" for m in metrics]], rows)]
 
 
 def _comparison_table(config: dict[str, Any], trials: pd.DataFrame) -> list[str]:

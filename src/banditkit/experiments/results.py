@@ -67,7 +67,8 @@ def trials_frame(figure: str, records: Sequence[TrialRecord],
     fact_names: list[str] = []
     for r, row in zip(sorted(records, key=lambda r: (r.point, order.get(r.algorithm, len(order)),
                                                      r.algorithm, r.trial)), rows, strict=True):
-        facts = (r.info or {}).get("instance") or {}
+        info = r.info or {}
+        facts = {**(info.get("instance") or {}), **(info.get("facts") or {})}
         for k, v in facts.items():
             if k not in fact_names:
                 fact_names.append(k)

@@ -246,7 +246,7 @@ def run_config(spec: FigureSpec, *, quick: bool, seed: int, fingerprint: str
         "plot": {"kind": plot.kind, "metric": plot.metric, "x": plot.x, "xlabel": plot.xlabel,
                  "ylabel": plot.ylabel, "xscale": plot.xscale, "yscale": plot.yscale,
                  "panels": [[x, _describe(dict(fixed))] for x, fixed in plot.panels],
-                 "facts": list(plot.facts)},
+                 "facts": list(plot.facts), "metrics": list(plot.metrics)},
         "paper_values": [{"algorithm": v.algorithm, "point": v.point, "metric": v.metric,
                           "value": v.value, "source": v.source} for v in spec.paper_values],
         "ratios": [[a, b] for a, b in spec.ratios],

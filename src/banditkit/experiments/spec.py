@@ -94,7 +94,8 @@ class PlotSpec:
     """How to draw a figure.
 
     ``kind="curve"`` plots a per-checkpoint metric (cumulative regret) against time, one line per
-    algorithm with a 95% band, one panel per sweep point; ``kind="sweep"`` plots a per-trial
+    algorithm with a 95% band, one panel per sweep point (and per metric of ``metrics``, when
+    several are drawn side by side, e.g. regret and violation); ``kind="sweep"`` plots a per-trial
     metric (sample complexity) against the swept parameter, mean with a 95% interval.
     """
 
@@ -107,6 +108,7 @@ class PlotSpec:
     yscale: str = "linear"
     panels: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     facts: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,10 @@ class FigureSpec:
         Keep every trial's decision log (runs of pulls and batch sizes). Fixed-budget trials
         sample arms i.i.d., so their logs are thousands of one-pull runs; figures of 10^6
         trials keep only the pulls per arm and the scalar metrics (``False``).
+    trial_facts : callable, optional
+        ``trial_facts(trial, env) -> dict`` of scalar facts about a finished trial that need
+        the instance's truth (e.g. the rounds a constrained policy played an unsafe strategy),
+        stored in the trial's ``info["facts"]`` and given as columns like ``instance_facts``.
     requires : callable, optional
         ``requires()`` raises (``FileNotFoundError``, ``ValueError``) with a message saying
         what to do when something the figure needs is missing — a data set — so a run is
@@ -198,6 +204,7 @@ class FigureSpec:
     chunk: int | None = None
     store_decisions: bool = True
     instance_facts: Callable[[Environment], Mapping[str, float]] | None = None
+    trial_facts: Callable[[Any, Environment], Mapping[str, float]] | None = None
     requires: Callable[[], Any] | None = None
 
     def __post_init__(self) -> None:

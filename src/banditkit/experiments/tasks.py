@@ -155,6 +155,9 @@ def _record(spec: FigureSpec, point: int, algorithm: str, trial: int, result: Tr
     if spec.instance_facts is not None:
         record.info["instance"] = {str(k): float(v)
                                    for k, v in dict(spec.instance_facts(env)).items()}
+    if spec.trial_facts is not None:
+        record.info["facts"] = {str(k): float(v)
+                                for k, v in dict(spec.trial_facts(result, env)).items()}
     return record
 
 
