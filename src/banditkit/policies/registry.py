@@ -38,6 +38,8 @@ __all__ = ["PROVIDERS", "PolicyEntry", "get_policy", "make_policy", "policy_name
 #: Modules imported before the first lookup so that their ``register_policy`` calls run.
 PROVIDERS: list[str] = ["banditkit.policies.linear_elimination",
                         "banditkit.policies.replicable_linear",
+                        "banditkit.policies.constrained_baselines",
+                        "banditkit.policies.debora",
                         "banditkit.identification.named"]
 
 

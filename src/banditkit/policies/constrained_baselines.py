@@ -1,0 +1,471 @@
+"""Non-replicable baselines for constrained K-armed bandits (Bollini et al., "Replicable
+Constrained Bandits", Sections 2, 4 and 5): the optimistic soft-constraint algorithm and its
+safe (hard-constraint) variant that mixes with a strictly safe strategy.
+
+* :class:`OptimisticConstrained` — the optimistic algorithm of Efroni et al. (2020, "Exploration-
+  exploitation in constrained MDPs", bandit case), the non-replicable counterpart of DEBORA-S
+  (Algorithm 3): empirical means r̂(a), ĝ_i(a) with Hoeffding widths w(a), the optimistic safe
+  set {x ∈ Δ_K : (ĝ_i − w)ᵀx ≤ α_i ∀i} (Eq. (2) with empirical estimates) and
+  x = argmax (r̂ + w)ᵀx over it.
+* :class:`SafeOptimisticConstrained` — the safe variant in the style of Pacchiano et al. (2021,
+  "Stochastic bandits with linear constraints"), the non-replicable counterpart of DEBORA-H
+  (Algorithm 4): play x = σ x◇ + (1 − σ) x̃ with σ from Eq. (4).
+
+Hoeffding widths (the union-bound form used here). A [0, 1]-valued empirical mean of n samples
+deviates by more than sqrt(ln(2/δ')/(2n)) with probability at most δ'. Union over the m + 1
+quantities (reward and m costs), the K arms and the at most T values of n an arm's sample count
+can take (the "stack of rewards" argument: the n-th estimate of an arm is the mean of its first
+n samples whatever the schedule) gives δ' = δ / ((m + 1) K T), i.e.
+
+    w(a) = width_scale · sqrt( ln(2 (m + 1) K T / δ) / (2 max(N(a), 1)) ),
+
+valid for every arm, every quantity and every round simultaneously with probability ≥ 1 − δ.
+An arm never pulled has estimates 1/2 (the paper's r̂_0(a) = 1/2, Algorithms 2–4 line 4); with
+width_scale = 1 its width is ≥ sqrt(ln 8 / 2) > 1/2, so its interval covers [0, 1].
+
+Schedules. ``"every"`` recomputes the strategy every round (one LP per round, T LPs in all: a
+Python loop per round with a canonical LP of a few milliseconds: T = 2000 takes ~5 s; use it
+for T ≲ 10^4).
+``"doubling"`` recomputes when some arm's count has doubled since the last update — the epoch
+rule of DEBORA-S (Algorithm 3, line 7): a new epoch starts at round t when
+∃a: N_t(a) ≥ max{2 Ñ_h(a), 1} — so at most K(⌊log₂T⌋ + 1) + 1 LPs are solved (Lemma 4.2's
+count plus the first epoch) and the two algorithms are directly comparable. An epoch is one
+:class:`~banditkit.protocol.Batch` carrying its strategy.
+
+Internal randomness ξ. The arm of round t is the inverse CDF of the strategy at the t-th uniform
+of ξ: a_t = min{a : u_t < F(a)} with F the cumulative sum of x_t (arms of probability 0 are never
+drawn). ξ is therefore read as one uniform per round, whatever the schedule: uniforms drawn ahead
+in a chunk but not used by the epoch are kept for the next one, so the vectorised epoch sampler
+produces exactly the pulls of a per-round loop calling ``ξ.random()`` once a round. These
+baselines are *not* replicable: the strategies are functions of real-valued empirical means, so
+two executions with the same ξ and independent rewards play different strategies (hence
+different pulls) almost surely after the first few epochs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..envs.base import Environment
+from ..protocol import Algorithm, Batch
+from ..rng import SeedLike, as_generator
+from ..validation import check_in_unit_interval, check_integer, check_positive, check_probability
+from .linear_elimination import need_horizon
+from .registry import register_policy
+from .safe_lp import optimistic_strategy
+
+__all__ = [
+    "SCHEDULES",
+    "OptimisticConstrained",
+    "SafeOptimisticConstrained",
+    "constrained_problem",
+    "hoeffding_widths",
+    "inverse_cdf",
+    "mixing_coefficient",
+    "optimistic_constrained",
+    "safe_optimistic_constrained",
+]
+
+#: Update schedules: every round, or when some arm's count has doubled (DEBORA-S's epochs).
+SCHEDULES = ("doubling", "every")
+
+#: Refill size of the buffer of ξ's uniforms (any value gives the same pulls: see module doc).
+_UNIFORM_BLOCK = 4096
+#: First chunk of an epoch: _CHUNK_FACTOR × (expected length + 3 sd) + _CHUNK_MIN pulls, then
+#: doubled until the epoch ends. Only speed depends on these, never the pulls.
+_CHUNK_FACTOR = 1.0
+_CHUNK_MIN = 16
+#: Most σ values reported in :attr:`SafeOptimisticConstrained.info` (trial records stay small).
+_MAX_SIGMAS_IN_INFO = 200
+#: Relative tolerance on reward / cost sums a run can produce (values in [0, 1] per pull).
+_SUM_TOL = 1e-9
+
+
+def hoeffding_widths(counts: np.ndarray, log_term: float, width_scale: float = 1.0
+                     ) -> np.ndarray:
+    """w(a) = width_scale · sqrt(log_term / (2 max(N(a), 1))) (see the module docstring).
+
+    Parameters
+    ----------
+    counts : array of int, shape (K,)
+        N(a), the number of samples of each arm.
+    log_term : float
+        ln(2 (m + 1) K T / δ).
+    width_scale : float
+        Multiplier of the theoretical width (1 is the union-bound value).
+    """
+    n = np.maximum(np.asarray(counts, dtype=float), 1.0)
+    return width_scale * np.sqrt(log_term / (2.0 * n))
+
+
+def inverse_cdf(strategy: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Arms a = min{a : u < F(a)}, F the cumulative sum of ``strategy``, for each uniform u.
+
+    The CDF is set to exactly 1 from the last arm of positive probability on, so rounding in
+    the cumulative sum can never select an arm of probability 0.
+    """
+    x = np.asarray(strategy, dtype=float)
+    cdf = np.cumsum(x)
+    last = int(np.flatnonzero(x > 0)[-1])
+    cdf = cdf / cdf[last]
+    cdf[last:] = 1.0
+    return np.searchsorted(cdf, uniforms, side="right").astype(np.int64)
+
+
+def mixing_coefficient(pessimistic_costs: np.ndarray, thresholds: np.ndarray,
+                       margins: np.ndarray) -> float:
+    """σ of DEBORA-H's Eq. (4) (Algorithm 4, lines 19–24).
+
+    With c_i = min{(ĝ_i + w)ᵀx̃, 1} and V = {i : (ĝ_i + w)ᵀx̃ > α_i},
+    σ = max_{i ∈ V} (c_i − α_i) / (c_i − α_i + λ_i), and σ = 0 when V is empty.
+
+    σ is the smallest mixing weight for which the pessimistic bound on the mixture's cost,
+    σ (α_i − λ_i) + (1 − σ) c_i, is at most α_i for every i; it needs λ_i to be the margin
+    α_i − g_iᵀx◇ of the strictly safe strategy x◇ (whose true cost is then α_i − λ_i).
+    """
+    raw = np.asarray(pessimistic_costs, dtype=float)
+    risky = raw > thresholds
+    if not np.any(risky):
+        return 0.0
+    excess = np.minimum(raw, 1.0)[risky] - thresholds[risky]
+    return float(np.max(excess / (excess + margins[risky])))
+
+
+def _clean_strategy(x: np.ndarray, n_arms: int) -> np.ndarray:
+    """A strategy from the LP with rounding noise removed: clipped at 0 and renormalised."""
+    x = np.clip(np.asarray(x, dtype=float).reshape(-1), 0.0, None)
+    if x.shape != (n_arms,) or not x.sum() > 0:
+        raise RuntimeError(f"optimistic_strategy returned an invalid strategy {x!r}")
+    return x / x.sum()
+
+
+class OptimisticConstrained(Algorithm):
+    """Optimistic soft-constraint baseline (Efroni et al. 2020, bandit case): the non-replicable
+    counterpart of DEBORA-S (Bollini et al., Algorithm 3).
+
+    At each update: estimates r̂(a), ĝ_i(a) (empirical means; 1/2 for an arm never pulled),
+    Hoeffding widths w(a) (:func:`hoeffding_widths`), and
+    x = argmax_{x ∈ Δ_K} (r̂ + w)ᵀx s.t. (ĝ_i − w)ᵀx ≤ α_i ∀i, by
+    :func:`banditkit.policies.safe_lp.optimistic_strategy` (which documents what it returns
+    when that set is empty). The pulls until the next update are drawn from x with ξ.
+
+    Parameters
+    ----------
+    n_arms : int
+        K ≥ 2.
+    horizon : int
+        T ≥ 1; the algorithm stops (``next_batch`` returns ``None``) after T pulls.
+    thresholds : array in [0, 1], shape (m,)
+        α; constraint i requires g_iᵀx ≤ α_i.
+    delta : float in (0, 1)
+        Confidence: the widths hold for all arms, quantities and rounds with probability ≥ 1 − δ.
+    schedule : {"doubling", "every"}
+        When the strategy is recomputed (module docstring). ``"every"`` solves one LP per round
+        in a Python loop: for small T only.
+    width_scale : float > 0
+        Multiplier of the Hoeffding widths (1 = the union-bound value).
+    rng : Generator or seed
+        The internal randomness ξ (one uniform per round, used to draw the arm).
+
+    Attributes
+    ----------
+    n_updates : int
+        Number of strategy updates (LPs solved) so far.
+    pulls, reward_sums, cost_sums : arrays
+        N(a), Σ rewards per arm, Σ costs per constraint and arm (shape (m, K)).
+    """
+
+    kind = "regret"
+
+    def __init__(self, n_arms: int, horizon: int, thresholds: np.ndarray, *, delta: float,
+                 schedule: str = "doubling", width_scale: float = 1.0,
+                 rng: SeedLike = None) -> None:
+        n_arms = check_integer(n_arms, "n_arms", low=2)
+        self.horizon = check_integer(horizon, "horizon", low=1)
+        alpha = np.asarray(thresholds, dtype=float)
+        if alpha.ndim > 1:
+            raise ValueError(f"thresholds must be a 1-D array (one per constraint), got shape "
+                             f"{alpha.shape}")
+        self.alpha = check_in_unit_interval(np.atleast_1d(alpha), "thresholds")
+        self.delta = check_probability(delta, "delta")
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+        self.schedule = schedule
+        self.width_scale = check_positive(width_scale, "width_scale")
+        super().__init__(n_arms)
+        self.n_costs = int(self.alpha.size)
+        self.xi = as_generator(rng)
+        # ln(2 (m+1) K T / δ): the union bound of the module docstring
+        self.log_term = math.log(2.0 * (self.n_costs + 1) * self.n_arms * self.horizon
+                                 / self.delta)
+        self.pulls = np.zeros(self.n_arms, dtype=np.int64)
+        self.reward_sums = np.zeros(self.n_arms)
+        self.cost_sums = np.zeros((self.n_costs, self.n_arms))
+        self.n_updates = 0
+        self.strategy: np.ndarray | None = None  # the strategy of the current epoch
+        self._uniforms = np.empty(0)  # uniforms of ξ drawn but not yet used
+        self._upos = 0
+
+    # -- estimates ----------------------------------------------------------------------------
+
+    def widths(self) -> np.ndarray:
+        """w(a) for the current counts."""
+        return hoeffding_widths(self.pulls, self.log_term, self.width_scale)
+
+    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        """(r̂, Ĝ): empirical means, shape (K,) and (m, K); 1/2 for an arm never pulled."""
+        seen = self.pulls > 0
+        n = np.maximum(self.pulls, 1)
+        r_hat = np.where(seen, self.reward_sums / n, 0.5)
+        g_hat = np.where(seen, self.cost_sums / n, 0.5)
+        return r_hat, g_hat
+
+    def optimistic_values(self) -> np.ndarray:
+        """The optimistic rewards r̂ + w the LP maximises."""
+        r_hat, _ = self.estimates()
+        return r_hat + self.widths()
+
+    def optimistic_costs(self) -> np.ndarray:
+        """The optimistic costs Ĝ − w (shape (m, K)): the optimistic safe set of Eq. (2) is
+        {x ∈ Δ_K : (Ĝ − w) x ≤ α}."""
+        _, g_hat = self.estimates()
+        return g_hat - self.widths()[None, :]
+
+    def optimistic(self) -> np.ndarray:
+        """x̃ = argmax (r̂ + w)ᵀx over the optimistic safe set {(ĝ_i − w)ᵀx ≤ α_i} (Eq. (2))."""
+        x = optimistic_strategy(self.optimistic_values(), self.optimistic_costs(), self.alpha)
+        return _clean_strategy(x, self.n_arms)
+
+    def _choose_strategy(self) -> np.ndarray:
+        return self.optimistic()
+
+    # -- ξ: one uniform per round -------------------------------------------------------------
+
+    def _peek_uniforms(self, n: int) -> np.ndarray:
+        """The next n uniforms of ξ, without using them up."""
+        available = self._uniforms.size - self._upos
+        if available < n:
+            fresh = self.xi.random(max(n - available, _UNIFORM_BLOCK))
+            self._uniforms = np.concatenate([self._uniforms[self._upos:], fresh])
+            self._upos = 0
+        return self._uniforms[self._upos: self._upos + n]
+
+    def _use_uniforms(self, n: int) -> None:
+        self._upos += n
+
+    # -- the epoch sampler ----------------------------------------------------------------------
+
+    def _epoch_pulls(self, x: np.ndarray, remaining: int) -> np.ndarray:
+        """The pulls of one epoch under strategy x, at most ``remaining`` of them.
+
+        The epoch ends with the first pull after which some arm a has been pulled
+        max{N(a), 1} times within the epoch, i.e. its count reaches max{2Ñ(a), 1} (DEBORA-S's
+        line 7, with Ñ the counts at the update). Pulls are drawn in vectorised chunks; the
+        uniforms after the end stay in the buffer for the next epoch.
+        """
+        if self.schedule == "every":
+            arm = inverse_cdf(x, self._peek_uniforms(1))
+            self._use_uniforms(1)
+            return arm
+        need = np.maximum(self.pulls, 1)  # pulls within the epoch that end it, per arm
+        support = np.flatnonzero(x > 0)
+        # expected rounds until the first arm reaches its need, plus slack; doubled if short
+        expected = float(np.min(need[support] / x[support]))
+        chunk = int(_CHUNK_FACTOR * (expected + 3.0 * math.sqrt(expected))) + _CHUNK_MIN
+        got = np.zeros(self.n_arms, dtype=np.int64)  # pulls of each arm so far in the epoch
+        pieces: list[np.ndarray] = []
+        drawn = 0
+        while drawn < remaining:
+            n = min(chunk, remaining - drawn)
+            arms = inverse_cdf(x, self._peek_uniforms(n))
+            end, found = n, False  # end: one past the epoch's last pull within this chunk
+            for a in support:
+                k = int(need[a] - got[a])  # the k-th pull of a in this chunk ends the epoch
+                hits = np.flatnonzero(arms == a)
+                if hits.size >= k:
+                    end, found = min(end, int(hits[k - 1]) + 1), True
+            self._use_uniforms(end)
+            pieces.append(arms[:end])
+            drawn += end
+            if found:
+                break
+            got += np.bincount(arms, minlength=self.n_arms)
+            chunk *= 2
+        return np.concatenate(pieces)
+
+    # -- the protocol -----------------------------------------------------------------------------
+
+    def _next_batch(self) -> Batch | None:
+        remaining = self.horizon - self.t
+        if remaining <= 0:
+            return None
+        # every batch is one epoch: each call starts a new one, so the strategy is recomputed
+        x = self._choose_strategy()
+        self.strategy = x
+        self.n_updates += 1
+        return Batch.from_sequence(self._epoch_pulls(x, remaining), strategy=x)
+
+    def observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None = None
+                ) -> None:
+        """Tell: reward sums (shape (runs,)) and cost sums (shape (runs, m)) of ``batch``.
+
+        Checked before the base class records anything, so a refused answer leaves the
+        algorithm as it was: costs are required with one column per constraint, and every sum
+        must be one that ``count`` values in [0, 1] can produce.
+        """
+        if costs is None:
+            raise ValueError(f"costs are required: one row of {self.n_costs} cost sums per run")
+        c = np.asarray(costs, dtype=float)
+        if c.ndim == 1 and self.n_costs == 1:
+            c = c[:, None]
+        if c.shape != (batch.n_runs, self.n_costs):
+            raise ValueError(f"costs must have shape (runs, m) = ({batch.n_runs}, "
+                             f"{self.n_costs}), got {c.shape}")
+        r = np.asarray(rewards, dtype=float).reshape(-1)
+        if r.shape == (batch.n_runs,):  # other shapes: the base class names the error
+            # sums of n values in [0, 1] lie in [0, n]: anything else cannot be an answer
+            slack = _SUM_TOL * np.maximum(batch.counts, 1)
+            if not (np.all(r >= -slack) and np.all(r <= batch.counts + slack)):
+                raise ValueError("rewards must be run sums of values in [0, 1] "
+                                 "(0 <= sum <= count)")
+            if not (np.all(c >= -slack[:, None]) and np.all(c <= (batch.counts + slack)[:, None])):
+                raise ValueError("costs must be run sums of values in [0, 1] (0 <= sum <= count)")
+        super().observe(batch, rewards, c)
+
+    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
+        assert costs is not None  # observe() refuses a missing costs array
+        self.pulls += batch.allocation(self.n_arms)
+        self.reward_sums += batch.arm_sums(rewards, self.n_arms)
+        for i in range(self.n_costs):
+            self.cost_sums[i] += batch.arm_sums(costs[:, i], self.n_arms)
+
+    @property
+    def info(self) -> dict:
+        return {"n_updates": self.n_updates, "schedule": self.schedule}
+
+
+class SafeOptimisticConstrained(OptimisticConstrained):
+    """Safe optimistic baseline for hard constraints (Pacchiano et al. 2021 style): the
+    non-replicable counterpart of DEBORA-H (Bollini et al., Algorithm 4).
+
+    At each update, x̃ is the optimistic strategy of :class:`OptimisticConstrained` and the
+    played strategy is x = σ x◇ + (1 − σ) x̃, with σ from Eq. (4) (:func:`mixing_coefficient`)
+    computed with empirical means and Hoeffding widths: the smallest σ ∈ [0, 1) such that the
+    pessimistic cost bound σ(α_i − λ_i) + (1 − σ) min{(ĝ_i + w)ᵀx̃, 1} ≤ α_i for every i. When the
+    widths are valid (probability ≥ 1 − δ) every strategy played is safe.
+
+    Before any sample the widths exceed 1/2 around estimates 1/2, so the first σ is
+    max_i (1 − α_i)/(1 − α_i + λ_i), Algorithm 4's σ_0 (line 5).
+
+    Parameters
+    ----------
+    safe_strategy : array, shape (K,)
+        The strictly safe strategy x◇ (a probability vector).
+    safe_margins : array > 0, shape (m,)
+        λ_i = α_i − g_iᵀx◇, the margin of x◇ on each constraint, taken as known (as the known
+        safe-action cost of Pacchiano et al. 2021). Eq. (4) keeps the mixture safe only with
+        these margins; each must lie in (0, α_i] (costs are non-negative).
+    n_arms, horizon, thresholds, delta, schedule, width_scale, rng
+        As in :class:`OptimisticConstrained`.
+
+    Attributes
+    ----------
+    sigmas : list of float
+        σ of every update, in order.
+    """
+
+    def __init__(self, n_arms: int, horizon: int, thresholds: np.ndarray,
+                 safe_strategy: np.ndarray, *, safe_margins: np.ndarray, delta: float,
+                 schedule: str = "doubling", width_scale: float = 1.0,
+                 rng: SeedLike = None) -> None:
+        x_safe = np.asarray(safe_strategy, dtype=float)
+        k = check_integer(n_arms, "n_arms", low=2)
+        if (x_safe.shape != (k,) or not np.all(np.isfinite(x_safe)) or np.any(x_safe < 0)
+                or not np.isclose(x_safe.sum(), 1.0, rtol=0, atol=1e-9)):
+            raise ValueError(f"safe_strategy must be a probability vector over the {k} arms "
+                             f"(shape ({k},), non-negative, summing to 1)")
+        super().__init__(n_arms, horizon, thresholds, delta=delta, schedule=schedule,
+                         width_scale=width_scale, rng=rng)
+        lam = np.asarray(safe_margins, dtype=float)
+        if lam.ndim == 0:
+            lam = lam.reshape(1)
+        if lam.shape != (self.n_costs,):
+            raise ValueError(f"safe_margins must have shape (m,) = ({self.n_costs},), got "
+                             f"{lam.shape}")
+        if not np.all(np.isfinite(lam)) or np.any(lam <= 0) or np.any(lam > self.alpha):
+            raise ValueError("safe_margins must satisfy 0 < lambda_i <= alpha_i (the margin "
+                             "alpha_i - g_i^T x_safe of a strictly safe strategy)")
+        self.safe_strategy = x_safe / x_safe.sum()
+        self.safe_margins = lam
+        self.sigmas: list[float] = []
+        self.last_optimistic: np.ndarray | None = None  # x̃ of the latest update
+
+    def pessimistic_costs(self, x: np.ndarray) -> np.ndarray:
+        """(ĝ_i + w)ᵀx for every constraint i (uncapped)."""
+        _, g_hat = self.estimates()
+        return (g_hat + self.widths()[None, :]) @ x
+
+    def _choose_strategy(self) -> np.ndarray:
+        x_tilde = self.optimistic()
+        sigma = mixing_coefficient(self.pessimistic_costs(x_tilde), self.alpha,
+                                   self.safe_margins)
+        self.sigmas.append(sigma)
+        self.last_optimistic = x_tilde
+        x = sigma * self.safe_strategy + (1.0 - sigma) * x_tilde
+        return x / x.sum()
+
+    @property
+    def info(self) -> dict:
+        info = {**super().info, "sigma_max": max(self.sigmas, default=0.0),
+                "sigma_last": self.sigmas[-1] if self.sigmas else 0.0}
+        if len(self.sigmas) <= _MAX_SIGMAS_IN_INFO:
+            info["sigmas"] = [float(s) for s in self.sigmas]
+        return info
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry factories (module listed in registry.PROVIDERS)
+
+def constrained_problem(env: Environment, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The thresholds α and cost means G of a constrained environment, for the registry's
+    factories (DEBORA-S/H's and the baselines'), refusing any other environment."""
+    alpha = getattr(env, "alpha", None)
+    G = getattr(env, "G", None)
+    if alpha is None or G is None:
+        raise ValueError(f"policy {name!r} needs a constrained environment (ConstrainedBandit)")
+    return np.asarray(alpha, float), np.asarray(G, float)
+
+
+@register_policy("OptimisticConstrained")
+def optimistic_constrained(env: Environment, rng: np.random.Generator, *,
+                           horizon: int | None = None, delta: float = 0.05,
+                           schedule: str = "doubling", width_scale: float = 1.0
+                           ) -> OptimisticConstrained:
+    """Optimistic soft-constraint baseline (Efroni et al. 2020); not replicable."""
+    alpha, _ = constrained_problem(env, "OptimisticConstrained")
+    return OptimisticConstrained(env.n_arms, need_horizon("OptimisticConstrained", horizon),
+                                 alpha, delta=delta, schedule=schedule,
+                                 width_scale=width_scale, rng=rng)
+
+
+@register_policy("SafeOptimisticConstrained")
+def safe_optimistic_constrained(env: Environment, rng: np.random.Generator, *,
+                                horizon: int | None = None, delta: float = 0.05,
+                                schedule: str = "doubling", width_scale: float = 1.0
+                                ) -> SafeOptimisticConstrained:
+    """Safe optimistic baseline mixing with x◇ (Pacchiano et al. 2021); not replicable.
+
+    x◇ is the environment's ``safe_strategy``; its margins α − G x◇ are given as known.
+    """
+    name = "SafeOptimisticConstrained"
+    alpha, G = constrained_problem(env, name)
+    x_safe = getattr(env, "safe_strategy", None)
+    if x_safe is None:
+        raise ValueError(f"policy {name!r} needs an environment with a strictly safe strategy "
+                         "(ConstrainedBandit(..., safe_strategy=...))")
+    return SafeOptimisticConstrained(env.n_arms, need_horizon(name, horizon), alpha, x_safe,
+                                     safe_margins=alpha - G @ np.asarray(x_safe, float),
+                                     delta=delta, schedule=schedule, width_scale=width_scale,
+                                     rng=rng)

@@ -1,0 +1,365 @@
+"""Tests of the non-replicable constrained baselines (banditkit.policies.constrained_baselines):
+the optimistic soft-constraint algorithm and its safe variant (Bollini et al., Sections 4-5)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from banditkit.envs.constrained import ConstrainedBandit
+from banditkit.policies import constrained_baselines as cb
+from banditkit.policies.constrained_baselines import (
+    OptimisticConstrained,
+    SafeOptimisticConstrained,
+    hoeffding_widths,
+    inverse_cdf,
+    mixing_coefficient,
+)
+from banditkit.policies.registry import make_policy
+from banditkit.simulate import simulate
+
+# K = 5, m = 2: arm 0 is best but too costly on constraint 0; x* mixes arms 0 and 1 (0.4, 0.6).
+R5 = np.array([0.9, 0.7, 0.5, 0.4, 0.2])
+G5 = np.array([[0.8, 0.3, 0.4, 0.2, 0.1],
+               [0.2, 0.3, 0.6, 0.1, 0.5]])
+A5 = np.array([0.5, 0.6])
+SAFE5 = np.array([0.0, 0.0, 0.0, 1.0, 0.0])  # arm 3: costs (0.2, 0.1), margins (0.3, 0.5)
+
+
+def mixing_env() -> ConstrainedBandit:
+    return ConstrainedBandit(R5, G5, A5, safe_strategy=SAFE5)
+
+
+def run_manually(alg, env, seed, on_batch=None):
+    """Drive ``alg`` on ``env`` by hand, calling ``on_batch(alg, batch)`` right after each ask
+    (before the answer changes the algorithm's state)."""
+    rng = np.random.default_rng(seed)
+    while (batch := alg.next_batch()) is not None:
+        if on_batch is not None:
+            on_batch(alg, batch)
+        out = env.pull(batch, rng)
+        alg.observe(batch, out.rewards, out.costs)
+
+
+def set_state(alg, counts, r_hat, g_hat):
+    """Put synthetic empirical means into an algorithm (sums = mean × count)."""
+    alg.pulls[:] = counts
+    alg.reward_sums[:] = r_hat * counts
+    alg.cost_sums[:] = g_hat * counts
+
+
+# ---------------------------------------------------------------------------------------------
+# Widths and estimates
+
+
+def test_widths_closed_form_and_unpulled_arms():
+    K, m, T, delta = 3, 2, 1000, 0.1
+    alg = OptimisticConstrained(K, T, [0.5, 0.5], delta=delta, width_scale=0.7, rng=0)
+    log_term = math.log(2 * (m + 1) * K * T / delta)
+    assert alg.log_term == pytest.approx(log_term, rel=1e-14)
+    set_state(alg, np.array([0, 1, 50]), np.array([0.0, 0.2, 0.8]),
+              np.array([[0.0, 0.1, 0.3], [0.0, 0.9, 0.4]]))
+    w = 0.7 * np.sqrt(log_term / (2 * np.array([1.0, 1.0, 50.0])))
+    np.testing.assert_allclose(alg.widths(), w, rtol=1e-14)
+    r_hat, g_hat = alg.estimates()
+    np.testing.assert_allclose(r_hat, [0.5, 0.2, 0.8])  # never pulled: 1/2 (Algorithm 3 line 4)
+    np.testing.assert_allclose(g_hat, [[0.5, 0.1, 0.3], [0.5, 0.9, 0.4]])
+    np.testing.assert_allclose(alg.optimistic_values(), r_hat + w)
+    np.testing.assert_allclose(alg.optimistic_costs(), g_hat - w)
+    # with width_scale 1 an unpulled arm's interval [1/2 - w, 1/2 + w] covers [0, 1]
+    assert hoeffding_widths(np.array([0]), math.log(8.0))[0] > 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# The optimistic safe set and the LP
+
+
+def test_optimistic_safe_set_contains_true_safe_set_when_widths_valid():
+    rng = np.random.default_rng(1)
+    K, m, T = 4, 2, 10_000
+    for _ in range(50):
+        G = rng.random((m, K))
+        alpha = rng.uniform(0.2, 0.8, m)
+        alg = OptimisticConstrained(K, T, alpha, delta=0.05, rng=0)
+        counts = rng.integers(1, 2000, K)
+        w = hoeffding_widths(counts, alg.log_term)
+        # estimates anywhere inside the (valid) confidence intervals, clipped to [0, 1]
+        g_hat = np.clip(G + rng.uniform(-1, 1, (m, K)) * w, 0, 1)
+        set_state(alg, counts, rng.random(K), g_hat)
+        C = alg.optimistic_costs()
+        # truly safe strategies: vertices of the simplex and random points, kept if safe
+        pts = np.vstack([np.eye(K), rng.dirichlet(np.ones(K), 400)])
+        safe = pts[np.all(pts @ G.T <= alpha, axis=1)]
+        assert np.all(safe @ C.T <= alpha + 1e-12)
+        # and so the optimistic value dominates the true optimum (optimism, Lemma D.1's step)
+        if safe.size:
+            x = alg.optimistic()
+            assert np.all(C @ x <= alpha + 1e-8)
+            r = rng.random(K)
+            set_state(alg, counts, np.clip(r + rng.uniform(-1, 1, K) * w, 0, 1), g_hat)
+            x = alg.optimistic()
+            assert alg.optimistic_values() @ x >= np.max(safe @ r) - 1e-8
+
+
+def brute_force_lp(v: np.ndarray, c: np.ndarray, alpha: float) -> float | None:
+    """max v^T x over {x in Δ_3 : c^T x <= alpha} by enumerating the polytope's vertices."""
+    verts = [np.eye(3)[a] for a in range(3) if c[a] <= alpha]
+    for a, b in itertools.combinations(range(3), 2):
+        if (c[a] - alpha) * (c[b] - alpha) < 0:  # the constraint's hyperplane crosses edge ab
+            t = (alpha - c[b]) / (c[a] - c[b])
+            verts.append(t * np.eye(3)[a] + (1 - t) * np.eye(3)[b])
+    return max(float(v @ x) for x in verts) if verts else None
+
+
+def test_strategy_is_the_lp_optimum_by_vertex_enumeration():
+    rng = np.random.default_rng(2)
+    T, delta, checked = 5000, 0.1, 0
+    for _ in range(80):
+        alpha = rng.uniform(0.1, 0.9)
+        alg = OptimisticConstrained(3, T, [alpha], delta=delta, rng=0)
+        counts = rng.integers(20, 5000, 3)
+        r_hat, g_hat = rng.random(3), rng.random((1, 3))
+        set_state(alg, counts, r_hat, g_hat)
+        w = np.sqrt(math.log(2 * 2 * 3 * T / delta) / (2 * counts))  # independent widths
+        best = brute_force_lp(r_hat + w, g_hat[0] - w, alpha)
+        if best is None:
+            continue  # empty optimistic set: the LP's documented fallback, not tested here
+        x = alg.optimistic()
+        assert np.all(x >= 0) and x.sum() == pytest.approx(1.0)
+        assert (g_hat[0] - w) @ x <= alpha + 1e-8
+        assert (r_hat + w) @ x == pytest.approx(best, abs=1e-8)
+        checked += 1
+    assert checked >= 40
+
+
+def test_environment_instance_has_a_mixed_optimum():
+    env = mixing_env()
+    assert np.count_nonzero(env.optimal_strategy > 1e-9) == 2
+    np.testing.assert_allclose(env.optimal_strategy, [0.4, 0.6, 0, 0, 0], atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# The safe variant
+
+
+def test_mixing_coefficient_closed_form():
+    alpha, lam = np.array([0.5, 0.6]), np.array([0.3, 0.5])
+    assert mixing_coefficient(np.array([0.4, 0.6]), alpha, lam) == 0.0  # nothing at risk
+    # c = (0.7, 1.4 -> capped 1): sigma = max(0.2/0.5, 0.4/0.9)
+    assert mixing_coefficient(np.array([0.7, 1.4]), alpha, lam) == pytest.approx(0.4 / 0.9)
+
+
+def test_safe_variant_is_pessimistically_safe_at_every_update():
+    env = mixing_env()
+    lam = A5 - G5 @ SAFE5
+    alg = SafeOptimisticConstrained(5, 20_000, A5, SAFE5, safe_margins=lam, delta=0.05, rng=3)
+    seen = []
+
+    def check(alg, batch):
+        x_tilde, sigma = alg.last_optimistic, alg.sigmas[-1]
+        c = np.minimum(alg.pessimistic_costs(x_tilde), 1.0)  # state of this update
+        np.testing.assert_allclose(batch.strategy, sigma * SAFE5 + (1 - sigma) * x_tilde,
+                                   atol=1e-12)
+        bound = sigma * (A5 - lam) + (1 - sigma) * c  # pessimistic cost of the mixture
+        assert np.all(bound <= A5 + 1e-12)
+        if sigma > 0:  # and sigma is the smallest such weight: some constraint is tight
+            assert np.max(bound - A5) == pytest.approx(0.0, abs=1e-12)
+        seen.append(sigma)
+
+    run_manually(alg, env, seed=4, on_batch=check)
+    # the first update has no data: Algorithm 4's sigma_0 = max_i (1-a_i)/(1-a_i+l_i)
+    assert seen[0] == pytest.approx(np.max((1 - A5) / (1 - A5 + lam)))
+    assert len(seen) == alg.n_updates > 10
+    assert seen[-1] < seen[0]  # the estimates sharpen, less weight on x_safe
+    assert alg.info["sigmas"] == seen
+
+
+def test_safe_variant_is_truly_safe_in_nearly_all_trials():
+    env = mixing_env()
+    lam = A5 - G5 @ SAFE5
+    safe_trials = 0
+    for s in range(20):
+        alg = SafeOptimisticConstrained(5, 10_000, A5, SAFE5, safe_margins=lam, delta=0.05,
+                                        rng=s)
+        trial = simulate(alg, env, horizon=10_000, seed=1000 + s)
+        strategies = trial.decisions.strategies()
+        safe_trials += bool(np.all(strategies @ G5.T <= A5 + 1e-9))
+    assert safe_trials >= 19
+
+
+# ---------------------------------------------------------------------------------------------
+# Regret and violation
+
+
+def test_soft_baseline_regret_and_violation_per_round_decrease():
+    env = mixing_env()
+    per_round = {}
+    for T in (1_000, 100_000):
+        reg, vio = [], []
+        for s in range(2):
+            alg = OptimisticConstrained(5, T, A5, delta=0.05, rng=s)
+            trial = simulate(alg, env, horizon=T, seed=50 + s)
+            reg.append(trial.regret[-1] / T)
+            vio.append(trial.violation[-1] / T)
+        per_round[T] = (np.mean(np.abs(reg)), np.mean(vio))
+    (r_small, v_small), (r_big, v_big) = per_round[1_000], per_round[100_000]
+    # optimism on the active constraint buys reward with violation: regret may be negative,
+    # so its size per round is what must vanish
+    assert v_big < 0.35 * v_small and v_small > 0.05
+    assert r_big < 0.6 * r_small
+
+
+# ---------------------------------------------------------------------------------------------
+# The epoch sampler
+
+
+def reference_pulls(strategies: np.ndarray, horizon: int, seed: int) -> tuple[list, list]:
+    """Per-round loop: DEBORA-S's epoch rule (Algorithm 3, line 7) and one xi.random() per
+    round, arm = first a with u < F(a). Returns the arms and the epoch lengths."""
+    xi = np.random.default_rng(seed)
+    K = strategies.shape[1]
+    counts, start_counts = np.zeros(K, int), np.zeros(K, int)
+    h, arms, lengths = 0, [], [0]
+    for _ in range(horizon):
+        if np.any(counts >= np.maximum(2 * start_counts, 1)):
+            h += 1
+            start_counts = counts.copy()
+            lengths.append(0)
+        cdf = np.cumsum(strategies[h])
+        u = xi.random()
+        a = next((k for k in range(K) if u < cdf[k] and strategies[h][k] > 0),
+                 int(np.flatnonzero(strategies[h])[-1]))
+        arms.append(a)
+        counts[a] += 1
+        lengths[-1] += 1
+    return arms, lengths
+
+
+@pytest.mark.parametrize("tiny_chunks", [False, True])
+def test_doubling_sampler_equals_per_round_loop(monkeypatch, tiny_chunks):
+    if tiny_chunks:  # force many chunks per epoch: the chunk boundaries must not matter
+        monkeypatch.setattr(cb, "_CHUNK_FACTOR", 0.01)
+        monkeypatch.setattr(cb, "_CHUNK_MIN", 1)
+    env = mixing_env()
+    T = 3_001  # not at an epoch end: the last epoch is cut by the horizon
+    alg = OptimisticConstrained(5, T, A5, delta=0.05, rng=7)
+    trial = simulate(alg, env, horizon=T, seed=8)
+    arms, lengths = reference_pulls(trial.decisions.strategies(), T, seed=7)
+    np.testing.assert_array_equal(pull_sequence(trial), arms)
+    np.testing.assert_array_equal(trial.decisions.batch_sizes(), lengths)
+    assert lengths[0] == 1 and alg.n_updates == len(lengths) == alg.info["n_updates"]
+
+
+def test_every_schedule_updates_each_round_and_draws_like_the_loop():
+    env = mixing_env()
+    T = 60
+    alg = OptimisticConstrained(5, T, A5, delta=0.05, schedule="every", rng=11)
+    trial = simulate(alg, env, horizon=T, seed=12)
+    assert alg.n_updates == T and np.all(trial.decisions.batch_sizes() == 1)
+    xi = np.random.default_rng(11)
+    strategies = trial.decisions.strategies()
+    expected = [int(inverse_cdf(x, np.array([xi.random()]))[0]) for x in strategies]
+    np.testing.assert_array_equal(pull_sequence(trial), expected)
+
+
+def pull_sequence(trial) -> np.ndarray:
+    return np.concatenate([b.sequence() for b in trial.decisions.batches()])
+
+
+def test_inverse_cdf_never_draws_zero_probability_arms():
+    x = np.array([0.0, 0.3, 0.0, 0.7, 0.0])
+    u = np.r_[np.linspace(0, 1, 10_001)[:-1], 0.3, np.nextafter(1.0, 0)]
+    arms = inverse_cdf(x, u)
+    assert set(np.unique(arms)) == {1, 3}
+    assert np.mean(arms == 1) == pytest.approx(0.3, abs=1e-3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Not replicable (the point of the baseline)
+
+
+def test_not_replicable_same_xi_independent_rewards():
+    env = mixing_env()
+    differ = 0
+    for pair in range(5):
+        logs = []
+        for execution in range(2):
+            alg = OptimisticConstrained(5, 20_000, A5, delta=0.05, rng=pair)
+            logs.append(simulate(alg, env, horizon=20_000,
+                                 seed=1000 * pair + execution).decisions)
+        differ += not logs[0].same_as(logs[1])
+    assert differ >= 4
+    # the same xi and the same rewards give the same decisions: the difference is the data
+    a, b = (simulate(OptimisticConstrained(5, 20_000, A5, delta=0.05, rng=0), env,
+                     horizon=20_000, seed=99).decisions for _ in range(2))
+    assert a.same_as(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry factories and input checks
+
+
+def test_registry_factories_build_from_the_environment():
+    env = mixing_env()
+    alg = make_policy("SafeOptimisticConstrained", env, np.random.default_rng(0), horizon=100)
+    assert isinstance(alg, SafeOptimisticConstrained)
+    np.testing.assert_allclose(alg.safe_margins, A5 - G5 @ SAFE5)
+    alg = make_policy("OptimisticConstrained", env, np.random.default_rng(0), horizon=100,
+                      schedule="every")
+    assert isinstance(alg, OptimisticConstrained) and alg.schedule == "every"
+    no_safe = ConstrainedBandit(R5, G5, A5)
+    with pytest.raises(ValueError, match="safe strategy"):
+        make_policy("SafeOptimisticConstrained", no_safe, np.random.default_rng(0), horizon=10)
+
+
+BASE = {"n_arms": 5, "horizon": 100, "thresholds": A5, "delta": 0.1}
+
+
+@pytest.mark.parametrize("change, name", [
+    ({"thresholds": [0.5, 1.2]}, "thresholds"),
+    ({"thresholds": [-0.1, 0.5]}, "thresholds"),
+    ({"delta": 0.0}, "delta"),
+    ({"delta": 1.0}, "delta"),
+    ({"schedule": "sometimes"}, "schedule"),
+    ({"width_scale": 0.0}, "width_scale"),
+    ({"width_scale": -1.0}, "width_scale"),
+    ({"horizon": 0}, "horizon"),
+    ({"n_arms": 1}, "n_arms"),
+])
+def test_bad_input_refused(change, name):
+    with pytest.raises(ValueError, match=name):
+        OptimisticConstrained(**{**BASE, **change})
+
+
+@pytest.mark.parametrize("change, name", [
+    ({"safe_strategy": [0.5, 0.5, 0.5, 0, 0]}, "safe_strategy"),
+    ({"safe_strategy": [1.2, -0.2, 0, 0, 0]}, "safe_strategy"),
+    ({"safe_strategy": [1.0, 0, 0, 0]}, "safe_strategy"),
+    ({"safe_margins": [0.3, 0.0]}, "safe_margins"),
+    ({"safe_margins": [0.3, -0.1]}, "safe_margins"),
+    ({"safe_margins": [0.3]}, "safe_margins"),
+    ({"safe_margins": [0.3, 0.7]}, "safe_margins"),  # a margin above alpha_i is impossible
+])
+def test_bad_safe_input_refused(change, name):
+    kw = {**BASE, "safe_strategy": SAFE5, "safe_margins": [0.3, 0.5], **change}
+    with pytest.raises(ValueError, match=name):
+        SafeOptimisticConstrained(**kw)
+
+
+def test_observe_refuses_bad_costs_and_impossible_sums():
+    alg = OptimisticConstrained(**BASE, rng=0)
+    batch = alg.next_batch()
+    r = np.zeros(batch.n_runs)
+    with pytest.raises(ValueError, match="costs"):
+        alg.observe(batch, r)  # no costs
+    with pytest.raises(ValueError, match="costs"):
+        alg.observe(batch, r, np.zeros((batch.n_runs, 3)))  # m = 3, expected 2
+    with pytest.raises(ValueError, match="costs"):
+        alg.observe(batch, r, np.full((batch.n_runs, 2), 2.0 * batch.counts.max()))
+    with pytest.raises(ValueError, match="rewards"):
+        alg.observe(batch, r - 1.0, np.zeros((batch.n_runs, 2)))
+    alg.observe(batch, r, np.zeros((batch.n_runs, 2)))  # a valid answer is still taken
+    assert alg.t == batch.n_pulls
