@@ -1,0 +1,76 @@
+"""Seconds per trial at T = 10⁶ of the constrained policies of Bollini et al., "Replicable
+Constrained Bandits" (DEBORA, DEBORA-S, DEBORA-H) and of their baselines (Algorithm 2 of
+Replicable Bandits and UCB1 unconstrained; the optimistic soft-constraint policy and its safe
+variant), on the instances of the ``replicable-constrained:*`` figures.
+
+Run:  .venv/bin/python benchmarks/bench_constrained.py [--trials 3] [--horizon 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+
+from banditkit import simulate
+from banditkit.blas import single_threaded_blas
+from banditkit.envs.instances import make_instance
+from banditkit.policies import (
+    DEBORA,
+    DEBORAH,
+    DEBORAS,
+    OptimisticConstrained,
+    ReplicableElimination,
+    SafeOptimisticConstrained,
+    ucb1_lockstep,
+)
+from banditkit.rng import derive_seed, stream
+
+
+def cases(T: int):
+    bern = make_instance("bernoulli")
+    soft = make_instance("constrained-soft")
+    hard = make_instance("constrained-hard", lambda_min=0.1)
+    margins = hard.alpha - hard.G @ hard.safe_strategy
+    yield "bernoulli(6)", "DEBORA", bern, lambda rng: DEBORA(6, T, rho=0.3, delta=0.05, rng=rng)
+    yield "bernoulli(6)", "ReplicableElimination", bern, lambda rng: ReplicableElimination(
+        6, T, 0.3, rng)
+    yield "constrained-soft", "DEBORA-S", soft, lambda rng: DEBORAS(
+        5, T, soft.alpha, rho=0.3, delta=0.05, rng=rng)
+    yield "constrained-soft", "Optimistic", soft, lambda rng: OptimisticConstrained(
+        5, T, soft.alpha, delta=0.05, rng=rng)
+    yield "constrained-hard(0.1)", "DEBORA-H", hard, lambda rng: DEBORAH(
+        5, T, hard.alpha, hard.safe_strategy, rho=0.3, delta=0.05, safe_margins=margins,
+        rng=rng)
+    yield "constrained-hard(0.1)", "Safe optimistic", hard, lambda rng: SafeOptimisticConstrained(
+        5, T, hard.alpha, hard.safe_strategy, safe_margins=margins, delta=0.05, rng=rng)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--horizon", type=int, default=1_000_000)
+    args = parser.parse_args()
+    T, n = args.horizon, args.trials
+    print(f"# {platform.machine()}, python {platform.python_version()}, numpy {np.__version__};"
+          f" T = {T}, {n} trials, mean seconds per trial")
+    for label, name, env, make in cases(T):
+        secs = []
+        for trial in range(n):
+            rng = stream(0, "bench-constrained", name, trial)
+            t0 = time.perf_counter()
+            simulate(make(rng), env, horizon=T, seed=derive_seed(0, name, trial))
+            secs.append(time.perf_counter() - t0)
+        print(f"{label:<24} {name:<24} {np.mean(secs):8.3f}")
+    bern = make_instance("bernoulli")
+    t0 = time.perf_counter()
+    # UCB1 through its exact lock-step driver (the figures run it so)
+    ucb1_lockstep([bern] * n, [None] * n, [derive_seed(0, "ucb", i) for i in range(n)], T, None)
+    print(f"{'bernoulli(6)':<24} {'UCB1 (lock-step)':<24} {(time.perf_counter() - t0) / n:8.3f}")
+
+
+if __name__ == "__main__":
+    with single_threaded_blas():  # as the runner: one BLAS thread, set once
+        main()
