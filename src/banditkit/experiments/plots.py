@@ -118,7 +118,10 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
             ax.fill_between(sel["t"], np.maximum(lo, 0), sel["hi"], color=line.get_color(),
                             alpha=0.2, linewidth=0)
         ax.set_xscale(plot["xscale"])
-        ax.set_yscale(plot["yscale"])
+        if plot["yscale"] == "symlog":  # signed curves (a regret that optimism makes negative)
+            ax.set_yscale("symlog", linthresh=10.0)
+        else:
+            ax.set_yscale(plot["yscale"])
         ax.set_xlabel(plot.get("xlabel") or "t (pulls)")
         ax.set_ylabel((plot.get("ylabel") if len(metrics) == 1 else None)
                       or _LABELS.get(metric, metric))

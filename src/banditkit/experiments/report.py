@@ -92,7 +92,8 @@ def render_report(result: Any, folder: Path | None = None) -> str:
         lines += [*_ratio_table(config, result.summary), ""]
 
     plot = config["plot"]
-    if plot["kind"] == "curve" and plot["xscale"] == "log" and plot["yscale"] == "log":
+    if plot["kind"] == "curve" and plot["xscale"] == "log" and plot["yscale"] in ("log",
+                                                                                  "symlog"):
         lines += ["## Growth rates", ""]
         lines += [*_growth_table(config, result.curves), ""]
 
@@ -212,9 +213,15 @@ def _growth_table(config: dict[str, Any], curves: pd.DataFrame) -> list[str]:
                 continue
             mean = group.groupby("t")[metric].mean()
             t = mean.index.to_numpy(dtype=float)
-            keep = (t >= t.max() / 100) & (mean.to_numpy() > 0)
+            values = mean.to_numpy()
+            window = t >= t.max() / 100
+            if (values[window] <= 0).any() and (values[window] > 0).any():
+                row.append("– (changes sign)")  # a log-log slope means nothing there
+                continue
+            keep = window & (values > 0)
             if keep.sum() < 3:
-                row.append("– (zero)" if (mean.to_numpy() == 0).all() else "–")
+                row.append("– (zero)" if (mean.to_numpy() == 0).all()
+                           else "– (negative)" if (mean.to_numpy() < 0).any() else "–")
                 continue
             slope = np.polyfit(np.log(t[keep]), np.log(mean.to_numpy()[keep]), 1)[0]
             row.append(f"{slope:.2f}")
