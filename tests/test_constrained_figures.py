@@ -46,3 +46,17 @@ def test_unsafe_rounds_counts_rounds_of_unsafe_strategies():
     log2.record(Batch(np.array([4]), np.array([9]), strategy=safe))
     assert unsafe_rounds(Trial(counts=np.zeros(5, dtype=int), n_pulls=9, decisions=log2),
                          env) == {"unsafe_rounds": 0.0, "any_unsafe": 0.0}
+
+
+def test_json_summary_of_a_paired_figure_gives_the_pairs(tmp_path, capsys):
+    import json
+
+    from banditkit.cli import main
+
+    assert main(["run", "replicable-constrained:unconstrained", "--quick", "--trials", "4",
+                 "--backend", "serial", "--json", "--no-progress", "--out",
+                 str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    pairs = {row["algorithm"]: row for row in doc["pairs"]}
+    assert pairs["DEBORA"]["identical"] == 2 and pairs["DEBORA"]["pairs"] == 2
+    assert 0 <= pairs["UCB1"]["ci_lo"] <= pairs["UCB1"]["non_replication"] <= pairs["UCB1"]["ci_hi"]

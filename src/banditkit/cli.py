@@ -140,10 +140,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def summary_json(result: Any, plots: Sequence[Path], report: Path) -> dict[str, Any]:
-    """The ``--json`` document: where the files are, and one row per (point, algorithm)."""
+    """The ``--json`` document: where the files are, one row per (point, algorithm), and for
+    figures run as replicability pairs the identical pairs with their Clopper–Pearson
+    interval (``pairs``)."""
     rows = []
     for row in result.summary.to_dict(orient="records"):
         rows.append({k: _clean(v) for k, v in row.items()})
+    pairs = None
+    if getattr(result, "pairs", None) is not None:
+        pairs = [{k: _clean(v) for k, v in row.items()}
+                 for row in result.pairs.to_dict(orient="records")]
     return {
         "figure": result.figure, "out": str(result.out),
         "database": str(result.out / "results.sqlite") if result.out else None,
@@ -151,6 +157,7 @@ def summary_json(result: Any, plots: Sequence[Path], report: Path) -> dict[str, 
         "seed": result.config["seed"], "quick": result.config["quick"],
         "trials": result.config["trials"], "n_trials": len(result.trials),
         "n_failed": result.n_failed, "ran": result.ran, "summary": rows,
+        **({"pairs": pairs} if pairs is not None else {}),
     }
 
 
