@@ -426,11 +426,11 @@ def test_bad_observations_refused() -> None:
         p.observe(batch, o.rewards, None)
     with pytest.raises(ValueError, match="rewards must be sums"):
         p.observe(batch, o.rewards + batch.counts + 1, o.costs)
-    with pytest.raises(ValueError, match="not the batch that was asked for"):
+    with pytest.raises(ValueError, match="must be the batch next_batch"):
         p.observe(Batch(np.array([3]), np.array([5])), np.zeros(1), np.zeros((1, 2)))
     q = DEBORA(3, 100, rho=0.1, delta=0.01, rng=0)
     b = q.next_batch()
-    with pytest.raises(ValueError, match="not the batch that was asked for"):
+    with pytest.raises(ValueError, match="must be the batch next_batch"):
         q.observe(Batch(np.array([1]), b.counts), np.zeros(1))
 
 

@@ -92,7 +92,10 @@ def _expected_estimate(algo_factory, X, thetas):
         p = 1.0
         for t, a in enumerate(seq):
             p *= algo.sampling_weights[a]
-            algo.observe(Batch(np.array([a]), np.array([1])), np.array([X[a] @ thetas[t]]))
+            # every arm the draw could give: tell the copy this one-pull batch is the one it
+            # asked for (observe() refuses any other)
+            algo._pending = Batch(np.array([a]), np.array([1]))
+            algo.observe(algo._pending, np.array([X[a] @ thetas[t]]))
         assert algo.recommendation is not None
         total += p * algo.theta_hat
     return total

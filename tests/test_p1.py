@@ -40,7 +40,10 @@ def _expected_estimate(factory, X, thetas):
         w = algo.sampling_weights
         for a in np.flatnonzero(w > 0):
             child = copy.deepcopy(algo)
-            child.observe(Batch(np.array([a]), np.array([1])), np.array([X[a] @ thetas[t]]))
+            # the tree enumerates every arm the draw could give: tell the child that this
+            # one-pull batch is the one it asked for (observe() refuses any other)
+            child._pending = Batch(np.array([a]), np.array([1]))
+            child.observe(child._pending, np.array([X[a] @ thetas[t]]))
             total += walk(child, t + 1, p * w[a])
         return total
 

@@ -93,3 +93,50 @@ def test_strategies_take_part_in_sameness():
     b.record(Batch(np.array([0]), np.array([3]), strategy=np.array([0.6, 0.4])))
     assert not a.same_as(b)
     assert a.same_as(a)
+
+
+def test_observe_refuses_what_was_not_asked():
+    from banditkit.envs import BernoulliBandit
+    from banditkit.identification import GBAI
+    from banditkit.policies import UCB1
+
+    algo = UCB1(3)
+    with pytest.raises(ValueError, match="no batch pending"):
+        algo.observe(Batch(np.array([0]), np.array([1])), np.array([1.0]))
+    batch = algo.next_batch()
+    other = Batch(np.array([(int(batch.arms[0]) + 1) % 3]), np.array([1]))
+    with pytest.raises(ValueError, match="must be the batch next_batch"):
+        algo.observe(other, np.array([1.0]))
+    with pytest.raises(ValueError, match="1-D array"):
+        algo.observe(batch, np.array([[1.0]]))
+    algo.observe(batch, np.array([1.0]))  # refusals changed nothing: the batch is still owed
+    assert algo.t == 1
+    with pytest.raises(ValueError, match="no batch pending"):  # answered once only
+        algo.observe(batch, np.array([1.0]))
+    # a prefix of the asked batch is accepted; an identifier that stopped asks for nothing
+    env = BernoulliBandit([0.2, 0.5, 0.8])
+    g = GBAI(np.eye(3), None, 30, rng=0)
+    b = g.next_batch()
+    part = b.truncated(10)
+    assert part.is_prefix_of(b) and not b.is_prefix_of(part)
+    g.observe(part, env.pull(part, np.random.default_rng(0)).rewards)
+    while (b := g.next_batch()) is not None:
+        g.observe(b, env.pull(b, np.random.default_rng(1)).rewards)
+    with pytest.raises(ValueError, match="no batch pending"):
+        g.observe(Batch(np.array([0]), np.array([1])), np.array([1.0]))
+
+
+def test_a_refused_outcome_leaves_the_batch_pending():
+    from banditkit.envs import ConstrainedBandit
+    from banditkit.policies import DEBORAS
+
+    env = ConstrainedBandit([0.9, 0.5], [[0.8, 0.2]], [0.5])
+    algo = DEBORAS(2, 100, env.alpha, rho=0.3, delta=0.05, rng=0)
+    batch = algo.next_batch()
+    out = env.pull(batch, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="costs are required"):
+        algo.observe(batch, out.rewards, None)
+    with pytest.raises(ValueError, match="rewards must be sums"):
+        algo.observe(batch, out.rewards + 2 * batch.counts, out.costs)
+    algo.observe(batch, out.rewards, out.costs)
+    assert algo.t == batch.n_pulls and algo.decisions.n_batches == 1

@@ -120,6 +120,8 @@ class StrategyPlayer(Algorithm):
         self._strategies = list(strategies)
         self.size = size
 
+    stops_by_itself = True  # it plays its strategies, then stops
+
     def _next_batch(self):
         if not self._strategies:
             return None
@@ -142,3 +144,11 @@ def test_violation_is_max_over_constraints_of_cumulative_positive_part():
     assert np.allclose(tr.violation, np.maximum(c1, c2))
     # Regret uses the strategy: r.x* = 0.75 for x* = (0.5, 0.5).
     assert np.allclose(tr.regret, [10 * -0.25, 10 * -0.25 + 10 * 0.25, 0.0])
+
+
+def test_simulate_refuses_no_horizon_for_a_policy_that_never_stops():
+    from banditkit.envs import BernoulliBandit
+    from banditkit.policies import UCB1
+
+    with pytest.raises(ValueError, match="needs a horizon for UCB1"):
+        simulate(UCB1(3), BernoulliBandit([0.2, 0.5, 0.7]), seed=0)

@@ -130,6 +130,18 @@ class Batch:
         starts = np.r_[0, np.cumsum(self.counts)[:-1]]
         return np.add.reduceat(values, starts, axis=0)
 
+    def is_prefix_of(self, other: Batch) -> bool:
+        """Whether this batch is ``other`` or its first pulls (what :meth:`truncated` gives),
+        in the same order: the runs agree except that the last may be shorter."""
+        r = self.n_runs
+        if r > other.n_runs:
+            return False
+        if r == 0:
+            return True
+        return bool(np.array_equal(self.arms, other.arms[:r])
+                    and np.array_equal(self.counts[:-1], other.counts[:r - 1])
+                    and self.counts[-1] <= other.counts[r - 1])
+
     def truncated(self, n: int) -> Batch:
         """The first ``n`` pulls of this batch (``n`` ≤ ``n_pulls``)."""
         if n >= self.n_pulls:
@@ -291,6 +303,10 @@ class Algorithm(ABC):
 
     n_arms: int
     kind: str = "regret"
+    #: Whether ``next_batch`` returns ``None`` by itself at some point (identifiers, and
+    #: policies that know their horizon and say so); :func:`banditkit.simulate` needs a horizon
+    #: for the others, which would otherwise run for ever.
+    stops_by_itself: bool | None = None
 
     def __init__(self, n_arms: int) -> None:
         self.n_arms = int(n_arms)
@@ -324,7 +340,18 @@ class Algorithm(ABC):
         ``batch`` is the batch returned by :meth:`next_batch` or a prefix of it
         (:meth:`Batch.truncated`) when the experiment ended part-way through.
         """
-        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        pending = self._pending
+        if pending is None:
+            raise ValueError("observe() with no batch pending: call next_batch() first, and "
+                             "answer each batch once (an algorithm that has stopped asks for "
+                             "nothing more)")
+        if batch is not pending and not batch.is_prefix_of(pending):
+            raise ValueError("batch must be the batch next_batch() returned, or a prefix of it "
+                             "(Batch.truncated), in the same pull order")
+        rewards = np.asarray(rewards, dtype=float)
+        if rewards.ndim != 1:
+            raise ValueError(f"rewards must be a 1-D array with one sum per run of the batch, "
+                             f"got shape {rewards.shape}")
         if rewards.shape[0] != batch.n_runs:
             raise ValueError(f"rewards must hold one sum per run of the batch ({batch.n_runs}), "
                              f"got {rewards.shape[0]}")
@@ -337,10 +364,18 @@ class Algorithm(ABC):
             if costs.shape[0] != batch.n_runs:
                 raise ValueError(f"costs must have one row per run ({batch.n_runs}), got "
                                  f"{costs.shape[0]}")
+        self._check_observation(batch, rewards, costs)  # refuses before any state changes
         self._pending = None
         self.decisions.record(batch)
         self.t += batch.n_pulls
         self._observe(batch, rewards, costs)
+
+    def _check_observation(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None
+                           ) -> None:
+        """Refuse an outcome this algorithm knows cannot be true (sums outside what bounded
+        rewards give, missing costs...), before :meth:`observe` changes any state, so the
+        batch stays pending and can be answered again. The default accepts everything."""
+        return None
 
     @property
     def recommendation(self) -> int | None:

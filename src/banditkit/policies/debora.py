@@ -244,16 +244,16 @@ class _DeboraBase(Algorithm):
         plan = self._planned
         if plan is None:
             raise ValueError(f"{type(self).__name__} did not ask for a batch")
-        r = batch.n_runs
-        ok = (0 < r <= plan.n_runs and np.array_equal(batch.arms, plan.arms[:r])
-              and np.array_equal(batch.counts[:-1], plan.counts[: r - 1])
-              and batch.counts[-1] <= plan.counts[r - 1])
-        if not ok:
+        if batch.n_runs == 0 or not batch.is_prefix_of(plan):
             raise ValueError("batch is not the batch that was asked for (nor a prefix of it)")
         return batch.n_pulls == plan.n_pulls
 
-    def _observe_rewards(self, batch: Batch, rewards: np.ndarray) -> None:
+    def _check_observation(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None
+                           ) -> None:
+        self._check_prefix(batch)
         _check_sums(rewards, batch.counts.astype(float), "rewards")
+
+    def _observe_rewards(self, batch: Batch, rewards: np.ndarray) -> None:
         self.counts += batch.allocation(self.n_arms)
         self.reward_sums += batch.arm_sums(rewards, self.n_arms)
 
@@ -448,15 +448,19 @@ class _ConstrainedDebora(_DeboraBase):
         self._planned = Batch.from_sequence(seq, strategy=rec.strategy)
         return self._planned
 
-    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
+    def _check_observation(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None
+                           ) -> None:
         if costs is None:
             raise ValueError(f"costs are required: {type(self).__name__} observes the sums of "
                              f"its m = {self.n_costs} costs for every run")
         if costs.ndim != 2 or costs.shape[1] != self.n_costs:
             raise ValueError(f"costs must have shape (runs, m={self.n_costs}), got "
                              f"{costs.shape}")
-        complete = self._check_prefix(batch)
+        super()._check_observation(batch, rewards, costs)
         _check_sums(costs, batch.counts.astype(float), "costs")
+
+    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
+        complete = self._check_prefix(batch)
         self._observe_rewards(batch, rewards)
         for i in range(self.n_costs):
             self.cost_sums[i] += batch.arm_sums(costs[:, i], self.n_arms)
