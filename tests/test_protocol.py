@@ -140,3 +140,16 @@ def test_a_refused_outcome_leaves_the_batch_pending():
         algo.observe(batch, out.rewards + 2 * batch.counts, out.costs)
     algo.observe(batch, out.rewards, out.costs)
     assert algo.t == batch.n_pulls and algo.decisions.n_batches == 1
+
+
+def test_bounded_reward_policies_refuse_impossible_sums():
+    from banditkit.policies import ReplicableElimination
+
+    algo = ReplicableElimination(3, 45_000, 0.3, np.random.default_rng(0))
+    batch = algo.next_batch()
+    n = batch.counts.astype(float)
+    impossible = np.r_[1e9, -5.0, 3.0][: batch.n_runs]  # the sums a user once typed in
+    with pytest.raises(ValueError, match=r"sums of rewards in \[0, 1\]"):
+        algo.observe(batch, impossible)
+    algo.observe(batch, 0.5 * n)  # still pending after the refusal
+    assert algo.t == int(n.sum())

@@ -307,6 +307,10 @@ class Algorithm(ABC):
     #: policies that know their horizon and say so); :func:`banditkit.simulate` needs a horizon
     #: for the others, which would otherwise run for ever.
     stops_by_itself: bool | None = None
+    #: The interval every single reward lies in, when the algorithm's guarantees assume one
+    #: (RepMean and Hoeffding bounds need [0, 1]); ``observe`` then refuses run sums that
+    #: rewards in it cannot produce. ``None``: unbounded rewards (Gaussian noise) accepted.
+    reward_range: tuple[float, float] | None = None
 
     def __init__(self, n_arms: int) -> None:
         self.n_arms = int(n_arms)
@@ -374,8 +378,19 @@ class Algorithm(ABC):
                            ) -> None:
         """Refuse an outcome this algorithm knows cannot be true (sums outside what bounded
         rewards give, missing costs...), before :meth:`observe` changes any state, so the
-        batch stays pending and can be answered again. The default accepts everything."""
-        return None
+        batch stays pending and can be answered again. The default checks the run sums
+        against :attr:`reward_range`."""
+        if self.reward_range is None:
+            return
+        low, high = self.reward_range
+        n = batch.counts.astype(float)
+        slack = 1e-9 * np.maximum(n, 1.0)
+        bad = (rewards < low * n - slack) | (rewards > high * n + slack)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"rewards must be sums of rewards in [{low:g}, {high:g}]: run {i} "
+                             f"of {int(n[i])} pull(s) of arm {int(batch.arms[i])} got "
+                             f"{rewards[i]:g}")
 
     @property
     def recommendation(self) -> int | None:

@@ -66,6 +66,8 @@ class BatchedEliminationBase(Algorithm):
     the last batch at once: the pull sequence is the same, only batch boundaries differ.
     """
 
+    reward_range = (0.0, 1.0)  # Hoeffding's bounds and RepMean assume rewards in [0, 1]
+
     kind = "regret"
 
     def __init__(self, n_arms: int, horizon: int, *, n_batches: int | None = None,
