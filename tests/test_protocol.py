@@ -153,3 +153,13 @@ def test_bounded_reward_policies_refuse_impossible_sums():
         algo.observe(batch, impossible)
     algo.observe(batch, 0.5 * n)  # still pending after the refusal
     assert algo.t == int(n.sum())
+
+
+def test_strings_and_nested_means_are_refused():
+    from banditkit.envs import BernoulliBandit
+    from banditkit.policies import ReplicableElimination
+
+    with pytest.raises(TypeError, match="rho must be a number"):
+        ReplicableElimination(3, 1000, "0.3", np.random.default_rng(0))
+    with pytest.raises(ValueError, match="1-D array with one mean per arm"):
+        BernoulliBandit([[0.2, 0.3], [0.4, 0.5]])

@@ -65,7 +65,10 @@ def check_positive_int(value: object, name: str, *, allow_zero: bool = False) ->
 
 
 def check_positive(value: object, name: str, *, above: float = 0.0) -> float:
-    """A finite float strictly greater than ``above`` (default 0)."""
+    """A finite float strictly greater than ``above`` (default 0); strings and booleans are
+    refused."""
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
     try:
         v = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -77,7 +80,10 @@ def check_positive(value: object, name: str, *, above: float = 0.0) -> float:
 
 def check_probability(value: object, name: str, *, open_low: bool = True,
                       open_high: bool = True) -> float:
-    """A float in (0, 1), with either end closed on request."""
+    """A float in (0, 1), with either end closed on request. Strings and booleans are refused
+    (``rho='0.3'`` is a mistake, not a number)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
     try:
         v = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):

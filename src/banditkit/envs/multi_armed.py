@@ -20,7 +20,10 @@ class StationaryBandit(Environment):
     """Common truth of stationary K-armed bandits: means, best arm, gaps."""
 
     def __init__(self, means: np.ndarray) -> None:
-        means = np.asarray(means, dtype=float).reshape(-1)
+        means = np.asarray(means, dtype=float)
+        if means.ndim != 1:
+            raise ValueError(f"means must be a 1-D array with one mean per arm, got shape "
+                             f"{means.shape}")
         if means.size < 1:
             raise ValueError("means must hold at least one arm")
         if not np.all(np.isfinite(means)):
