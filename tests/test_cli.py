@@ -144,3 +144,22 @@ def test_click_through_without_movielens_is_refused_naming_make_data(figure, cap
     err = capsys.readouterr().err
     assert "make data" in err and "Traceback" not in err
     assert not (out / "results.sqlite").exists()  # refused before any work
+
+
+def test_broken_or_misplaced_run_databases_are_refused_without_traceback(tmp_path, capsys):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "results.sqlite").write_text("not a database")
+    for argv in (["report", str(broken)], ["plot", str(broken)],
+                 ["run", "replicable-bandits:ucb-baseline", "--quick", "--out", str(broken)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "not a banditkit run database" in err and "Traceback" not in err
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert main(["run", "replicable-bandits:ucb-baseline", "--quick", "--out", str(a_file)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "replicable-bandits:ucb-baseline", "--quick", "--out", ""])
+    assert exit_info.value.code == 2
+    assert "non-empty path" in capsys.readouterr().err

@@ -88,7 +88,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default=None, metavar="ADDR",
                         help="Dask scheduler address (dask backend; default: a local cluster)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="root seed (default 0)")
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--out", type=_run_folder, default=None, metavar="DIR",
                         help="run folder (default: runs/<figure>[-quick])")
     parser.add_argument("--json", action="store_true",
                         help="print a machine-readable summary on stdout")
@@ -97,12 +97,19 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
+def _run_folder(text: str) -> Path:
+    """``--out``: a non-empty path (``--out ""`` would write into the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the run folder must be a non-empty path")
+    return Path(text)
+
+
 def _run(args: argparse.Namespace) -> int:
     from .experiments.figures import figure_names
     from .experiments.plots import write_plots
     from .experiments.report import write_report
     from .experiments.runner import default_out, run_figure
-    from .experiments.store import ConfigurationMismatch
+    from .experiments.store import ConfigurationMismatch, StoreError
 
     if args.figure not in figure_names():
         return _refuse(f"argument figure: unknown figure {args.figure!r}; known figures: "
@@ -116,8 +123,12 @@ def _run(args: argparse.Namespace) -> int:
                             workers=args.workers, backend=args.backend,
                             scheduler=args.scheduler, seed=args.seed, out=out,
                             progress=not args.no_progress, retry_failed=args.retry_failed)
-    except (ConfigurationMismatch, FileNotFoundError) as error:
+    except (ConfigurationMismatch, StoreError, FileNotFoundError) as error:
         return _refuse(str(error))
+    except ValueError as error:  # the run folder (a file, not creatable...)
+        if "run folder" not in str(error):
+            raise
+        return _refuse(f"argument --out: {error}")
     except KeyboardInterrupt:
         print(f"\nbanditkit: interrupted; finished trials are kept in {out}; run the same "
               "command again to resume", file=sys.stderr)
@@ -203,7 +214,11 @@ def _load(run_dir: Path) -> Any:
     if not (run_dir / DB_NAME).exists():
         _refuse(f"argument RUN_DIR: no {DB_NAME} in {run_dir}")
         return None
-    return load_run(run_dir)
+    try:
+        return load_run(run_dir)
+    except ValueError as error:  # not a run database, damaged, or holding no run
+        _refuse(f"argument RUN_DIR: {error}")
+        return None
 
 
 def _plot(args: argparse.Namespace) -> int:

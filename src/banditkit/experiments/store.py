@@ -39,7 +39,8 @@ import numpy as np
 from .records import TrialRecord
 from .spec import AlgorithmSpec, FigureSpec
 
-__all__ = ["DB_NAME", "IDENTITY_KEYS", "ConfigurationMismatch", "RunStore", "spec_fingerprint"]
+__all__ = ["DB_NAME", "IDENTITY_KEYS", "ConfigurationMismatch", "RunStore", "StoreError",
+           "spec_fingerprint"]
 
 DB_NAME = "results.sqlite"
 
@@ -86,6 +87,10 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
+class StoreError(ValueError):
+    """A run database that cannot be opened: not SQLite, truncated, unwritable."""
+
+
 class ConfigurationMismatch(ValueError):
     """A run folder holds a run of a different configuration."""
 
@@ -109,19 +114,32 @@ class RunStore:
             target = ":memory:"
         else:
             p = Path(path)
+            if str(path) == "":
+                raise ValueError("the run folder must be a non-empty path")
+            if p.suffix != ".sqlite" and p.exists() and not p.is_dir():
+                raise ValueError(f"run folder {p} is a file, not a folder")
             self.path = p if p.suffix == ".sqlite" else p / DB_NAME
             if not self.path.exists():
                 if not create:
                     raise FileNotFoundError(f"no run database at {self.path}")
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    raise ValueError(f"cannot create the run folder {self.path.parent}: "
+                                     f"{error.strerror or error}") from None
             target = str(self.path)
-        self._conn = sqlite3.connect(target)
-        if self.path is not None:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode: a commit survives the process being killed (not a power cut).
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
-        self._conn.commit()
+        try:
+            self._conn = sqlite3.connect(target)
+            if self.path is not None:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                # NORMAL in WAL mode: a commit survives the process being killed (not a power
+                # cut).
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+            self._conn.commit()
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path} is not a banditkit run database, or it is damaged "
+                             f"({error}); move it away, or choose another folder") from None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
