@@ -163,3 +163,11 @@ def test_broken_or_misplaced_run_databases_are_refused_without_traceback(tmp_pat
         main(["run", "replicable-bandits:ucb-baseline", "--quick", "--out", ""])
     assert exit_info.value.code == 2
     assert "non-empty path" in capsys.readouterr().err
+
+
+def test_audit_help_lists_policies_and_instances(capsys):
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    out = capsys.readouterr().out
+    assert "policies:" in out and "DEBORAS" in out and "P1RAGE" in out
+    assert "instances:" in out and "click-through-periodic" in out

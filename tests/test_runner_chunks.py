@@ -150,3 +150,21 @@ def test_log_log_curve_reports_growth_rates(tmp_path):
     # uniform play has linear regret; UCB1's grows slower
     assert 0.9 < slopes["uniform"] < 1.1
     assert slopes["UCB1"] < 0.8
+
+
+def test_intervals_of_nonnegative_metrics_stay_nonnegative():
+    import pandas as pd
+
+    from banditkit.experiments.results import summarise
+
+    trials = pd.DataFrame({
+        "figure": "x", "point": 0, "algorithm": "a", "trial": range(3), "status": "ok",
+        "error": None, "n_pulls": pd.array([1, 1, 10_000], dtype="Int64"),
+        "final_regret": [-5.0, 0.0, 1.0], "final_violation": [0.0, 0.0, 9.0],
+        "correct": pd.array([None] * 3, dtype="boolean"),
+        "recommendation": pd.array([None] * 3, dtype="Int64"),
+        "stopped": pd.array([True] * 3, dtype="boolean"),
+        "n_batches": pd.array([1, 1, 1], dtype="Int64"), "seconds": 0.0})
+    row = summarise(trials).iloc[0]
+    assert row["n_pulls_lo"] == 0.0 and row["final_violation_lo"] == 0.0
+    assert row["final_regret_lo"] < 0  # regret is signed: not clipped

@@ -276,6 +276,25 @@ def _audit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=positive_int, default=1,
                         help="processes over which pairs are spread (default 1)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+    def format_help() -> str:
+        # the registries import every algorithm module: read them only when help is asked
+        from .envs.instances import instance_names
+        from .policies.registry import policy_names
+
+        parser.epilog = _wrapped("policies: " + ", ".join(policy_names())) + "\n\n" + \
+            _wrapped("instances: " + ", ".join(instance_names()))
+        return argparse.ArgumentParser.format_help(parser)
+
+    parser.format_help = format_help  # type: ignore[method-assign]
+
+
+def _wrapped(text: str, width: int = 78) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent="  ",
+                                   break_on_hyphens=False))
 
 
 def _audit(args: argparse.Namespace) -> int:

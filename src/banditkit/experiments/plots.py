@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .results import SUMMARY_METRICS
+from .results import NONNEGATIVE, SUMMARY_METRICS
 
 __all__ = ["curve_band", "plot_file_stem", "write_plots"]
 
@@ -115,7 +115,9 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
             lo = sel["lo"].to_numpy(dtype=float)
             if log_y:
                 lo = np.maximum(lo, sel["mean"].to_numpy(dtype=float) / 10)
-            ax.fill_between(sel["t"], np.maximum(lo, 0), sel["hi"], color=line.get_color(),
+            if metric in NONNEGATIVE:  # the band respects the metric's range
+                lo = np.maximum(lo, 0.0)
+            ax.fill_between(sel["t"], lo, sel["hi"], color=line.get_color(),
                             alpha=0.2, linewidth=0)
         ax.set_xscale(plot["xscale"])
         if plot["yscale"] == "symlog":  # signed curves (a regret that optimism makes negative)

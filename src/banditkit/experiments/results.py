@@ -18,6 +18,7 @@ from scipy import stats
 from .records import TrialRecord
 
 __all__ = [
+    "NONNEGATIVE",
     "SUMMARY_METRICS",
     "curves_frame",
     "error_difference",
@@ -29,6 +30,10 @@ __all__ = [
 
 #: Per-trial metrics summarised per (point, algorithm), when present.
 SUMMARY_METRICS = ("n_pulls", "final_regret", "final_violation", "n_batches", "failure_rate")
+#: Metrics that cannot be negative: their intervals are clipped at 0 (a Student-t interval of a
+#: sample count reached -3481). Regret is signed: against a constrained optimum, a policy that
+#: violates the constraints can earn more than x*.
+NONNEGATIVE = ("n_pulls", "final_violation", "n_batches", "violation")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,6 +213,8 @@ def summarise(trials: pd.DataFrame) -> pd.DataFrame:
                     "n_failed": int((group["status"] == "failed").sum())})
         for metric in present:
             mean, se, lo, hi = mean_interval(ok[metric].to_numpy(dtype=float, na_value=np.nan))
+            if metric in NONNEGATIVE and np.isfinite(lo):
+                lo = max(lo, 0.0)
             row.update({f"{metric}_mean": mean, f"{metric}_se": se,
                         f"{metric}_lo": lo, f"{metric}_hi": hi})
         if has_correct:
