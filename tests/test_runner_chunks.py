@@ -168,3 +168,11 @@ def test_intervals_of_nonnegative_metrics_stay_nonnegative():
     row = summarise(trials).iloc[0]
     assert row["n_pulls_lo"] == 0.0 and row["final_violation_lo"] == 0.0
     assert row["final_regret_lo"] < 0  # regret is signed: not clipped
+
+
+def test_progress_to_a_log_file_is_plain_lines(capsys):
+    run_figure(replace(SMALL, trials=10), backend="serial", progress=True)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = [line for line in err.splitlines() if "trials (" in line]
+    assert lines and lines[-1].startswith("test:small: 40/40 trials (100%)")

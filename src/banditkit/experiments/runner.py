@@ -329,9 +329,38 @@ class _NoBar:
         pass
 
 
+class _LineProgress:
+    """Progress for a log file (stderr not a terminal): a plain line at every tenth of the
+    trials and at most every 30 s, instead of a bar redrawn with carriage returns."""
+
+    def __init__(self, total: int, name: str) -> None:
+        self.total, self.name, self.done = total, name, 0
+        self.start = self.last = time.perf_counter()
+        self.next_tenth = 1
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.perf_counter()
+        tenth = 10 * self.done // self.total
+        if tenth >= self.next_tenth or now - self.last >= 30.0:
+            self.next_tenth = tenth + 1
+            self.last = now
+            print(f"{self.name}: {self.done}/{self.total} trials "
+                  f"({100 * self.done / self.total:.0f}%), {now - self.start:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    def __enter__(self) -> _LineProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
 def _progress(total: int, name: str, enabled: bool) -> Any:
     if not enabled or total == 0:
         return _NoBar()
+    if not sys.stderr.isatty():
+        return _LineProgress(total, name)
     from tqdm.auto import tqdm
 
     # delay: short runs show no bar at all.
