@@ -171,3 +171,13 @@ def test_audit_help_lists_policies_and_instances(capsys):
     out = capsys.readouterr().out
     assert "policies:" in out and "DEBORAS" in out and "P1RAGE" in out
     assert "instances:" in out and "click-through-periodic" in out
+
+
+def test_audit_says_when_identifiers_were_cut_and_names_nan(capsys):
+    assert main(["audit", "RAGE", "--instance", "soare", "--horizon", "1000",
+                 "--pairs", "2"]) == 0
+    assert "4 of 4 executions were cut at the horizon" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["audit", "UCB1", "--instance", "bernoulli", "--instance-param",
+              "means=[0.1,nan]", "--horizon", "100", "--pairs", "2"])
+    assert "NaN and infinity are not valid values" in capsys.readouterr().err

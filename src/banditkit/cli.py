@@ -255,6 +255,11 @@ def key_value(text: str) -> tuple[str, Any]:
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError):
+        import re
+
+        if re.search(r"(?<![a-z])(nan|inf|infinity)(?![a-z])", raw, re.IGNORECASE):
+            raise argparse.ArgumentTypeError(
+                f"{key}: NaN and infinity are not valid values, got {raw!r}") from None
         value = raw
     return key, value
 

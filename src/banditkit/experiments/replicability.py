@@ -147,10 +147,14 @@ class AuditResult(PairStatistics):
     horizon: int | None = None
     seed: int = 0
     params: dict[str, Any] = field(default_factory=dict)
+    #: Identifier executions cut at the horizon before they stopped by themselves (their
+    #: agreement says nothing about their final answers).
+    capped: int = 0
 
     def summary(self) -> dict[str, Any]:
         return {"policy": self.policy, "instance": self.instance, "horizon": self.horizon,
-                "seed": self.seed, "params": dict(self.params), **super().summary()}
+                "seed": self.seed, "params": dict(self.params), "capped": self.capped,
+                **super().summary()}
 
     def render(self) -> str:
         """A short human-readable report."""
@@ -172,6 +176,10 @@ class AuditResult(PairStatistics):
         if self.recommendations is not None:
             same = int(np.sum(self.recommendations[:, 0] == self.recommendations[:, 1]))
             lines.append(f"  same recommendation: {same}/{self.pairs}")
+        if self.capped:
+            lines.append(f"  warning: {self.capped} of {2 * self.pairs} executions were cut at "
+                         f"the horizon T = {self.horizon} before stopping by themselves; "
+                         "raise --horizon to audit complete runs")
         return "\n".join(lines)
 
 
@@ -301,7 +309,9 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
     return AuditResult(identical=st.identical, differences=st.differences, n_pulls=st.n_pulls,
                        regret=st.regret, recommendations=st.recommendations, rho=rho,
                        policy=name or getattr(policy_factory, "__name__", ""),
-                       instance=instance, horizon=horizon, seed=int(seed), params=params)
+                       instance=instance, horizon=horizon, seed=int(seed), params=params,
+                       capped=(sum(not t.stopped for t in (*first, *second))
+                               if identification else 0))
 
 
 def pair_statistics(decisions: Sequence[tuple[np.ndarray, np.ndarray]],
