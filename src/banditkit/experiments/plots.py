@@ -154,10 +154,15 @@ def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
     params = [c for c in summary.columns if c not in ("point", "algorithm", "n_ok", "n_failed")
               and not any(c.startswith(f"{m}_") for m in SUMMARY_METRICS)]
     others = [c for c in params if c != x and summary[c].astype(str).nunique() > 1]
-    for algorithm in result.config["algorithms"]:
+    algorithms = result.config["algorithms"]
+    xs_all = np.unique(summary[x].to_numpy(dtype=float))
+    log_x = plot["xscale"] == "log"
+    for k, algorithm in enumerate(algorithms):
         rows = summary[summary["algorithm"] == algorithm]
         groups = rows.groupby([rows[c].astype(str) for c in others], sort=False) if others \
             else [((), rows)]
+        # a small horizontal offset per algorithm, so error bars at one x do not pile up
+        shift = (k - (len(algorithms) - 1) / 2) * 0.015
         for key, sel in groups:
             sel = sel.sort_values(x)
             if sel.empty:
@@ -171,7 +176,14 @@ def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
             # clipped: a zero-width interval can come out a rounding error below zero
             yerr = np.clip(np.vstack([np.nan_to_num(mean - lo), np.nan_to_num(hi - mean)]),
                            0, None)
-            ax.errorbar(sel[x].to_numpy(dtype=float), mean, yerr=yerr, marker="o", capsize=3,
+            xs = sel[x].to_numpy(dtype=float)
+            if log_x:
+                xs = xs * 10.0 ** shift
+            else:
+                xs = xs + shift * (float(np.ptp(xs_all)) if xs_all.size > 1
+                                   else max(abs(float(xs_all[0])), 1.0))
+            ax.errorbar(xs, mean, yerr=yerr, marker=_MARKERS[k % len(_MARKERS)],
+                        linestyle=_STYLES[k % len(_STYLES)], capsize=3, markersize=5,
                         label=label)
     ax.set_xscale(plot["xscale"])
     ax.set_yscale(plot["yscale"])
