@@ -49,7 +49,7 @@ def test_phase_sizes_follow_algorithm_1():
     alg = RAGE(env.X, env.Z, 0.05, epsilon=0.1)
     tr = _run(alg, env)
     assert tr.correct and tr.stopped
-    rho, pulls = tr.info["rho"], tr.info["phase_pulls"]
+    rho, pulls = tr.info["design_values"], tr.info["phase_pulls"]
     for t, (r, n) in enumerate(zip(rho, pulls, strict=True), start=1):
         expected = math.ceil(2 * 4.0 ** t * r * 1.1 * math.log(env.n_items ** 2 * t * t / 0.05))
         assert n >= expected  # max with r(ε) can only add pulls

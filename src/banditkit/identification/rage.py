@@ -126,5 +126,7 @@ class RAGE(Algorithm):
 
     @property
     def info(self) -> dict:
+        """``phases``, the active-set sizes and pulls of each phase, and ``design_values``: ρ_t,
+        each phase's XY design value (not a replicability ρ)."""
         return {"phases": self.phase, "active_sizes": list(self._active_sizes),
-                "phase_pulls": list(self._phase_pulls), "rho": list(self._rho)}
+                "phase_pulls": list(self._phase_pulls), "design_values": list(self._rho)}
