@@ -12,7 +12,7 @@ from scipy import stats
 from banditkit.cli import main
 from banditkit.envs.multi_armed import BernoulliBandit
 from banditkit.experiments.replicability import audit, clopper_pearson, pair_statistics
-from banditkit.policies.registry import get_policy, make_policy, policy_names
+from banditkit.registry import get_policy, make_policy, policy_names
 
 ENV = BernoulliBandit(np.array([0.4, 0.5, 0.6]))
 

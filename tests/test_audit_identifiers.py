@@ -7,7 +7,7 @@ from banditkit import simulate
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.experiments.replicability import audit
-from banditkit.policies.registry import get_policy, make_policy, policy_names
+from banditkit.registry import get_policy, make_policy, policy_names
 from banditkit.rng import STREAMS, derive_seed, stream
 
 

@@ -18,7 +18,7 @@ from banditkit.policies.constrained_baselines import (
     inverse_cdf,
     mixing_coefficient,
 )
-from banditkit.policies.registry import make_policy
+from banditkit.registry import make_policy
 from banditkit.simulate import simulate
 
 # K = 5, m = 2: arm 0 is best but too costly on constraint 0; x* mixes arms 0 and 1 (0.4, 0.6).

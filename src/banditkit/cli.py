@@ -286,7 +286,7 @@ def _audit_arguments(parser: argparse.ArgumentParser) -> None:
     def format_help() -> str:
         # the registries import every algorithm module: read them only when help is asked
         from .envs.instances import instance_names
-        from .policies.registry import policy_names
+        from .registry import policy_names
 
         parser.epilog = _wrapped("policies: " + ", ".join(policy_names())) + "\n\n" + \
             _wrapped("instances: " + ", ".join(instance_names()))
@@ -307,7 +307,7 @@ def _audit(args: argparse.Namespace) -> int:
 
     from .envs.instances import instance_names, make_instance
     from .experiments.replicability import audit
-    from .policies.registry import check_policy_params, get_policy, policy_names
+    from .registry import check_policy_params, get_policy, policy_names
     from .rng import stream
 
     if args.policy not in policy_names():

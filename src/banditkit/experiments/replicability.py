@@ -241,7 +241,7 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
     ----------
     policy_factory : callable
         ``policy_factory(env, rng, **params)`` returning a fresh algorithm whose internal
-        randomness is ``rng`` (a registered factory of :mod:`banditkit.policies.registry`, or an
+        randomness is ``rng`` (a registered factory of :mod:`banditkit.registry`, or an
         :class:`~banditkit.experiments.spec.AlgorithmSpec`'s factory).
     env : Environment
     pairs : int

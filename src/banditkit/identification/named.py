@@ -1,5 +1,5 @@
 """The best-arm identifiers by name, for ``banditkit audit`` and any tool that builds an
-algorithm from a name (see :mod:`banditkit.policies.registry`).
+algorithm from a name (see :mod:`banditkit.registry`).
 
 Each factory takes a linear environment (``env.X`` arms, ``env.Z`` items; the oracle also reads
 ``env.theta``) and the internal randomness ``rng``. Fixed-confidence identifiers take δ and
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..envs.base import Environment
-from ..policies.registry import register_policy
+from ..registry import register_policy
 from .alba import ALBA
 from .g_bai import GBAI, gbai_lockstep
 from .lingape import LinGapE

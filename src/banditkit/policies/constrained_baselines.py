@@ -50,10 +50,9 @@ import numpy as np
 
 from ..envs.base import Environment
 from ..protocol import Algorithm, Batch
+from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
 from ..validation import check_in_unit_interval, check_integer, check_positive, check_probability
-from .linear_elimination import need_horizon
-from .registry import register_policy
 from .safe_lp import optimistic_strategy
 
 __all__ = [

@@ -76,11 +76,10 @@ import numpy as np
 from ..envs.base import Environment
 from ..estimation.replicable_mean import replicable_means, repmean_precision
 from ..protocol import Algorithm, Batch
+from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
 from ..validation import check_in_unit_interval, check_positive_int, check_probability
 from .constrained_baselines import constrained_problem
-from .linear_elimination import need_horizon
-from .registry import register_policy
 from .safe_lp import optimistic_strategy, snap_strategy
 
 __all__ = [

@@ -20,6 +20,7 @@ from ..design import g_optimal, round_allocation
 from ..envs.base import Environment
 from ..estimation.least_squares import LeastSquares
 from ..protocol import Algorithm, Batch
+from ..registry import need_horizon, register_policy
 from ..validation import (
     check_arms,
     check_positive,
@@ -27,7 +28,6 @@ from ..validation import (
     check_probability,
     check_spans,
 )
-from .registry import register_policy
 
 __all__ = ["LinearElimination", "PhasedLinearElimination", "linear_arms", "linear_elimination"]
 
@@ -246,12 +246,6 @@ def linear_arms(env: Environment) -> np.ndarray:
         raise ValueError(f"a linear policy needs a linear environment with arms X, got "
                          f"{type(env).__name__}")
     return np.asarray(X, dtype=float)
-
-
-def need_horizon(name: str, horizon: int | None) -> int:
-    if horizon is None:
-        raise ValueError(f"policy {name!r} needs the horizon T (pass horizon=...)")
-    return horizon
 
 
 @register_policy("LinearElimination")

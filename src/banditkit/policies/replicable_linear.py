@@ -18,15 +18,10 @@ import numpy as np
 from ..envs.base import Environment
 from ..estimation.replicable_lse import CoreSet, core_set, replicable_lse
 from ..estimation.replicable_mean import repmean_precision
+from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
 from ..validation import check_arms, check_positive, check_positive_int, check_probability
-from .linear_elimination import (
-    LinearElimination,
-    PhasedLinearElimination,
-    linear_arms,
-    need_horizon,
-)
-from .registry import register_policy
+from .linear_elimination import LinearElimination, PhasedLinearElimination, linear_arms
 
 __all__ = ["ReplicableLinearElimination", "ReplicableLinearLSE", "replicable_linear_elimination",
            "replicable_linear_lse"]

@@ -5,14 +5,16 @@ A registered factory is called ``factory(env, rng, horizon=T, **params)`` and re
 :class:`~banditkit.protocol.Algorithm`; ``rng`` is the internal randomness ξ. Factories are
 module-level functions, so they pickle (figures and worker processes can use them too).
 
-Adding a policy is one decorated function, in this module or in the policy's own module::
+It sits below both algorithm families (``policies/`` and ``identification/`` each register
+theirs, and neither imports the other). Adding a policy is one decorated function in the
+policy's own module::
 
     @register_policy("MyPolicy")
     def my_policy(env, rng, *, horizon, rho=0.1):
         return MyPolicy(env.n_arms, horizon, rho=rho, rng=rng)
 
-Modules that register policies outside this one are listed in :data:`PROVIDERS` and imported
-on the first lookup.
+Modules that register policies are listed in :data:`PROVIDERS` and imported on the first
+lookup.
 """
 
 from __future__ import annotations
@@ -25,18 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..protocol import Algorithm
-from .batched_elimination import BatchedElimination
-from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
-from .ucb import UCB1
-from .ucb_lockstep import ucb1_lockstep
+from .envs.base import Environment
+from .protocol import Algorithm
 
-__all__ = ["PROVIDERS", "PolicyEntry", "get_policy", "make_policy", "policy_names",
-           "register_policy"]
+__all__ = ["PROVIDERS", "PolicyEntry", "get_policy", "make_policy", "need_horizon",
+           "policy_names", "register_policy"]
 
 #: Modules imported before the first lookup so that their ``register_policy`` calls run.
-PROVIDERS: list[str] = ["banditkit.policies.linear_elimination",
+PROVIDERS: list[str] = ["banditkit.policies.named",
+                        "banditkit.policies.linear_elimination",
                         "banditkit.policies.replicable_linear",
                         "banditkit.policies.constrained_baselines",
                         "banditkit.policies.debora",
@@ -118,55 +117,8 @@ def check_policy_params(entry: PolicyEntry, params: dict[str, Any]) -> None:
                          f"{sorted(known)}")
 
 
-def _need_horizon(name: str, horizon: int | None) -> int:
+def need_horizon(name: str, horizon: int | None) -> int:
+    """``horizon``, refusing ``None`` for a policy that needs T (a factory's check)."""
     if horizon is None:
         raise ValueError(f"policy {name!r} needs the horizon T (pass horizon=...)")
     return horizon
-
-
-# ---------------------------------------------------------------------------------------------
-# The K-armed policies
-
-@register_policy("UCB1", lockstep=ucb1_lockstep)
-def ucb1(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-         exploration: float = 2.0) -> UCB1:
-    """UCB1 (Auer et al. 2002), sequential; no internal randomness."""
-    return UCB1(env.n_arms, exploration=exploration, horizon=horizon)
-
-
-@register_policy("BatchedElimination")
-def batched_elimination(env: Environment, rng: np.random.Generator, *,
-                        horizon: int | None = None, n_batches: int | None = None,
-                        q: float | None = None, delta: float | None = None,
-                        confidence: float = 1.0, last_batch: str = "smallest_index"
-                        ) -> BatchedElimination:
-    """Non-replicable batched elimination (Esfandiari et al. 2021)."""
-    return BatchedElimination(env.n_arms, _need_horizon("BatchedElimination", horizon),
-                              n_batches=n_batches, q=q, delta=delta, confidence=confidence,
-                              last_batch=last_batch)
-
-
-@register_policy("ReplicableBatchedElimination")
-def replicable_batched_elimination(
-        env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-        rho: float = 0.3, rho_per_estimate: float | None = None, sample_rule: str = "lemma",
-        n_batches: int | None = None, q: float | None = None, delta: float | None = None,
-        confidence: float = 1.0, last_batch: str = "smallest_index"
-        ) -> ReplicableBatchedElimination:
-    """Algorithm 1 of Esfandiari et al. (2023): replicable means in batched elimination."""
-    return ReplicableBatchedElimination(
-        env.n_arms, _need_horizon("ReplicableBatchedElimination", horizon), rho, rng,
-        rho_per_estimate=rho_per_estimate, sample_rule=sample_rule, n_batches=n_batches, q=q,
-        delta=delta, confidence=confidence, last_batch=last_batch)
-
-
-@register_policy("ReplicableElimination")
-def replicable_elimination(
-        env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-        rho: float = 0.3, beta: int | None = None, n_batches: int | None = None,
-        q: float | None = None, delta: float | None = None, confidence: float = 1.0,
-        last_batch: str = "smallest_index") -> ReplicableElimination:
-    """Algorithm 2 of Esfandiari et al. (2023): β blow-up and a random threshold."""
-    return ReplicableElimination(
-        env.n_arms, _need_horizon("ReplicableElimination", horizon), rho, rng, beta=beta,
-        n_batches=n_batches, q=q, delta=delta, confidence=confidence, last_batch=last_batch)
