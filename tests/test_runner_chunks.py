@@ -176,3 +176,24 @@ def test_progress_to_a_log_file_is_plain_lines(capsys):
     assert "\r" not in err
     lines = [line for line in err.splitlines() if "trials (" in line]
     assert lines and lines[-1].startswith("test:small: 40/40 trials (100%)")
+
+
+def test_a_run_folder_is_locked_while_a_run_writes_into_it(tmp_path):
+    import subprocess
+    import sys
+
+    from banditkit.experiments.store import LOCK_NAME, FolderBusy
+
+    out = tmp_path / "run"
+    out.mkdir()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / LOCK_NAME).write_text(str(sleeper.pid))  # a live run holds the folder
+        with pytest.raises(FolderBusy, match="in use by another banditkit run"):
+            run_figure(SMALL, backend="serial", progress=False, out=out)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    # its process is gone (a killed run): the lock is taken over and the run goes on
+    result = run_figure(SMALL, backend="serial", progress=False, out=out)
+    assert result.complete and not (out / LOCK_NAME).exists()

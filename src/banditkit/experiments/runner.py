@@ -32,7 +32,7 @@ from .records import TrialRecord, failed_record
 from .replicability import pairs_frame
 from .results import curves_frame, summarise, trials_frame
 from .spec import FigureSpec
-from .store import RunStore, spec_fingerprint
+from .store import RunLock, RunStore, spec_fingerprint
 from .tasks import Task, execute, make_tasks
 
 __all__ = ["RunResult", "default_out", "load_run", "reproduce_command", "run_figure"]
@@ -184,7 +184,10 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
     config = run_config(spec, quick=quick, seed=seed, fingerprint=fingerprint)
 
     store = RunStore(out)
+    lock = RunLock(store.folder) if store.folder is not None else None
     try:
+        if lock is not None:
+            lock.acquire()
         store.claim(config)
         skip = store.keys("ok") if retry_failed else store.keys()
         names = [a.name for a in spec.algorithms]
@@ -216,6 +219,8 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
         result.ran = ran
         return result
     finally:
+        if lock is not None:
+            lock.release()
         store.close()
 
 

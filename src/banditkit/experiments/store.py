@@ -39,8 +39,8 @@ import numpy as np
 from .records import TrialRecord
 from .spec import AlgorithmSpec, FigureSpec
 
-__all__ = ["DB_NAME", "IDENTITY_KEYS", "ConfigurationMismatch", "RunStore", "StoreError",
-           "spec_fingerprint"]
+__all__ = ["DB_NAME", "IDENTITY_KEYS", "LOCK_NAME", "ConfigurationMismatch", "FolderBusy",
+           "RunLock", "RunStore", "StoreError", "spec_fingerprint"]
 
 DB_NAME = "results.sqlite"
 
@@ -89,6 +89,77 @@ CREATE TABLE IF NOT EXISTS sessions (
 
 class StoreError(ValueError):
     """A run database that cannot be opened: not SQLite, truncated, unwritable."""
+
+
+class FolderBusy(StoreError):
+    """Another live process is running into the same run folder."""
+
+
+LOCK_NAME = "run.lock"
+
+
+class RunLock:
+    """An exclusive claim on a run folder while a run writes into it: ``run.lock`` holds the
+    owner's process id, created atomically; a lock whose process has died (a killed run) is
+    taken over, so an interrupted run can always be resumed.
+
+    Two ``banditkit run`` on one folder would each compute every missing trial; the second is
+    refused with :class:`FolderBusy` instead.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = Path(folder) / LOCK_NAME
+        self._held = False
+
+    def acquire(self) -> None:
+        import os
+
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                owner = self._owner()
+                if owner is not None and owner != os.getpid() and _alive(owner):
+                    raise FolderBusy(f"run folder {self.path.parent} is in use by another "
+                                     f"banditkit run (process {owner}); wait for it to finish, "
+                                     "or choose another --out") from None
+                self.path.unlink(missing_ok=True)  # a dead run's lock: take it over
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(str(os.getpid()))
+            self._held = True
+            return
+        raise FolderBusy(f"could not lock the run folder {self.path.parent}")
+
+    def _owner(self) -> int | None:
+        try:
+            return int(self.path.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def release(self) -> None:
+        if self._held:
+            self.path.unlink(missing_ok=True)
+            self._held = False
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
 
 
 class ConfigurationMismatch(ValueError):
