@@ -181,3 +181,10 @@ def test_audit_says_when_identifiers_were_cut_and_names_nan(capsys):
         main(["audit", "UCB1", "--instance", "bernoulli", "--instance-param",
               "means=[0.1,nan]", "--horizon", "100", "--pairs", "2"])
     assert "NaN and infinity are not valid values" in capsys.readouterr().err
+
+
+def test_absurd_worker_counts_are_refused(capsys, tmp_path):
+    assert main(["run", "replicable-bandits:ucb-baseline", "--quick", "--workers", "100000",
+                 "--out", str(tmp_path / "w")]) == 2
+    assert "argument --workers" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()

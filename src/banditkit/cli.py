@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -114,6 +115,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.figure not in figure_names():
         return _refuse(f"argument figure: unknown figure {args.figure!r}; known figures: "
                        f"{', '.join(figure_names())}")
+    cores = os.cpu_count() or 1
+    if args.backend == "processes" and args.workers is not None and args.workers > 4 * cores:
+        return _refuse(f"argument --workers: {args.workers} worker processes on {cores} "
+                       f"cores (at most {4 * cores}; trials are CPU-bound, more only adds "
+                       "memory and start-up time)")
     if args.scheduler is not None and args.backend != "dask":
         return _refuse(f"argument --scheduler: only used with --backend dask, not "
                        f"{args.backend!r}")
