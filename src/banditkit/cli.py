@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
