@@ -188,3 +188,14 @@ def test_absurd_worker_counts_are_refused(capsys, tmp_path):
                  "--out", str(tmp_path / "w")]) == 2
     assert "argument --workers" in capsys.readouterr().err
     assert not (tmp_path / "w").exists()
+
+
+def test_unreachable_dask_scheduler_is_refused_without_traceback(capsys, tmp_path, monkeypatch):
+    from banditkit.experiments import backends
+
+    monkeypatch.setattr(backends, "SCHEDULER_TIMEOUT", 1.0)
+    assert main(["run", "replicable-bandits:ucb-baseline", "--quick", "--backend", "dask",
+                 "--scheduler", "tcp://127.0.0.1:1", "--no-progress",
+                 "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot reach the Dask scheduler" in err and "Traceback" not in err

@@ -106,6 +106,7 @@ def _run_folder(text: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .experiments.backends import BackendUnavailable
     from .experiments.figures import figure_names
     from .experiments.plots import write_plots
     from .experiments.report import write_report
@@ -129,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
                             workers=args.workers, backend=args.backend,
                             scheduler=args.scheduler, seed=args.seed, out=out,
                             progress=not args.no_progress, retry_failed=args.retry_failed)
-    except (ConfigurationMismatch, StoreError, FileNotFoundError) as error:
+    except (ConfigurationMismatch, StoreError, FileNotFoundError, BackendUnavailable) as error:
         return _refuse(str(error))
     except ValueError as error:  # the run folder (a file, not creatable...)
         if "run folder" not in str(error):

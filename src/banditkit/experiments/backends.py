@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-__all__ = ["BACKENDS", "Backend", "DaskBackend", "ProcessBackend", "SerialBackend",
-           "make_backend"]
+__all__ = ["BACKENDS", "Backend", "BackendUnavailable", "DaskBackend", "ProcessBackend",
+           "SerialBackend", "make_backend"]
 
 Outcome = tuple[Any, Any]
 
@@ -114,6 +114,14 @@ class ProcessBackend(Backend):
             self._pool = None
 
 
+#: Seconds to wait for a Dask scheduler before giving up.
+SCHEDULER_TIMEOUT = 10.0
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot start: an unreachable scheduler, a missing optional dependency."""
+
+
 class DaskBackend(Backend):
     """A Dask distributed cluster: the scheduler at ``scheduler`` (``"tcp://host:8786"``), or a
     ``LocalCluster`` of ``workers`` single-threaded worker processes when no address is given.
@@ -135,7 +143,13 @@ class DaskBackend(Backend):
                               "pip install 'banditkit[dask]'") from error
         if self._client is None:
             if self.scheduler is not None:
-                self._client = Client(self.scheduler)
+                try:
+                    self._client = Client(self.scheduler, timeout=SCHEDULER_TIMEOUT)
+                except (OSError, TimeoutError, ValueError) as error:
+                    raise BackendUnavailable(
+                        f"cannot reach the Dask scheduler at {self.scheduler!r} within "
+                        f"{SCHEDULER_TIMEOUT:g} s ({type(error).__name__}: {error}); check the "
+                        "address, or leave out --scheduler for a local cluster") from None
             else:
                 self._cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1,
                                              threads_per_worker=1, processes=True,
