@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from banditkit.envs.constrained import ConstrainedBandit
-from banditkit.policies import constrained_baselines as cb
+from banditkit.policies import epoch_sampler as cb
 from banditkit.policies.constrained_baselines import (
     OptimisticConstrained,
     SafeOptimisticConstrained,
     hoeffding_widths,
-    inverse_cdf,
     mixing_coefficient,
 )
+from banditkit.policies.epoch_sampler import inverse_cdf
 from banditkit.registry import make_policy
 from banditkit.simulate import simulate
 

@@ -286,6 +286,19 @@ class DecisionLog:
         return int(seg_len[arm_a != arm_b].sum()) + abs(na - nb)
 
 
+def _check_run_sums(batch: Batch, sums: np.ndarray, bounds: tuple[float, float], name: str
+                    ) -> None:
+    """Refuse run sums that ``count`` values in ``bounds`` cannot produce."""
+    low, high = bounds
+    n = batch.counts.astype(float)
+    slack = 1e-9 * np.maximum(n, 1.0)
+    bad = (sums < low * n - slack) | (sums > high * n + slack)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be sums of {name} in [{low:g}, {high:g}]: run {i} of "
+                         f"{int(n[i])} pull(s) of arm {int(batch.arms[i])} got {sums[i]:g}")
+
+
 class Algorithm(ABC):
     """Base class of every bandit algorithm (regret policies and identifiers).
 
@@ -311,6 +324,11 @@ class Algorithm(ABC):
     #: (RepMean and Hoeffding bounds need [0, 1]); ``observe`` then refuses run sums that
     #: rewards in it cannot produce. ``None``: unbounded rewards (Gaussian noise) accepted.
     reward_range: tuple[float, float] | None = None
+    #: The same for each cost of a constrained policy (``n_costs`` > 0).
+    cost_range: tuple[float, float] | None = None
+    #: Costs observed per run (m constraints); a constrained policy sets it, and ``observe``
+    #: then requires cost sums of shape (runs, m).
+    n_costs: int = 0
 
     def __init__(self, n_arms: int) -> None:
         self.n_arms = int(n_arms)
@@ -361,6 +379,9 @@ class Algorithm(ABC):
                              f"got {rewards.shape[0]}")
         if not np.isfinite(rewards).all():
             raise ValueError("rewards must be finite")
+        if costs is None and self.n_costs:
+            raise ValueError(f"costs are required: {type(self).__name__} observes the sums of "
+                             f"its m = {self.n_costs} costs for every run")
         if costs is not None:
             costs = np.asarray(costs, dtype=float)
             if costs.ndim == 1:
@@ -368,6 +389,11 @@ class Algorithm(ABC):
             if costs.shape[0] != batch.n_runs:
                 raise ValueError(f"costs must have one row per run ({batch.n_runs}), got "
                                  f"{costs.shape[0]}")
+            if self.n_costs and (costs.ndim != 2 or costs.shape[1] != self.n_costs):
+                raise ValueError(f"costs must have shape (runs, m={self.n_costs}), got "
+                                 f"{costs.shape}")
+            if not np.isfinite(costs).all():
+                raise ValueError("costs must be finite")
         self._check_observation(batch, rewards, costs)  # refuses before any state changes
         self._pending = None
         self.decisions.record(batch)
@@ -379,18 +405,12 @@ class Algorithm(ABC):
         """Refuse an outcome this algorithm knows cannot be true (sums outside what bounded
         rewards give, missing costs...), before :meth:`observe` changes any state, so the
         batch stays pending and can be answered again. The default checks the run sums
-        against :attr:`reward_range`."""
-        if self.reward_range is None:
-            return
-        low, high = self.reward_range
-        n = batch.counts.astype(float)
-        slack = 1e-9 * np.maximum(n, 1.0)
-        bad = (rewards < low * n - slack) | (rewards > high * n + slack)
-        if np.any(bad):
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"rewards must be sums of rewards in [{low:g}, {high:g}]: run {i} "
-                             f"of {int(n[i])} pull(s) of arm {int(batch.arms[i])} got "
-                             f"{rewards[i]:g}")
+        against :attr:`reward_range` and :attr:`cost_range`."""
+        if self.reward_range is not None:
+            _check_run_sums(batch, rewards, self.reward_range, "rewards")
+        if self.cost_range is not None and costs is not None:
+            for i in range(costs.shape[1]):
+                _check_run_sums(batch, costs[:, i], self.cost_range, "costs")
 
     @property
     def recommendation(self) -> int | None:

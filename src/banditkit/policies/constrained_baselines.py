@@ -33,13 +33,12 @@ count plus the first epoch) and the two algorithms are directly comparable. An e
 :class:`~banditkit.protocol.Batch` carrying its strategy.
 
 Internal randomness ξ. The arm of round t is the inverse CDF of the strategy at the t-th uniform
-of ξ: a_t = min{a : u_t < F(a)} with F the cumulative sum of x_t (arms of probability 0 are never
-drawn). ξ is therefore read as one uniform per round, whatever the schedule: uniforms drawn ahead
-in a chunk but not used by the epoch are kept for the next one, so the vectorised epoch sampler
-produces exactly the pulls of a per-round loop calling ``ξ.random()`` once a round. These
-baselines are *not* replicable: the strategies are functions of real-valued empirical means, so
-two executions with the same ξ and independent rewards play different strategies (hence
-different pulls) almost surely after the first few epochs.
+of ξ, read as one uniform per round whatever the schedule (:class:`.epoch_sampler.EpochSampler`,
+shared with DEBORA-S/H), so the vectorised epoch sampler produces exactly the pulls of a
+per-round loop calling ``ξ.random()`` once a round. These baselines are *not* replicable: the
+strategies are functions of real-valued empirical means, so two executions with the same ξ and
+independent rewards play different strategies (hence different pulls) almost surely after the
+first few epochs.
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ from ..protocol import Algorithm, Batch
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
 from ..validation import check_in_unit_interval, check_integer, check_positive, check_probability
+from .epoch_sampler import EpochSampler
 from .safe_lp import optimistic_strategy
 
 __all__ = [
@@ -61,7 +61,6 @@ __all__ = [
     "SafeOptimisticConstrained",
     "constrained_problem",
     "hoeffding_widths",
-    "inverse_cdf",
     "mixing_coefficient",
     "optimistic_constrained",
     "safe_optimistic_constrained",
@@ -70,16 +69,8 @@ __all__ = [
 #: Update schedules: every round, or when some arm's count has doubled (DEBORA-S's epochs).
 SCHEDULES = ("doubling", "every")
 
-#: Refill size of the buffer of ξ's uniforms (any value gives the same pulls: see module doc).
-_UNIFORM_BLOCK = 4096
-#: First chunk of an epoch: _CHUNK_FACTOR × (expected length + 3 sd) + _CHUNK_MIN pulls, then
-#: doubled until the epoch ends. Only speed depends on these, never the pulls.
-_CHUNK_FACTOR = 1.0
-_CHUNK_MIN = 16
 #: Most σ values reported in :attr:`SafeOptimisticConstrained.info` (trial records stay small).
 _MAX_SIGMAS_IN_INFO = 200
-#: Relative tolerance on reward / cost sums a run can produce (values in [0, 1] per pull).
-_SUM_TOL = 1e-9
 
 
 def hoeffding_widths(counts: np.ndarray, log_term: float, width_scale: float = 1.0
@@ -97,20 +88,6 @@ def hoeffding_widths(counts: np.ndarray, log_term: float, width_scale: float = 1
     """
     n = np.maximum(np.asarray(counts, dtype=float), 1.0)
     return width_scale * np.sqrt(log_term / (2.0 * n))
-
-
-def inverse_cdf(strategy: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Arms a = min{a : u < F(a)}, F the cumulative sum of ``strategy``, for each uniform u.
-
-    The CDF is set to exactly 1 from the last arm of positive probability on, so rounding in
-    the cumulative sum can never select an arm of probability 0.
-    """
-    x = np.asarray(strategy, dtype=float)
-    cdf = np.cumsum(x)
-    last = int(np.flatnonzero(x > 0)[-1])
-    cdf = cdf / cdf[last]
-    cdf[last:] = 1.0
-    return np.searchsorted(cdf, uniforms, side="right").astype(np.int64)
 
 
 def mixing_coefficient(pessimistic_costs: np.ndarray, thresholds: np.ndarray,
@@ -177,6 +154,10 @@ class OptimisticConstrained(Algorithm):
     """
 
     kind = "regret"
+    # rewards and costs in [0, 1]: observe() refuses run sums such values cannot produce,
+    # before anything is recorded
+    reward_range = (0.0, 1.0)
+    cost_range = (0.0, 1.0)
 
     def __init__(self, n_arms: int, horizon: int, thresholds: np.ndarray, *, delta: float,
                  schedule: str = "doubling", width_scale: float = 1.0,
@@ -204,8 +185,7 @@ class OptimisticConstrained(Algorithm):
         self.cost_sums = np.zeros((self.n_costs, self.n_arms))
         self.n_updates = 0
         self.strategy: np.ndarray | None = None  # the strategy of the current epoch
-        self._uniforms = np.empty(0)  # uniforms of ξ drawn but not yet used
-        self._upos = 0
+        self._sampler = EpochSampler(self.xi)  # one uniform of ξ per round
 
     # -- estimates ----------------------------------------------------------------------------
 
@@ -240,20 +220,6 @@ class OptimisticConstrained(Algorithm):
     def _choose_strategy(self) -> np.ndarray:
         return self.optimistic()
 
-    # -- ξ: one uniform per round -------------------------------------------------------------
-
-    def _peek_uniforms(self, n: int) -> np.ndarray:
-        """The next n uniforms of ξ, without using them up."""
-        available = self._uniforms.size - self._upos
-        if available < n:
-            fresh = self.xi.random(max(n - available, _UNIFORM_BLOCK))
-            self._uniforms = np.concatenate([self._uniforms[self._upos:], fresh])
-            self._upos = 0
-        return self._uniforms[self._upos: self._upos + n]
-
-    def _use_uniforms(self, n: int) -> None:
-        self._upos += n
-
     # -- the epoch sampler ----------------------------------------------------------------------
 
     def _epoch_pulls(self, x: np.ndarray, remaining: int) -> np.ndarray:
@@ -261,38 +227,11 @@ class OptimisticConstrained(Algorithm):
 
         The epoch ends with the first pull after which some arm a has been pulled
         max{N(a), 1} times within the epoch, i.e. its count reaches max{2Ñ(a), 1} (DEBORA-S's
-        line 7, with Ñ the counts at the update). Pulls are drawn in vectorised chunks; the
-        uniforms after the end stay in the buffer for the next epoch.
+        line 7, with Ñ the counts at the update); the ``"every"`` schedule's epochs are one
+        round.
         """
-        if self.schedule == "every":
-            arm = inverse_cdf(x, self._peek_uniforms(1))
-            self._use_uniforms(1)
-            return arm
-        need = np.maximum(self.pulls, 1)  # pulls within the epoch that end it, per arm
-        support = np.flatnonzero(x > 0)
-        # expected rounds until the first arm reaches its need, plus slack; doubled if short
-        expected = float(np.min(need[support] / x[support]))
-        chunk = int(_CHUNK_FACTOR * (expected + 3.0 * math.sqrt(expected))) + _CHUNK_MIN
-        got = np.zeros(self.n_arms, dtype=np.int64)  # pulls of each arm so far in the epoch
-        pieces: list[np.ndarray] = []
-        drawn = 0
-        while drawn < remaining:
-            n = min(chunk, remaining - drawn)
-            arms = inverse_cdf(x, self._peek_uniforms(n))
-            end, found = n, False  # end: one past the epoch's last pull within this chunk
-            for a in support:
-                k = int(need[a] - got[a])  # the k-th pull of a in this chunk ends the epoch
-                hits = np.flatnonzero(arms == a)
-                if hits.size >= k:
-                    end, found = min(end, int(hits[k - 1]) + 1), True
-            self._use_uniforms(end)
-            pieces.append(arms[:end])
-            drawn += end
-            if found:
-                break
-            got += np.bincount(arms, minlength=self.n_arms)
-            chunk *= 2
-        return np.concatenate(pieces)
+        horizon = 1 if self.schedule == "every" else remaining
+        return self._sampler.draw(x, np.maximum(self.pulls, 1), horizon)
 
     # -- the protocol -----------------------------------------------------------------------------
 
@@ -306,35 +245,8 @@ class OptimisticConstrained(Algorithm):
         self.n_updates += 1
         return Batch.from_sequence(self._epoch_pulls(x, remaining), strategy=x)
 
-    def observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None = None
-                ) -> None:
-        """Tell: reward sums (shape (runs,)) and cost sums (shape (runs, m)) of ``batch``.
-
-        Checked before the base class records anything, so a refused answer leaves the
-        algorithm as it was: costs are required with one column per constraint, and every sum
-        must be one that ``count`` values in [0, 1] can produce.
-        """
-        if costs is None:
-            raise ValueError(f"costs are required: one row of {self.n_costs} cost sums per run")
-        c = np.asarray(costs, dtype=float)
-        if c.ndim == 1 and self.n_costs == 1:
-            c = c[:, None]
-        if c.shape != (batch.n_runs, self.n_costs):
-            raise ValueError(f"costs must have shape (runs, m) = ({batch.n_runs}, "
-                             f"{self.n_costs}), got {c.shape}")
-        r = np.asarray(rewards, dtype=float).reshape(-1)
-        if r.shape == (batch.n_runs,):  # other shapes: the base class names the error
-            # sums of n values in [0, 1] lie in [0, n]: anything else cannot be an answer
-            slack = _SUM_TOL * np.maximum(batch.counts, 1)
-            if not (np.all(r >= -slack) and np.all(r <= batch.counts + slack)):
-                raise ValueError("rewards must be run sums of values in [0, 1] "
-                                 "(0 <= sum <= count)")
-            if not (np.all(c >= -slack[:, None]) and np.all(c <= (batch.counts + slack)[:, None])):
-                raise ValueError("costs must be run sums of values in [0, 1] (0 <= sum <= count)")
-        super().observe(batch, rewards, c)
-
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
-        assert costs is not None  # observe() refuses a missing costs array
+        assert costs is not None  # observe() refuses a missing costs array (n_costs > 0)
         self.pulls += batch.allocation(self.n_arms)
         self.reward_sums += batch.arm_sums(rewards, self.n_arms)
         for i in range(self.n_costs):

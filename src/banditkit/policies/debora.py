@@ -78,8 +78,14 @@ from ..estimation.replicable_mean import replicable_means, repmean_precision
 from ..protocol import Algorithm, Batch
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
-from ..validation import check_in_unit_interval, check_positive_int, check_probability
+from ..validation import (
+    check_in_unit_interval,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
 from .constrained_baselines import constrained_problem
+from .epoch_sampler import EpochSampler
 from .safe_lp import optimistic_strategy, snap_strategy
 
 __all__ = [
@@ -94,7 +100,6 @@ __all__ = [
 ]
 
 _ALGORITHMS = ("DEBORA", "DEBORA-S", "DEBORA-H")
-_SUM_SLACK = 1e-9  # relative slack on run sums of per-pull values in [0, 1]
 
 
 def debora_parameters(algorithm: str, n_arms: int, horizon: int, n_costs: int, rho: float,
@@ -161,16 +166,6 @@ def _check_n_arms(n_arms: int) -> int:
     return K
 
 
-def _check_sums(sums: np.ndarray, counts: np.ndarray, name: str) -> None:
-    """Run sums of per-pull values in [0, 1] lie in [0, count]."""
-    slack = _SUM_SLACK * counts
-    c = counts if sums.ndim == 1 else counts[:, None]
-    s = slack if sums.ndim == 1 else slack[:, None]
-    if not np.all(np.isfinite(sums)) or np.any(sums < -s) or np.any(sums > c + s):
-        raise ValueError(f"{name} must be sums of per-pull values in [0, 1]: each run's sum must "
-                         f"lie in [0, count]")
-
-
 def _check_thresholds(thresholds: np.ndarray) -> np.ndarray:
     alpha = check_in_unit_interval(np.atleast_1d(np.asarray(thresholds, dtype=float)),
                                    "thresholds")
@@ -185,6 +180,10 @@ class _DeboraBase(Algorithm):
 
     kind = "regret"
     _name = "DEBORA"
+    # rewards and costs in [0, 1] (RepMean's inputs): observe() refuses run sums such values
+    # cannot produce, before any state changes
+    reward_range = (0.0, 1.0)
+    cost_range = (0.0, 1.0)
 
     def __init__(self, n_arms: int, horizon: int, n_costs: int, *, rho: float, delta: float,
                  rng: SeedLike, width_scale: float, rho_per_estimate: float | None,
@@ -200,12 +199,7 @@ class _DeboraBase(Algorithm):
         if not rho_p > 2 * delta_p:
             raise ValueError(f"rho_per_estimate = {rho_p:.3g} must exceed 2*delta_per_estimate "
                              f"= {2 * delta_p:.3g} (Lemma 2.5)")
-        try:
-            c = float(width_scale)
-        except (TypeError, ValueError):
-            raise TypeError(f"width_scale must be a number, got {width_scale!r}") from None
-        if not (np.isfinite(c) and c > 0):
-            raise ValueError(f"width_scale must be a positive number, got {width_scale!r}")
+        c = check_positive(width_scale, "width_scale")
         rho_c = 2 * delta_p + (rho_p - 2 * delta_p) / c
         if rho_c > 1:
             raise ValueError(f"width_scale must be >= (rho' - 2 delta')/(1 - 2 delta') = "
@@ -238,19 +232,17 @@ class _DeboraBase(Algorithm):
         return replicable_means(sums, counts, self._rho_estimator, self.delta_per_estimate,
                                 offsets)
 
-    def _check_prefix(self, batch: Batch) -> bool:
-        """Refuse a batch that is not the planned epoch or a prefix of it; True if complete."""
-        plan = self._planned
-        if plan is None:
-            raise ValueError(f"{type(self).__name__} did not ask for a batch")
-        if batch.n_runs == 0 or not batch.is_prefix_of(plan):
-            raise ValueError("batch is not the batch that was asked for (nor a prefix of it)")
-        return batch.n_pulls == plan.n_pulls
+    def _complete(self, batch: Batch) -> bool:
+        """Whether ``batch`` is the whole planned epoch (``observe`` has already checked that
+        it is the epoch or a prefix of it)."""
+        return batch.n_pulls == self._planned.n_pulls
 
     def _check_observation(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None
                            ) -> None:
-        self._check_prefix(batch)
-        _check_sums(rewards, batch.counts.astype(float), "rewards")
+        if batch.n_runs == 0:
+            raise ValueError("batch is not the batch that was asked for (nor a prefix of it): "
+                             "an answer needs at least one pull")
+        super()._check_observation(batch, rewards, costs)
 
     def _observe_rewards(self, batch: Batch, rewards: np.ndarray) -> None:
         self.counts += batch.allocation(self.n_arms)
@@ -338,7 +330,7 @@ class DEBORA(_DeboraBase):
         return self._planned
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
-        complete = self._check_prefix(batch)
+        complete = self._complete(batch)
         self._observe_rewards(batch, rewards)
         self._planned = None
         self._epoch_left -= batch.n_pulls
@@ -365,8 +357,7 @@ class _ConstrainedDebora(_DeboraBase):
         self.epochs: list[EpochRecord] = []
         # The action stream is derived from ξ first, so that the grid offsets (drawn from ξ
         # afterwards, (m + 1)K per epoch) and the per-round uniforms never interleave.
-        self._xi_actions = np.random.default_rng(self.xi.integers(0, 2**63, size=4))
-        self._uniforms = np.empty(0)  # drawn from the action stream, not yet used
+        self._sampler = EpochSampler(np.random.default_rng(self.xi.integers(0, 2**63, size=4)))
         self._targets = np.ones(K, dtype=np.int64)  # max{2Ñ_h(a), 1}
 
     # -- one epoch -------------------------------------------------------------------------
@@ -401,65 +392,19 @@ class _ConstrainedDebora(_DeboraBase):
         self.epochs.append(EpochRecord(self.t, N, self.reward_estimates.copy(),
                                        self.cost_estimates.copy(), zeta, x_tilde, sigma, x))
 
-    def _take_uniforms(self, n: int) -> np.ndarray:
-        """The next ``n`` uniforms of the action stream (drawn ahead and kept if unused)."""
-        short = n - self._uniforms.size
-        if short > 0:
-            self._uniforms = np.concatenate([self._uniforms,
-                                             self._xi_actions.random(max(short, 1024))])
-        return self._uniforms[:n]
-
-    def draw_epoch(self, x: np.ndarray, need: np.ndarray, remaining: int) -> np.ndarray:
-        """The arms of one epoch: a_t ∼ x from the action stream (inverse CDF, one uniform per
-        round) until some arm has ``need[a]`` more pulls, or ``remaining`` rounds have passed.
-
-        Drawn in chunks (a first guess of the epoch's length, doubled until the end is found);
-        the uniforms after the epoch's last round stay for the next epoch.
-        """
-        K = x.size
-        cdf = np.cumsum(x)
-        cdf[-1] = 1.0  # x sums to exactly 1 (snap_strategy); guard all the same
-        live = np.flatnonzero(x > 0)
-        guess = float(np.min(need[live] / x[live]))
-        length = min(remaining, int(1.25 * guess) + 64)
-        while True:
-            arms = np.minimum(np.searchsorted(cdf, self._take_uniforms(length), side="right"),
-                              K - 1)
-            end = length
-            hit = False
-            for a in live:  # a loop over arms, not rounds
-                pos = np.flatnonzero(arms == a)
-                if pos.size >= need[a] and pos[need[a] - 1] + 1 <= end:
-                    end = int(pos[need[a] - 1]) + 1
-                    hit = True
-            if hit or length == remaining:
-                self._uniforms = self._uniforms[end:]
-                return arms[:end]
-            length = min(remaining, 2 * length)
-
     def _next_batch(self) -> Batch | None:
         if self._stopped or self.t >= self.horizon:
             return None
         if self._planned is None:  # the previous epoch is over: lines 7-16 (and 19-25)
             self._new_epoch()
         rec = self.epochs[-1]
-        seq = self.draw_epoch(rec.strategy, self._targets - self.counts, self.horizon - self.t)
+        seq = self._sampler.draw(rec.strategy, self._targets - self.counts,
+                                 self.horizon - self.t)
         self._planned = Batch.from_sequence(seq, strategy=rec.strategy)
         return self._planned
 
-    def _check_observation(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None
-                           ) -> None:
-        if costs is None:
-            raise ValueError(f"costs are required: {type(self).__name__} observes the sums of "
-                             f"its m = {self.n_costs} costs for every run")
-        if costs.ndim != 2 or costs.shape[1] != self.n_costs:
-            raise ValueError(f"costs must have shape (runs, m={self.n_costs}), got "
-                             f"{costs.shape}")
-        super()._check_observation(batch, rewards, costs)
-        _check_sums(costs, batch.counts.astype(float), "costs")
-
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
-        complete = self._check_prefix(batch)
+        complete = self._complete(batch)
         self._observe_rewards(batch, rewards)
         for i in range(self.n_costs):
             self.cost_sums[i] += batch.arm_sums(costs[:, i], self.n_arms)
