@@ -13,7 +13,7 @@ import numpy as np
 from ..estimation.least_squares import LeastSquares
 from ..validation import check_arms, check_probability, check_spans
 
-__all__ = ["certified_best", "check_problem", "dominated"]
+__all__ = ["certified_best", "check_arms_items", "check_problem", "dominated"]
 
 # Entries of a chunk of the pairwise comparison held at once.
 _CHUNK_ENTRIES = 1 << 20
@@ -21,19 +21,27 @@ _CHUNK_ENTRIES = 1 << 20
 _LEADERS = 16
 
 
-def check_problem(X: object, Z: object, delta: object) -> tuple[np.ndarray, np.ndarray, float]:
-    """Validate a transductive identification problem ``(X, Z, δ)``.
+def check_arms_items(X: object, Z: object) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the arms X and items Z of an identification problem (``Z=None``: Z = X).
 
     X must be finite and span R^d, Z finite with d columns and distinct rows (identical items
-    can never be told apart), δ in (0, 1).
+    can never be told apart). Shared by the fixed-confidence and fixed-budget identifiers.
     """
     X = check_arms(X, "X")
     check_spans(X, "X")
-    Z = check_arms(Z, "Z")
+    Z = X if Z is None else check_arms(Z, "Z")
     if Z.shape[1] != X.shape[1]:
         raise ValueError(f"Z must have d = {X.shape[1]} columns like X, got {Z.shape[1]}")
-    if Z.shape[0] > 1 and np.unique(Z, axis=0).shape[0] < Z.shape[0]:
+    order = np.lexsort(Z.T[::-1])  # rows sorted: equal rows become neighbours
+    if Z.shape[0] > 1 and np.any(np.all(Z[order[1:]] == Z[order[:-1]], axis=1)):
         raise ValueError("Z must have distinct rows: identical items can never be told apart")
+    return X, Z
+
+
+def check_problem(X: object, Z: object, delta: object) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validate a transductive identification problem ``(X, Z, δ)``: X and Z as
+    :func:`check_arms_items`, δ in (0, 1)."""
+    X, Z = check_arms_items(X, Z)
     delta = check_probability(delta, "delta")
     return X, Z, delta
 

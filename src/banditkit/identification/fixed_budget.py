@@ -12,7 +12,8 @@ import numpy as np
 
 from ..protocol import Algorithm, Batch
 from ..rng import SeedLike, as_generator
-from ..validation import check_arms, check_positive_int, check_spans
+from ..validation import check_positive_int
+from .elimination import check_arms_items
 
 __all__ = ["FixedBudgetIdentifier", "check_budget_problem", "iid_arms", "runs_batch"]
 
@@ -70,19 +71,12 @@ def check_budget_problem(X: object, Z: object, budget: object
                          ) -> tuple[np.ndarray, np.ndarray, int]:
     """Validate ``(X, Z, budget)``: X finite and spanning R^d, Z finite with d columns, and
     ``budget`` an integer of at least ``|X|`` pulls."""
-    X = check_arms(X, "X")
-    check_spans(X, "X")
-    Z = X if Z is None else check_arms(Z, "Z")
-    if Z.shape[1] != X.shape[1]:
-        raise ValueError(f"Z must have d = {X.shape[1]} columns like X, got {Z.shape[1]}")
-    order = np.lexsort(Z.T[::-1])  # rows sorted: equal rows become neighbours
-    if Z.shape[0] > 1 and np.any(np.all(Z[order[1:]] == Z[order[:-1]], axis=1)):
-        raise ValueError("Z must have distinct rows: identical items can never be told apart")
+    X, Z = check_arms_items(X, Z)
     budget = check_positive_int(budget, "budget")
     # private read-only copies: designs of item sets are memoised by the arrays' contents, and
     # a read-only array's digest is computed once (ArrayMemo.key)
-    X, Z = _frozen(X), (None if Z is X else _frozen(Z))
-    Z = X if Z is None else Z
+    frozen_X = _frozen(X)
+    X, Z = frozen_X, (frozen_X if Z is X else _frozen(Z))
     if budget < X.shape[0]:
         raise ValueError(f"budget must be at least the number of arms ({X.shape[0]}), got "
                          f"{budget}")
