@@ -57,6 +57,9 @@ def trials_frame(figure: str, records: Sequence[TrialRecord],
         param_names += [k for k in params if k not in param_names and k not in TRIAL_COLUMNS]
     order = {name: i for i, name in enumerate(algorithm_order)}
     rows = []
+    # instance and trial facts (FigureSpec.instance_facts, trial_facts), e.g. the minimum gap
+    # of the trial's instance: one column each, after the metrics
+    fact_names: list[str] = []
     for r in sorted(records, key=lambda r: (r.point, order.get(r.algorithm, len(order)),
                                             r.algorithm, r.trial)):
         params = point_params[r.point] if r.point < len(point_params) else {}
@@ -67,17 +70,12 @@ def trials_frame(figure: str, records: Sequence[TrialRecord],
                     "final_violation": r.final_violation, "correct": r.correct,
                     "recommendation": r.recommendation, "stopped": r.stopped,
                     "n_batches": r.n_batches, "seconds": r.seconds})
-        rows.append(row)
-    # instance facts (FigureSpec.instance_facts), e.g. the minimum gap of the trial's instance
-    fact_names: list[str] = []
-    for r, row in zip(sorted(records, key=lambda r: (r.point, order.get(r.algorithm, len(order)),
-                                                     r.algorithm, r.trial)), rows, strict=True):
         info = r.info or {}
-        facts = {**(info.get("instance") or {}), **(info.get("facts") or {})}
-        for k, v in facts.items():
+        for k, v in {**(info.get("instance") or {}), **(info.get("facts") or {})}.items():
             if k not in fact_names:
                 fact_names.append(k)
             row[k] = v
+        rows.append(row)
     columns = ["figure", "point", *param_names, *TRIAL_COLUMNS[2:], *fact_names]
     frame = pd.DataFrame(rows, columns=columns)
     for col in fact_names:
