@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,9 +41,11 @@ __all__ = [
     "AGE_BUCKETS",
     "GENRES",
     "OCCUPATION_GROUPS",
+    "RatingRecords",
     "click_through_arms",
     "movie_features",
     "movielens_100k_dir",
+    "rating_records",
     "read_table",
     "user_features",
 ]
@@ -145,24 +148,66 @@ def movie_features(rows: list[list[str]]) -> dict[str, np.ndarray]:
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _arms_cached(path: str, ridge: float, min_records: int) -> tuple[np.ndarray, np.ndarray]:
-    folder = Path(path)
+@dataclass(frozen=True)
+class RatingRecords:
+    """The MovieLens-100k ratings whose user and movie have features, as indices into the
+    distinct user profiles and genre mixes (few: each outer-product vector is built once per
+    distinct (profile, mix) pair, never once per record).
+
+    Attributes
+    ----------
+    profiles : array, shape (P, N_USER_FEATURES)
+        Distinct user feature vectors.
+    mixes : array, shape (M, len(GENRES))
+        Distinct genre mixes.
+    pair : array of int, shape (n,)
+        ``profile index × M + mix index`` of each kept record.
+    ratings, timestamps : arrays, shape (n,)
+        Of each kept record, in file order.
+    """
+
+    profiles: np.ndarray
+    mixes: np.ndarray
+    pair: np.ndarray
+    ratings: np.ndarray
+    timestamps: np.ndarray
+
+
+def rating_records(folder: Path) -> RatingRecords:
+    """The rating records of ``folder`` (``ml-100k.{user,item,inter}``) mapped to profiles and
+    genre mixes; records of unknown users or of movies without a known genre are left out.
+
+    Raises
+    ------
+    ValueError
+        If no record is left.
+    """
     users = user_features(read_table(folder / "ml-100k.user"))
     movies = movie_features(read_table(folder / "ml-100k.item"))
-    inter = np.loadtxt(folder / "ml-100k.inter", skiprows=1, usecols=(0, 1, 2), ndmin=2)
-    # Few distinct user profiles and genre mixes: index records by (profile, mix) pairs and
-    # build each distinct arm once, rather than a 180-vector per record.
+    inter = np.loadtxt(folder / "ml-100k.inter", skiprows=1, usecols=(0, 1, 2, 3), ndmin=2)
     profiles, user_prof = np.unique(np.array(list(users.values())), axis=0, return_inverse=True)
     mixes, movie_mix = np.unique(np.array(list(movies.values())), axis=0, return_inverse=True)
-    uid = dict(zip((int(k) for k in users), user_prof.reshape(-1), strict=True))
-    mid = dict(zip((int(k) for k in movies), movie_mix.reshape(-1), strict=True))
-    keep = [i for i, (u, m) in enumerate(inter[:, :2].astype(int)) if u in uid and m in mid]
-    if not keep:
+    uids = np.array([int(k) for k in users])
+    mids = np.array([int(k) for k in movies])
+    # id -> profile / mix through lookup arrays (-1: unknown)
+    u_of = np.full(int(max(uids.max(), inter[:, 0].max())) + 1, -1)
+    m_of = np.full(int(max(mids.max(), inter[:, 1].max())) + 1, -1)
+    u_of[uids] = user_prof.reshape(-1)
+    m_of[mids] = movie_mix.reshape(-1)
+    u = u_of[inter[:, 0].astype(np.int64)]
+    m = m_of[inter[:, 1].astype(np.int64)]
+    keep = (u >= 0) & (m >= 0)
+    if not np.any(keep):
         raise ValueError(f"no usable rating records in {folder}")
-    rec = inter[keep]
-    pair = np.array([uid[int(u)] * mixes.shape[0] + mid[int(m)] for u, m in rec[:, :2]])
-    labels = (rec[:, 2] >= 4.0).astype(float)
+    return RatingRecords(profiles, mixes, u[keep] * mixes.shape[0] + m[keep], inter[keep, 2],
+                         inter[keep, 3])
+
+
+@functools.lru_cache(maxsize=4)
+def _arms_cached(path: str, ridge: float, min_records: int) -> tuple[np.ndarray, np.ndarray]:
+    data = rating_records(Path(path))
+    profiles, mixes, pair = data.profiles, data.mixes, data.pair
+    labels = (data.ratings >= 4.0).astype(float)
     codes, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
     arms = np.einsum("ni,nj->nij", profiles[codes // mixes.shape[0]],
                      mixes[codes % mixes.shape[0]]).reshape(codes.size, -1)

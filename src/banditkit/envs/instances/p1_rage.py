@@ -339,30 +339,12 @@ def _period_of(timestamps: np.ndarray, split: str) -> np.ndarray:
 @functools.lru_cache(maxsize=8)
 def _periods_cached(path: str, split: str, dim: int, ridge: float, min_records: int
                     ) -> PeriodicClickThrough:
-    from ..datasets import movie_features, read_table, user_features
+    from ..datasets import rating_records
 
-    folder = Path(path)
-    users = user_features(read_table(folder / "ml-100k.user"))
-    movies = movie_features(read_table(folder / "ml-100k.item"))
-    inter = np.loadtxt(folder / "ml-100k.inter", skiprows=1, usecols=(0, 1, 2, 3), ndmin=2)
-    # Few distinct user profiles and genre mixes: map ids to them through lookup arrays and
-    # build each distinct (profile, mix) vector once, not a 180-vector per record.
-    profiles, user_prof = np.unique(np.array(list(users.values())), axis=0, return_inverse=True)
-    mixes, movie_mix = np.unique(np.array(list(movies.values())), axis=0, return_inverse=True)
-    uids = np.array([int(k) for k in users])
-    mids = np.array([int(k) for k in movies])
-    u_of = np.full(int(max(uids.max(), inter[:, 0].max())) + 1, -1)
-    m_of = np.full(int(max(mids.max(), inter[:, 1].max())) + 1, -1)
-    u_of[uids] = user_prof.reshape(-1)
-    m_of[mids] = movie_mix.reshape(-1)
-    u = u_of[inter[:, 0].astype(np.int64)]
-    m = m_of[inter[:, 1].astype(np.int64)]
-    keep = (u >= 0) & (m >= 0)
-    if not np.any(keep):
-        raise ValueError(f"no usable rating records in {folder}")
-    pair = u[keep] * mixes.shape[0] + m[keep]
-    labels = (inter[keep, 2] >= 4.0).astype(float)  # the click proxy, as the RAGE instance
-    period = _period_of(inter[keep, 3], split)
+    data = rating_records(Path(path))
+    profiles, mixes, pair = data.profiles, data.mixes, data.pair
+    labels = (data.ratings >= 4.0).astype(float)  # the click proxy, as the RAGE instance
+    period = _period_of(data.timestamps, split)
     records = np.bincount(period, minlength=_N_PERIODS)
     if np.any(records == 0):
         raise ValueError(f"split={split!r} leaves period(s) {np.flatnonzero(records == 0)} "
