@@ -83,7 +83,7 @@ class GBAI(FixedBudgetIdentifier):
     def _next_batch(self) -> Batch | None:
         if self.remaining == 0:
             return None
-        return runs_batch(iid_arms(self.xi, self._weights, self.remaining))
+        return self._sample(self._weights, self.remaining)
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         sums = batch.arm_sums(rewards, self.n_arms)

@@ -19,6 +19,7 @@ estimate needs only the epoch's per-arm reward sums.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import NamedTuple
 
 import numpy as np
@@ -27,7 +28,7 @@ from ..estimation.ips import IPSEstimate, ips_information
 from ..protocol import Batch
 from ..rng import SeedLike
 from ..validation import check_positive, check_positive_int
-from .fixed_budget import FixedBudgetIdentifier, iid_arms, runs_batch
+from .fixed_budget import FixedBudgetIdentifier
 from .item_designs import g_design, halving_prefix, item_design
 
 __all__ = [
@@ -199,7 +200,7 @@ class _P1(FixedBudgetIdentifier):
         if self.remaining == 0:
             return None
         n = self._epoch_end() - self.t
-        return runs_batch(iid_arms(self.xi, self._weights, n))
+        return self._sample(self._weights, n)
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         sums = batch.arm_sums(rewards, self.n_arms)
@@ -220,8 +221,9 @@ class _P1(FixedBudgetIdentifier):
         self._weights = weights
         self._information = ips_information(self.X, weights)
 
+    @abstractmethod
     def _virtual(self, theta_hat: np.ndarray) -> VirtualElimination:
-        raise NotImplementedError
+        """The virtual elimination on θ̂_t: RAGE's (Algorithm 3) or Peace's (Algorithm 5)."""
 
     @property
     def info(self) -> dict:
