@@ -316,10 +316,6 @@ class Algorithm(ABC):
 
     n_arms: int
     kind: str = "regret"
-    #: Whether ``next_batch`` returns ``None`` by itself at some point (identifiers, and
-    #: policies that know their horizon and say so); :func:`banditkit.simulate` needs a horizon
-    #: for the others, which would otherwise run for ever.
-    stops_by_itself: bool | None = None
     #: The interval every single reward lies in, when the algorithm's guarantees assume one
     #: (RepMean and Hoeffding bounds need [0, 1]); ``observe`` then refuses run sums that
     #: rewards in it cannot produce. ``None``: unbounded rewards (Gaussian noise) accepted.
@@ -411,6 +407,13 @@ class Algorithm(ABC):
         if self.cost_range is not None and costs is not None:
             for i in range(costs.shape[1]):
                 _check_run_sums(batch, costs[:, i], self.cost_range, "costs")
+
+    @property
+    def stops_by_itself(self) -> bool:
+        """Whether ``next_batch`` returns ``None`` by itself at some point: identifiers do, and
+        a policy that knows it does may say so (a class attribute ``stops_by_itself = True``);
+        :func:`banditkit.simulate` needs a horizon for the others, which would run for ever."""
+        return self.kind == "identification"
 
     @property
     def recommendation(self) -> int | None:

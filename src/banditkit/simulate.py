@@ -70,8 +70,7 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         raise ValueError(f"algorithm has {algorithm.n_arms} arms but env has {env.n_arms}")
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
-    elif not (algorithm.stops_by_itself if algorithm.stops_by_itself is not None
-              else algorithm.kind == "identification"):
+    elif not algorithm.stops_by_itself:
         raise ValueError(f"simulate needs a horizon for {type(algorithm).__name__}: it does "
                          "not stop by itself (pass horizon=T)")
     rng = as_generator(seed)
