@@ -158,3 +158,74 @@ def test_design_memo_changes_no_number():
     cold = _run(RAGE(env.X, env.Z, 0.05), env, seed=2)
     warm = _run(RAGE(env.X, env.Z, 0.05), env, seed=2)
     assert cold.decisions.same_as(warm.decisions) and cold.n_pulls == warm.n_pulls
+
+
+@pytest.mark.parametrize("factors", [
+    # arm 0's mean as a fraction of its current-phase elimination threshold, per phase (the
+    # other arms' means are 0). (0.9, 0.95, 1.2): no phase alone eliminates before phase 3, but
+    # phases 1 and 2 pooled would. (-0.9, 1.05): phase 2 alone eliminates items 1 and 2; pooled
+    # with phase 1 it would not.
+    (0.9, 0.95, 1.2),
+    (-0.9, 1.05),
+])
+def test_rage_eliminates_on_the_current_phase_pulls_alone(factors):
+    """RAGE's eliminations are ``dominated`` on the least-squares fit of the current phase's
+    pulls only (Algorithm 1, line 8 of Fiez et al.), on noiseless rewards chosen so that the fit
+    on all phases' pulls would eliminate differently."""
+    from banditkit.identification.elimination import dominated
+
+    X = np.eye(3)
+    alg = RAGE(X, X, 0.05)
+    counts_all, sums_all = np.zeros(3), np.zeros(3)
+    pooled_differs = False
+    for t, factor in enumerate(factors, start=1):
+        batch = alg.next_batch()
+        assert batch is not None
+        n = batch.allocation(3).astype(float)
+        width = math.sqrt(2 * math.log(3**2 * t * t / 0.05))
+        # ||e_0 − e_j||_{A⁻¹} = sqrt(1/n_0 + 1/n_j) with A = diag(n): the pair's threshold
+        means = np.zeros(3)
+        means[0] = factor * width * math.sqrt(1 / n[0] + 1 / n[1:].min())
+        rewards = batch.counts * means[batch.arms]
+        before = alg.active.copy()
+        alg.observe(batch, rewards)
+        counts_all += n
+        sums_all += n * means
+        phase = dominated(X, before, LeastSquares.from_batch(X, batch, rewards), width)
+        pooled = dominated(X, before, LeastSquares.from_sums(X, counts_all, sums_all), width)
+        assert alg.active.tolist() == before[~phase].tolist()
+        pooled_differs |= bool(np.any(phase != pooled))
+    assert alg.next_batch() is None and alg.recommendation == 0
+    assert pooled_differs  # the rewards really tell the two rules apart
+
+
+@pytest.mark.parametrize(("name", "kw"), [
+    ("soare", {"d": 4}),
+    ("many-arms", {"n": 30, "rng": np.random.default_rng(5)}),
+])
+def test_each_phase_is_the_rounded_design_of_the_active_items(name, kw):
+    """Phase t pulls exactly ``round_allocation(λ_t, N_t)``: λ_t the XY design of the *active*
+    items' differences, N_t = max(⌈2·4^t ρ_t (1+ε) log(|Z|²t²/δ)⌉, r(ε)) with r(ε) = 2p/ε for
+    the support size p of λ_t (Appendix B), not the number of arms. On these instances the
+    active set shrinks after phase 1, and r(ε) sets N_t in several soare phases (p = 4 < K = 5).
+    """
+    from banditkit.design import pairwise_design, round_allocation, rounding_min_samples
+
+    env = make_instance(name, **kw)
+    alg = RAGE(env.X, env.Z, 0.05)
+    noise = np.random.default_rng(0)
+    t = 0
+    while True:
+        active = alg.active.copy()
+        batch = alg.next_batch()
+        if batch is None:
+            break
+        t += 1
+        design, rho = pairwise_design(env.X, env.Z, active, alg.design_tol)
+        n_t = max(math.ceil(2 * 4.0**t * rho * 1.1 * math.log(env.n_items**2 * t * t / 0.05)),
+                  rounding_min_samples(design.support.size, 0.1))
+        assert batch.allocation(env.n_arms).tolist() == round_allocation(design.weights,
+                                                                          n_t).tolist()
+        assert alg.info["design_values"][-1] == rho
+        alg.observe(batch, env.pull(batch, noise).rewards)
+    assert t >= 3 and alg.recommendation == env.best_item()

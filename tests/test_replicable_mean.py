@@ -61,9 +61,33 @@ def test_replicability_two_independent_sample_sets_same_xi():
     # binomial sd at ρ is ~0.003; the guarantee is an upper bound, so a margin of 3 sd suffices
     assert rate <= rho + 3 * math.sqrt(rho * (1 - rho) / m)
     assert rate > 0  # not trivially constant: the estimates really depend on the samples
-    # the shared offset is what makes it replicable: independent offsets almost never agree
-    e3 = replicable_means(s2, np.full(m, n), rho, delta, stream(4, "xi").random(m))
-    assert np.mean(e1 != e3) > 0.9
+    # a shared uniform offset puts a cell boundary between the two sample means with
+    # probability min(|m1 − m2|/α, 1): the count of differing pairs is a sum of independent
+    # Bernoullis with these means (4 sd of tolerance)
+    alpha = grid_width(n, delta, rho)
+    p = np.minimum(np.abs(s1 - s2) / n / alpha, 1.0)
+    assert abs(np.sum(e1 != e2) - p.sum()) <= 4 * math.sqrt(np.sum(p * (1 - p)))
+
+
+def test_disagreement_probability_is_distance_over_cell_width():
+    """Two sample means |m1 − m2| apart, rounded with one shared uniform offset, land in
+    different cells with probability min(|m1 − m2|/α, 1) (the step behind Lemma 2.5), checked
+    in bands of that distance over 30000 pairs of hand-placed means."""
+    rho, delta, n, m = 0.3, 0.01, 10**6, 30_000  # α ≈ 0.018
+    alpha = grid_width(n, delta, rho)
+    rng = stream(7, "means")
+    m1 = rng.uniform(0.2, 0.8, size=m)
+    r = rng.uniform(-1.5, 1.5, size=m)  # signed distance in cells
+    m2 = m1 + r * alpha
+    u = stream(7, "xi").random(m)
+    differ = (replicable_means(m1 * n, np.full(m, n), rho, delta, u)
+              != replicable_means(m2 * n, np.full(m, n), rho, delta, u))
+    p = np.minimum(np.abs(r), 1.0)
+    assert np.all(differ[np.abs(r) > 1])  # more than a cell apart: never the same cell
+    for lo, hi in [(0.0, 0.1), (0.1, 0.4), (0.4, 0.7), (0.7, 1.0)]:
+        band = (np.abs(r) >= lo) & (np.abs(r) < hi)
+        expect, sd = p[band].sum(), math.sqrt(np.sum(p[band] * (1 - p[band])))
+        assert abs(differ[band].sum() - expect) <= 4 * sd, (lo, hi)
 
 
 def test_accuracy_within_lemma_precision_with_probability_1_minus_delta():
@@ -80,6 +104,26 @@ def test_accuracy_within_lemma_precision_with_probability_1_minus_delta():
     # the finer statement behind it: error ≤ Hoeffding radius + half a cell w.p. ≥ 1 − δ
     bound = hoeffding_radius(n, delta) + grid_width(n, delta, rho, eps) / 2
     assert np.mean(np.abs(est - mu) > bound) <= delta + 3 * math.sqrt(delta / m)
+
+
+def test_generator_gives_one_offset_per_estimate_in_order():
+    sums, counts = np.array([30.0, 55.0, 71.0, 12.0]), np.array([100, 100, 100, 100])
+    xi, ref = stream(8, "xi"), stream(8, "xi")
+    got = replicable_means(sums, counts, 0.2, 0.01, xi)
+    want = replicable_means(sums, counts, 0.2, 0.01, ref.random(4))
+    assert np.array_equal(got, want)
+    assert xi.random() == ref.random()  # ξ advanced by exactly one uniform per estimate
+
+
+def test_hoeffding_radius_closed_form_and_not_loose():
+    """τ' = sqrt(ln(2/δ)/(2n)); on fair coins it fails with probability below δ but not far
+    below it (a radius √2 too wide would fail about 50 times less often)."""
+    n, delta, m = 1000, 0.05, 200_000
+    tau = hoeffding_radius(n, delta)
+    assert tau == pytest.approx(math.sqrt(math.log(2 / delta) / (2 * n)), rel=1e-15)
+    means = stream(9, "coins").binomial(n, 0.5, size=m) / n
+    fail = float(np.mean(np.abs(means - 0.5) > tau))
+    assert delta / 20 <= fail <= delta
 
 
 def test_sample_size_calculators():
@@ -121,6 +165,12 @@ def test_bad_samples_refused():
         replicable_means(np.array([0.0]), np.array([0]), 0.2, 0.01, 0.5)
     with pytest.raises(ValueError, match="too few samples"):
         replicable_means(np.array([5.0]), np.array([10]), 0.2, 0.01, 0.5, precision=0.01)
+    # exactly the Lemma 2.5 count is enough for a precision, one sample fewer is not
+    need = repmean_samples(0.05, 0.01, 0.2)
+    replicable_means(np.array([need / 2]), np.array([need]), 0.2, 0.01, 0.5, precision=0.05)
+    with pytest.raises(ValueError, match="too few samples"):
+        replicable_means(np.array([need / 2]), np.array([need - 1]), 0.2, 0.01, 0.5,
+                         precision=0.05)
     with pytest.raises(ValueError, match="offsets"):
         replicable_mean(np.array([0.5]), 0.2, 0.01, 1.0)
     with pytest.raises(TypeError, match="xi"):
