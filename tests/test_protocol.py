@@ -113,17 +113,33 @@ def test_observe_refuses_what_was_not_asked():
     assert algo.t == 1
     with pytest.raises(ValueError, match="no batch pending"):  # answered once only
         algo.observe(batch, np.array([1.0]))
-    # a prefix of the asked batch is accepted; an identifier that stopped asks for nothing
+    # an identifier that stopped asks for nothing more
     env = BernoulliBandit([0.2, 0.5, 0.8])
     g = GBAI(np.eye(3), None, 30, rng=0)
-    b = g.next_batch()
-    part = b.truncated(10)
-    assert part.is_prefix_of(b) and not b.is_prefix_of(part)
-    g.observe(part, env.pull(part, np.random.default_rng(0)).rewards)
     while (b := g.next_batch()) is not None:
         g.observe(b, env.pull(b, np.random.default_rng(1)).rewards)
     with pytest.raises(ValueError, match="no batch pending"):
         g.observe(Batch(np.array([0]), np.array([1])), np.array([1.0]))
+
+
+def test_a_prefix_is_the_last_answer_of_a_run():
+    """A batch answered in part (a simulation cut at its horizon) ends the run: no new batch is
+    issued on the partial data, and a later observe says why."""
+    from banditkit.envs import BernoulliBandit
+    from banditkit.policies import ReplicableElimination
+
+    env = BernoulliBandit([0.2, 0.5, 0.8])
+    algo = ReplicableElimination(3, 100_000, 0.3, rng=0)
+    b = algo.next_batch()
+    part = b.truncated(b.n_pulls // 2)
+    assert part.is_prefix_of(b) and not b.is_prefix_of(part)
+    with pytest.raises(ValueError, match="must be the batch next_batch"):  # not in pull order
+        algo.observe(Batch(b.arms[::-1], b.counts[::-1]), np.zeros(b.n_runs))
+    algo.observe(part, env.pull(part, np.random.default_rng(0)).rewards)
+    assert algo.t == part.n_pulls
+    assert algo.next_batch() is None
+    with pytest.raises(ValueError, match="answered in part"):
+        algo.observe(b, np.zeros(b.n_runs))
 
 
 def test_a_refused_outcome_leaves_the_batch_pending():

@@ -331,6 +331,7 @@ class Algorithm(ABC):
         self.decisions = DecisionLog()
         self.t = 0  # pulls observed so far
         self._pending: Batch | None = None
+        self._cut = False  # a batch was answered in part: the run is over
 
     @abstractmethod
     def _next_batch(self) -> Batch | None:
@@ -344,6 +345,8 @@ class Algorithm(ABC):
         """Ask: the next batch of pulls, or ``None`` once the algorithm has stopped."""
         if self._pending is not None:
             return self._pending  # asked twice without an answer: the same question again
+        if self._cut:
+            return None
         batch = self._next_batch()
         if batch is not None and batch.n_runs and int(batch.arms.max()) >= self.n_arms:
             raise RuntimeError(f"{type(self).__name__} asked for arm {int(batch.arms.max())} "
@@ -355,14 +358,20 @@ class Algorithm(ABC):
                 ) -> None:
         """Tell: reward sums per run of ``batch`` (and cost sums, shape (runs, m), if any).
 
-        ``batch`` is the batch returned by :meth:`next_batch` or a prefix of it
-        (:meth:`Batch.truncated`) when the experiment ended part-way through.
+        ``batch`` is the batch returned by :meth:`next_batch`, or a prefix of it
+        (:meth:`Batch.truncated`) when the experiment ends part-way through the batch (a
+        simulation cut off at its horizon). A prefix is the run's last answer: the algorithm
+        updates on it (identifiers may recommend from a cut phase) and then asks for nothing
+        more. To answer a batch unit by unit, in any order and over days, use
+        :class:`banditkit.Experiment`, which calls ``observe`` once the batch is complete.
         """
         pending = self._pending
         if pending is None:
+            why = (" (its last batch was answered in part, which ends the run)" if self._cut
+                   else "")
             raise ValueError("observe() with no batch pending: call next_batch() first, and "
                              "answer each batch once (an algorithm that has stopped asks for "
-                             "nothing more)")
+                             f"nothing more{why})")
         if batch is not pending and not batch.is_prefix_of(pending):
             raise ValueError("batch must be the batch next_batch() returned, or a prefix of it "
                              "(Batch.truncated), in the same pull order")
@@ -392,6 +401,7 @@ class Algorithm(ABC):
                 raise ValueError("costs must be finite")
         self._check_observation(batch, rewards, costs)  # refuses before any state changes
         self._pending = None
+        self._cut = batch.n_pulls < pending.n_pulls
         self.decisions.record(batch)
         self.t += batch.n_pulls
         self._observe(batch, rewards, costs)
