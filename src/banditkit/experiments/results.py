@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from ..intervals import mean_interval, wilson_interval
 from .records import TrialRecord
 
 __all__ = [
@@ -131,36 +131,6 @@ def curves_frame(records: Sequence[TrialRecord], algorithm_order: Sequence[str]
 
 # ---------------------------------------------------------------------------------------------
 # Summaries
-
-def mean_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
-    """Mean, standard error and Student-t ``level`` interval of ``values`` (NaNs ignored).
-
-    With one value the standard error and interval are NaN (no spread can be estimated).
-    """
-    x = np.asarray(values, dtype=float)
-    x = x[~np.isnan(x)]
-    n = x.size
-    if n == 0:
-        return (np.nan,) * 4
-    mean = float(x.mean())
-    if n == 1:
-        return mean, np.nan, np.nan, np.nan
-    se = float(x.std(ddof=1) / np.sqrt(n))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
-    return mean, se, mean - half, mean + half
-
-
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (sensible at 0 or n successes, unlike mean ± t·se)."""
-    if n == 0:
-        return np.nan, np.nan
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    # The interval always contains p; rounding must not push a bound past it at p = 0 or 1.
-    return float(min(p, max(0.0, centre - half))), float(max(p, min(1.0, centre + half)))
-
 
 def error_difference(k1: int, n1: int, k2: int, n2: int, level: float = 0.95
                      ) -> tuple[float, float, float]:
