@@ -81,7 +81,7 @@ def main() -> None:
                 ("LinearElimination", linear_elimination, {}),
                 ("ReplicableLinearElimination", replicable_linear_elimination, {"rho": 0.3}),
                 ("ReplicableLinearElimination argmax", replicable_linear_elimination,
-                 {"rho": 0.3, "last_batch": "argmax"})]:
+                 {"rho": 0.3, "commit": "argmax"})]:
             res = audit(factory, finite, pairs=args.audit, workers=args.workers,
                         horizon=T_lin, seed=0,
                         params={**params, "horizon": T_lin}, rho=0.3, name=label,

@@ -24,7 +24,7 @@ EASY = BernoulliBandit(np.array([0.3, 0.5, 0.7]))
 @pytest.mark.parametrize("cls", [ReplicableElimination, ReplicableBatchedElimination])
 @pytest.mark.parametrize("kwargs, match", [
     (dict(rho=0.0), "rho"), (dict(rho=1.5), "rho"), (dict(horizon=2), "T >= K"),
-    (dict(n_arms=1), "n_arms"), (dict(last_batch="best"), "last_batch"),
+    (dict(n_arms=1), "n_arms"), (dict(commit="best"), "commit"),
     (dict(q=1.0), "q"), (dict(n_batches=1), "n_batches"),
 ])
 def test_bad_input_refused(cls, kwargs, match):

@@ -110,9 +110,9 @@ def test_algorithm3_is_replicable_and_the_baseline_is_not():
     assert base.non_replication >= rep.non_replication + 0.3
 
 
-def test_printed_last_batch_rule_is_available():
+def test_printed_commit_rule_is_available():
     env = _random_unit(0)
-    a = ReplicableLinearElimination(env.X, 10**8, 0.3, rng=0, last_batch="argmax")
+    a = ReplicableLinearElimination(env.X, 10**8, 0.3, rng=0, commit="argmax")
     tr = simulate(a, env, horizon=10**8, seed=0)
     est = a.last_estimates[a.active]
     assert a.final_arm == a.active[int(np.argmax(est))]
@@ -219,8 +219,8 @@ def test_bad_constants_refused():
     X = np.eye(3)
     with pytest.raises(ValueError, match="beta"):
         ReplicableLinearElimination(X, 1000, 0.3, rng=0, beta=-1)
-    with pytest.raises(ValueError, match="last_batch"):
-        ReplicableLinearElimination(X, 1000, 0.3, rng=0, last_batch="best")
+    with pytest.raises(ValueError, match="commit"):
+        ReplicableLinearElimination(X, 1000, 0.3, rng=0, commit="best")
     with pytest.raises(ValueError, match="confidence"):
         ReplicableLinearLSE(X, 1000, 0.3, rng=0, confidence="tight")
     with pytest.raises(ValueError, match="lse_rho must exceed delta"):

@@ -42,6 +42,7 @@ import numpy as np
 from ..validation import check_in_unit_interval, check_positive_int, check_probability
 
 __all__ = [
+    "grid_round",
     "grid_width",
     "hoeffding_radius",
     "prop2_samples",
@@ -189,10 +190,22 @@ def replicable_means(sums: np.ndarray, counts: np.ndarray, rho: float, delta: fl
                              f"{int(counts.min())}")
     alpha = 2.0 * eps / (1.0 + rho - 2.0 * delta)
     u = _unit_offsets(xi, counts.size)
-    offset = u * alpha
-    mean = sums / counts
-    z = np.floor((mean - offset) / alpha)
-    return np.clip(offset + (z + 0.5) * alpha, 0.0, 1.0)
+    return np.clip(grid_round(sums / counts, alpha, u), 0.0, 1.0)
+
+
+def grid_round(values: np.ndarray | float, widths: np.ndarray | float,
+               offsets: np.ndarray | float) -> np.ndarray:
+    """Centre of the grid cell holding each value: cells of width α (``widths``) whose
+    boundaries are shifted by u·α, u ∈ [0, 1) the unit ``offsets`` (from ξ).
+
+    The rounding of :func:`replicable_means` (which clips the result to [0, 1]); used unclipped
+    for statistics that are not means of [0, 1] samples (Algorithm 3's least-squares values in
+    :mod:`banditkit.policies.commit`). Two values v, v' land in different cells with
+    probability min(|v − v'|/α, 1) over the offset.
+    """
+    alpha = np.asarray(widths, dtype=float)
+    off = np.asarray(offsets, dtype=float) * alpha
+    return off + (np.floor((np.asarray(values, dtype=float) - off) / alpha) + 0.5) * alpha
 
 
 def replicable_mean(samples: np.ndarray | None = None, rho: float = 0.1, delta: float = 0.01,

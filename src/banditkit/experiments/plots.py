@@ -3,7 +3,13 @@
 ``kind="curve"``: the mean of a per-checkpoint metric (cumulative regret or violation) against
 time, one line per algorithm with a 95% band (Student t over trials), one panel per sweep point.
 ``kind="sweep"``: a per-trial metric (mean with a 95% interval) against the swept parameter
-``plot.x``, one line per algorithm.
+``plot.x``, one line per algorithm; when another point parameter varies too (K in a sweep over
+ρ and K), one colour per value of it and one line style and marker per algorithm. For figures
+run as replicability pairs, a second panel shows the measured non-replication rate (identical
+pairs, Clopper–Pearson 95% interval) against the same x, with the target ρ.
+
+Legends go outside the axes, so they never cover a curve; every algorithm has its own colour,
+line style and marker (markers staggered along overlapping curves), so no curve hides another.
 ``kind="error"``: the error probability (failure rate, Wilson 95% interval) of identifiers
 against a swept parameter, one panel per series (``plot.panels``), on a log axis as in Xiong
 et al.; below each, the instance facts (``plot.facts``, e.g. the minimum gap Δ(1)).
@@ -98,8 +104,11 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
     panels = [(p, m) for p in points for m in metrics]
     cols = len(metrics) if len(metrics) > 1 else min(len(points), 3)
     rows = int(np.ceil(len(panels) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), squeeze=False)
     algorithms = result.config["algorithms"]
+    wide = 1.5 if len(algorithms) > 8 else 1.0  # many curves: room to tell them apart
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols * wide, 4 * rows * wide),
+                             squeeze=False)
+    colours = _colours(len(algorithms))
     log_y = plot["yscale"] == "log"
     for ax, (point, metric) in zip(axes.flat, panels, strict=False):
         band = bands[metric]
@@ -109,9 +118,12 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
                 sel = sel[sel["mean"] > 0]
             if sel.empty:
                 continue
-            line, = ax.plot(sel["t"], sel["mean"], label=algorithm,
+            # markers start at a different place on each curve, so curves that coincide (two
+            # rules that play the same arms) still show every algorithm's marker
+            line, = ax.plot(sel["t"], sel["mean"], label=algorithm, color=colours[k],
                             linestyle=_STYLES[k % len(_STYLES)],
-                            marker=_MARKERS[k % len(_MARKERS)], markevery=0.1, markersize=4)
+                            marker=_MARKERS[k % len(_MARKERS)],
+                            markevery=(0.1 * (k % 7) / 7, 0.1), markersize=4)
             lo = sel["lo"].to_numpy(dtype=float)
             if log_y:
                 lo = np.maximum(lo, sel["mean"].to_numpy(dtype=float) / 10)
@@ -130,11 +142,11 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
         if len(points) > 1:
             ax.set_title(_point_label(result.config["points"][point]), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(_title(result.config) + " (mean, 95% band)", fontsize=10)
     fig.tight_layout()
+    _legend_outside(fig, axes.flat)
     return fig
 
 
@@ -149,55 +161,180 @@ def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
     if x is None or x not in summary:
         raise ValueError(f"sweep plot needs plot.x naming a point parameter; got {x!r}, "
                          f"parameters are {[c for c in summary.columns if '_' not in c]}")
-    fig, ax = plt.subplots(figsize=(6, 4.2))
-    # other point parameters that vary (e.g. K in a sweep over rho and K): one line per value
+    # other point parameters that vary (e.g. K in a sweep over rho and K): one colour per value
     params = [c for c in summary.columns if c not in ("point", "algorithm", "n_ok", "n_failed")
               and not any(c.startswith(f"{m}_") for m in SUMMARY_METRICS)]
     others = [c for c in params if c != x and summary[c].astype(str).nunique() > 1]
-    algorithms = result.config["algorithms"]
+    pairs = _pairs_against_x(result, summary, x, others)
+    fig, axes = plt.subplots(1, 2 if pairs is not None else 1,
+                             figsize=(11.5 if pairs is not None else 6, 4.2), squeeze=False)
+    ax = axes[0, 0]
+    algorithms = list(result.config["algorithms"])
+    groups = _sweep_groups(summary, others)
+    colours = _colours(len(groups) if others else len(algorithms))
     xs_all = np.unique(summary[x].to_numpy(dtype=float))
     log_x = plot["xscale"] == "log"
+    dodge = _Dodge(xs_all, log_x, len(algorithms) * len(groups))
     for k, algorithm in enumerate(algorithms):
         rows = summary[summary["algorithm"] == algorithm]
-        groups = rows.groupby([rows[c].astype(str) for c in others], sort=False) if others \
-            else [((), rows)]
-        # a small horizontal offset per algorithm, so error bars at one x do not pile up
-        shift = (k - (len(algorithms) - 1) / 2) * 0.015
-        for key, sel in groups:
-            sel = sel.sort_values(x)
+        for g, key in enumerate(groups):
+            sel = _group_rows(rows, others, key).sort_values(x)
             if sel.empty:
                 continue
-            key = key if isinstance(key, tuple) else (key,)
-            label = algorithm + ("" if not others else " (" + ", ".join(
-                f"{c}={v}" for c, v in zip(others, key, strict=True)) + ")")
             mean = sel[f"{metric}_mean"].to_numpy(dtype=float)
             lo = sel[f"{metric}_lo"].to_numpy(dtype=float)
             hi = sel[f"{metric}_hi"].to_numpy(dtype=float)
             # clipped: a zero-width interval can come out a rounding error below zero
             yerr = np.clip(np.vstack([np.nan_to_num(mean - lo), np.nan_to_num(hi - mean)]),
                            0, None)
-            xs = sel[x].to_numpy(dtype=float)
-            if log_x:
-                xs = xs * 10.0 ** shift
-            else:
-                xs = xs + shift * (float(np.ptp(xs_all)) if xs_all.size > 1
-                                   else max(abs(float(xs_all[0])), 1.0))
-            ax.errorbar(xs, mean, yerr=yerr, marker=_MARKERS[k % len(_MARKERS)],
-                        linestyle=_STYLES[k % len(_STYLES)], capsize=3, markersize=5,
-                        label=label)
-    ax.set_xscale(plot["xscale"])
+            ax.errorbar(dodge(sel[x].to_numpy(dtype=float), k * len(groups) + g), mean,
+                        yerr=yerr, capsize=3, markersize=5,
+                        label=_series_label(algorithm, others, key),
+                        **_series_style(k, g, colours, bool(others)))
+    _sweep_axes(ax, plot, x, xs_all)
     ax.set_yscale(plot["yscale"])
-    ax.set_xlabel(plot.get("xlabel") or x)
     ax.set_ylabel(plot.get("ylabel") or _LABELS.get(metric, metric))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(_title(result.config) + " (mean, 95% interval)", fontsize=10)
+    ax.set_title("mean, 95% interval", fontsize=9)
+    if pairs is not None:
+        _non_replication_panel(axes[0, 1], pairs, plot, x, xs_all, algorithms, others, groups,
+                               colours, dodge)
+    fig.suptitle(_title(result.config), fontsize=10)
     fig.tight_layout()
+    _legend_outside(fig, axes.flat)
     return fig
 
 
+def _sweep_groups(summary: pd.DataFrame, others: list[str]) -> list[tuple[str, ...]]:
+    """The values (as strings) of the other varying parameters, in order of appearance."""
+    if not others:
+        return [()]
+    keys = summary[others].astype(str).drop_duplicates()
+    return [tuple(row) for row in keys.itertuples(index=False)]
+
+
+def _group_rows(rows: pd.DataFrame, others: list[str], key: tuple[str, ...]) -> pd.DataFrame:
+    sel = rows
+    for c, v in zip(others, key, strict=True):
+        sel = sel[sel[c].astype(str) == v]
+    return sel
+
+
+def _series_label(algorithm: str, others: list[str], key: tuple[str, ...]) -> str:
+    return algorithm + ("" if not others else " (" + ", ".join(
+        f"{c}={v}" for c, v in zip(others, key, strict=True)) + ")")
+
+
+def _series_style(k: int, g: int, colours: list[Any], by_group: bool) -> dict[str, Any]:
+    """Colour per value of the other parameter (per algorithm when there is none), line style
+    and marker per algorithm."""
+    return {"color": colours[g] if by_group else colours[k],
+            "marker": _MARKERS[k % len(_MARKERS)], "linestyle": _STYLES[k % len(_STYLES)]}
+
+
+class _Dodge:
+    """A small horizontal offset per series, so error bars at one x do not pile up."""
+
+    def __init__(self, xs_all: np.ndarray, log_x: bool, n: int) -> None:
+        self.log_x, self.n = log_x, n
+        # all offsets together span a tenth of a decade (log axis) or 4% of the range
+        self.step = (0.1 if log_x else 0.04) / max(n, 1)
+        self.span = (float(np.ptp(xs_all)) if xs_all.size > 1
+                     else max(abs(float(xs_all[0])), 1.0) if xs_all.size else 1.0)
+
+    def __call__(self, xs: np.ndarray, i: int) -> np.ndarray:
+        shift = (i - (self.n - 1) / 2) * self.step
+        return xs * 10.0 ** shift if self.log_x else xs + shift * self.span
+
+
+def _sweep_axes(ax: Any, plot: Mapping[str, Any], x: str, xs_all: np.ndarray) -> None:
+    """x axis of a sweep: on a log axis spanning less than two decades, ticks at the swept
+    values only (matplotlib's minor labels 2×10⁻¹, 3×10⁻¹, ... collide there)."""
+    ax.set_xscale(plot["xscale"])
+    if plot["xscale"] == "log" and xs_all.size and xs_all.max() / xs_all.min() < 100:
+        from matplotlib.ticker import NullFormatter, NullLocator
+
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(xs_all, [f"{v:g}" for v in xs_all])
+    ax.set_xlabel(plot.get("xlabel") or x)
+    ax.grid(alpha=0.3)
+
+
+def _pairs_against_x(result: Any, summary: pd.DataFrame, x: str, others: list[str]
+                     ) -> pd.DataFrame | None:
+    """The replicability pairs of a paired figure with each point's x and other parameters
+    (``None`` for figures not run as pairs)."""
+    pairs = getattr(result, "pairs", None)
+    if pairs is None or len(pairs) == 0:
+        return None
+    cols = ["point", "algorithm", x, *others]
+    facts = summary[cols].drop_duplicates(["point", "algorithm"])
+    # the pairs' own "rho" is the target; x may be called "rho" too
+    pairs = pairs.rename(columns={"rho": "target_rho"})
+    return pairs.merge(facts, on=["point", "algorithm"], how="inner")
+
+
+def _non_replication_panel(ax: Any, pairs: pd.DataFrame, plot: Mapping[str, Any], x: str,
+                           xs_all: np.ndarray, algorithms: list[str], others: list[str],
+                           groups: list[tuple[str, ...]], colours: list[Any],
+                           dodge: _Dodge) -> None:
+    """Measured non-replication (fraction of pairs that differ, Clopper–Pearson 95% interval)
+    against x, with the target ρ (the pairs' ρ, or x itself when x is ρ)."""
+    for k, algorithm in enumerate(algorithms):
+        rows = pairs[pairs["algorithm"] == algorithm]
+        for g, key in enumerate(groups):
+            sel = _group_rows(rows, others, key).sort_values(x)
+            if sel.empty:
+                continue
+            rate = sel["non_replication"].to_numpy(dtype=float)
+            err = np.clip(np.vstack([rate - sel["ci_lo"].to_numpy(dtype=float),
+                                     sel["ci_hi"].to_numpy(dtype=float) - rate]), 0, None)
+            ax.errorbar(dodge(sel[x].to_numpy(dtype=float), k * len(groups) + g), rate,
+                        yerr=err, capsize=3, markersize=5,
+                        label=_series_label(algorithm, others, key),
+                        **_series_style(k, g, colours, bool(others)))
+    target = pairs.drop_duplicates(x).sort_values(x)
+    rho = pd.to_numeric(target["target_rho"], errors="coerce").to_numpy(dtype=float)
+    xs = target[x].to_numpy(dtype=float)
+    if np.all(np.isnan(rho)) and x == "rho":
+        rho = xs
+    if not np.all(np.isnan(rho)):
+        ax.plot(xs, rho, color="black", linestyle="--", linewidth=1, label="target rho")
+    _sweep_axes(ax, plot, x, xs_all)
+    n = int(pairs["pairs"].min())
+    ax.set_ylim(-0.02, min(1.02, max(0.1, 1.15 * float(np.nanmax(
+        np.r_[pairs["ci_hi"].to_numpy(dtype=float), rho])))))
+    ax.set_ylabel("non-replication (pairs that differ)")
+    ax.set_title(f"measured non-replication, {n} pairs per point (Clopper-Pearson 95%)",
+                 fontsize=9)
+
+
+def _colours(n: int) -> list[Any]:
+    """n distinguishable colours: matplotlib's 10-colour cycle, or for more, the 20 of tab20
+    with its dark shades first (neighbours in the list differ in hue)."""
+    import matplotlib
+
+    if n <= 10:
+        return [matplotlib.colormaps["tab10"](i) for i in range(max(n, 1))]
+    cmap = matplotlib.colormaps["tab20"]
+    order = [*range(0, 20, 2), *range(1, 20, 2)]
+    return [cmap(order[i % 20]) for i in range(n)]
+
+
+def _legend_outside(fig: Any, axes: Any) -> None:
+    """One legend for the figure, to the right of the axes (it never covers a curve); entries
+    from every panel, each label once."""
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="center left",
+                   bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
+
+
 #: Distinct marker and line style per algorithm, so curves stay apart in print and overlap.
-_MARKERS = ("o", "s", "^", "D", "P", "X", "*", "h")
+_MARKERS = ("o", "s", "^", "D", "P", "X", "*", "h", "v", "<", ">", "p", "d", "H", "8", "1")
 _STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 
 

@@ -9,7 +9,8 @@ Algorithm 1 (replicable mean estimates) and Algorithm 2 (β blow-up and a random
 both live in :mod:`.replicable_elimination` and reuse :class:`BatchedEliminationBase`.
 
 Every batch is one :class:`~banditkit.protocol.Batch` answered from per-arm sums, so a batch of
-any size costs O(K).
+any size costs O(K). What the rest of the horizon plays after the last batch is the ``commit``
+option (:mod:`.commit`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import numpy as np
 
 from ..protocol import Algorithm, Batch
 from ..validation import check_positive_int, check_probability
+from .commit import check_commit, commit_batch, replicable_commit_means
 
 __all__ = ["BatchedElimination", "BatchedEliminationBase", "default_n_batches"]
-
-_LAST_BATCH_RULES = ("smallest_index", "round_robin")
 
 
 def default_n_batches(horizon: int) -> int:
@@ -39,7 +39,8 @@ class BatchedEliminationBase(Algorithm):
     The loop (Algorithm 1 and 2 of Esfandiari et al. 2023, lines 3–14): for i = 1, …, B − 1, if
     the batch's pulls exceed the remaining budget r, stop exploring; otherwise pull every active
     arm the batch's number of times, update the estimates, and eliminate. The rest of the
-    horizon (the "last batch") goes to the active arm with the smallest index.
+    horizon (the "last batch") goes to the active arm with the smallest index (the paper's
+    rule; ``commit`` chooses another).
 
     Parameters
     ----------
@@ -55,10 +56,12 @@ class BatchedEliminationBase(Algorithm):
         Failure probability of each confidence bound; default 1/(2KTB) (the papers' ln(2KTB)).
     confidence : float
         Multiplier on every confidence radius (1 = the paper's).
-    last_batch : {"smallest_index", "round_robin"}
-        What the rest of the horizon plays: the paper's rule (the active arm with the smallest
-        index), or an even split over the active arms in index order. Both are deterministic
-        functions of the active set, so both keep replicability.
+    commit : {"lowest-index", "round-robin", "replicable-argmax", "argmax"}
+        What the rest of the horizon plays (:mod:`banditkit.policies.commit`): the paper's rule
+        (the surviving arm with the smallest index, default), an even split over the surviving
+        arms, the best surviving arm after a replicable rounding of the means with offsets from
+        ξ (replicable policies only), or the empirical best surviving arm (its replicability
+        only measured). The argmax rules use the cumulative per-arm sums.
 
     Notes
     -----
@@ -68,11 +71,14 @@ class BatchedEliminationBase(Algorithm):
 
     reward_range = (0.0, 1.0)  # Hoeffding's bounds and RepMean assume rewards in [0, 1]
 
+    #: Whether the policy has internal randomness ξ (``self.xi``) for a replicable commit.
+    xi_commit = False
+
     kind = "regret"
 
     def __init__(self, n_arms: int, horizon: int, *, n_batches: int | None = None,
                  q: float | None = None, delta: float | None = None, confidence: float = 1.0,
-                 last_batch: str = "smallest_index") -> None:
+                 commit: str = "lowest-index") -> None:
         K = check_positive_int(n_arms, "n_arms")
         if K < 2:
             raise ValueError(f"n_arms must be >= 2 for arm elimination, got {K}")
@@ -93,9 +99,8 @@ class BatchedEliminationBase(Algorithm):
         if not (np.isfinite(confidence) and confidence > 0):
             raise ValueError(f"confidence must be a positive number, got {confidence}")
         self.confidence = float(confidence)
-        if last_batch not in _LAST_BATCH_RULES:
-            raise ValueError(f"last_batch must be one of {_LAST_BATCH_RULES}, got {last_batch!r}")
-        self.last_batch = last_batch
+        self.commit = check_commit(commit, replicable=self.xi_commit)
+        self.rho_commit = 0.0  # ρ_c of a "replicable-argmax" commit (set by replicable subclasses)
 
         self.active = np.arange(K)
         self.pulls = np.zeros(K, dtype=np.int64)
@@ -105,7 +110,8 @@ class BatchedEliminationBase(Algorithm):
         self.c = 0                  # c_i = Σ_{j ≤ i} ⌊q^j⌋
         self.exploring = True
         self.eliminated: dict[int, int] = {}  # arm -> batch after which it was removed
-        self._in_last_batch = False
+        self.commit_scores: np.ndarray | None = None  # what an argmax commit maximised
+        self._committed = False
 
     # -- what subclasses define ------------------------------------------------------------
     @abstractmethod
@@ -129,20 +135,28 @@ class BatchedEliminationBase(Algorithm):
                     alloc[self.active] = m
                     return Batch.from_allocation(alloc)
             self.exploring = False
-        self._in_last_batch = True
-        if self.last_batch == "smallest_index":
-            return Batch(np.array([self.active[0]]), np.array([self.remaining]))
-        share, extra = divmod(self.remaining, self.active.size)
-        alloc = np.zeros(self.n_arms, dtype=np.int64)
-        alloc[self.active] = share
-        alloc[self.active[:extra]] += 1
-        return Batch.from_allocation(alloc)
+        self._committed = True
+        self.commit_scores = self._commit_scores()
+        return commit_batch(self.commit, self.active, self.remaining, self.n_arms,
+                            self.commit_scores)
+
+    def _commit_scores(self) -> np.ndarray | None:
+        """What an argmax commit maximises over the surviving arms (active order); ``None``
+        for the other rules, or when no batch was played (no data)."""
+        a = self.active
+        if self.commit in ("lowest-index", "round-robin") or self.pulls[a].min() == 0:
+            return None
+        if self.commit == "argmax":
+            return self.sums[a] / self.pulls[a]
+        # one offset per arm whatever the active set, so ξ is read identically (as Algorithm 1)
+        offsets = self.xi.random(self.n_arms)[a]  # type: ignore[attr-defined]
+        return replicable_commit_means(self.sums[a], self.pulls[a], self.rho_commit, offsets)
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         np.add.at(self.pulls, batch.arms, batch.counts)
         np.add.at(self.sums, batch.arms, rewards)
         self.remaining -= batch.n_pulls
-        if self._in_last_batch:
+        if self._committed:
             return
         self.batch += 1
         self.c += math.floor(self.q**self.batch)
@@ -159,7 +173,10 @@ class BatchedEliminationBase(Algorithm):
     @property
     def info(self) -> dict:
         return {"exploration_batches": self.batch, "active": self.active.tolist(),
-                "eliminated": dict(self.eliminated)}
+                "eliminated": dict(self.eliminated), "commit": self.commit,
+                "rho_commit": self.rho_commit,
+                "commit_scores": (None if self.commit_scores is None
+                                  else self.commit_scores.tolist())}
 
 
 class BatchedElimination(BatchedEliminationBase):
@@ -168,7 +185,8 @@ class BatchedElimination(BatchedEliminationBase):
     Batch i pulls every active arm ⌊q^i⌋ times; arm a is eliminated when
     μ̂_a < max_{a'} μ̂_{a'} − 2τ_i with τ_i = confidence · sqrt(ln(1/δ) / c_i) (the radius of
     Algorithm 1 of Esfandiari et al. 2023), μ̂ the plain empirical means. Parameters as in
-    :class:`BatchedEliminationBase`.
+    :class:`BatchedEliminationBase`; having no internal randomness, it refuses
+    ``commit="replicable-argmax"``.
     """
 
     def _pulls_per_arm(self, i: int, floor_qi: int) -> int:

@@ -31,12 +31,12 @@ def ucb1(env: Environment, rng: np.random.Generator, *, horizon: int | None = No
 def batched_elimination(env: Environment, rng: np.random.Generator, *,
                         horizon: int | None = None, n_batches: int | None = None,
                         q: float | None = None, delta: float | None = None,
-                        confidence: float = 1.0, last_batch: str = "smallest_index"
+                        confidence: float = 1.0, commit: str = "lowest-index"
                         ) -> BatchedElimination:
     """Non-replicable batched elimination (Esfandiari et al. 2021)."""
     return BatchedElimination(env.n_arms, need_horizon("BatchedElimination", horizon),
                               n_batches=n_batches, q=q, delta=delta, confidence=confidence,
-                              last_batch=last_batch)
+                              commit=commit)
 
 
 @register_policy("ReplicableBatchedElimination")
@@ -44,22 +44,24 @@ def replicable_batched_elimination(
         env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
         rho: float = 0.3, rho_per_estimate: float | None = None, sample_rule: str = "lemma",
         n_batches: int | None = None, q: float | None = None, delta: float | None = None,
-        confidence: float = 1.0, last_batch: str = "smallest_index"
+        confidence: float = 1.0, commit: str = "lowest-index", commit_share: float | None = None
         ) -> ReplicableBatchedElimination:
     """Algorithm 1 of Esfandiari et al. (2023): replicable means in batched elimination."""
     return ReplicableBatchedElimination(
         env.n_arms, need_horizon("ReplicableBatchedElimination", horizon), rho, rng,
         rho_per_estimate=rho_per_estimate, sample_rule=sample_rule, n_batches=n_batches, q=q,
-        delta=delta, confidence=confidence, last_batch=last_batch)
+        delta=delta, confidence=confidence, commit=commit, commit_share=commit_share)
 
 
 @register_policy("ReplicableElimination")
 def replicable_elimination(
         env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-        rho: float = 0.3, beta: int | None = None, n_batches: int | None = None,
-        q: float | None = None, delta: float | None = None, confidence: float = 1.0,
-        last_batch: str = "smallest_index") -> ReplicableElimination:
+        rho: float = 0.3, beta: int | None = None, beta_floor: bool = True,
+        n_batches: int | None = None, q: float | None = None, delta: float | None = None,
+        confidence: float = 1.0, commit: str = "lowest-index", commit_share: float | None = None
+        ) -> ReplicableElimination:
     """Algorithm 2 of Esfandiari et al. (2023): β blow-up and a random threshold."""
     return ReplicableElimination(
         env.n_arms, need_horizon("ReplicableElimination", horizon), rho, rng, beta=beta,
-        n_batches=n_batches, q=q, delta=delta, confidence=confidence, last_batch=last_batch)
+        beta_floor=beta_floor, n_batches=n_batches, q=q, delta=delta, confidence=confidence,
+        commit=commit, commit_share=commit_share)

@@ -15,8 +15,15 @@ replicable:
   lands in a window of relative size O(1/√β).
 
 ξ is consumed in a data-independent way (Algorithm 1: K offsets per batch; Algorithm 2: one
-uniform per batch), so two executions read the same numbers from ξ as long as their decisions
-agree.
+uniform per batch; K offsets for a ``"replicable-argmax"`` commit), so two executions read the
+same numbers from ξ as long as their decisions agree.
+
+After the last batch that fits, the rest of the horizon plays the ``commit`` rule
+(:mod:`.commit`): the paper's lowest surviving index (default) and ``"round-robin"`` are covered
+by the proofs of Theorems 3 and 4 as they stand; ``"replicable-argmax"`` spends ρ_c =
+``commit_share`` · ρ (default ρ/2) on a replicable rounding of the surviving arms' means and runs
+the eliminations at ρ − ρ_c, so the whole policy stays ρ-replicable; ``"argmax"`` (the empirical
+best surviving arm) is not covered and its replicability is only measured.
 """
 
 from __future__ import annotations
@@ -29,16 +36,18 @@ from ..estimation.replicable_mean import replicable_means, repmean_precision, re
 from ..rng import SeedLike, as_generator
 from ..validation import check_probability
 from .batched_elimination import BatchedEliminationBase
+from .commit import split_rho
 
 __all__ = ["ReplicableBatchedElimination", "ReplicableElimination", "paper_beta"]
 
 _SAMPLE_RULES = ("lemma", "literal")
 
 
-def paper_beta(n_arms: int, rho: float) -> int:
-    """β = ⌊max{K²/ρ², 2304}⌋ (Algorithm 2, line 3)."""
+def paper_beta(n_arms: int, rho: float, *, floor: bool = True) -> int:
+    """β = ⌊max{K²/ρ², 2304}⌋ (Algorithm 2, line 3); ``floor=False``: ⌊K²/ρ²⌋ (at least 1),
+    the part of β that replicability needs (the 2304 is for the regret proof)."""
     # relative slack so that e.g. K = 10, ρ = 0.1 gives 10000, not 9999 from 0.1² > 1/100
-    return math.floor(max(n_arms**2 / rho**2 * (1 + 1e-12), 2304.0))
+    return max(1, math.floor(max(n_arms**2 / rho**2 * (1 + 1e-12), 2304.0 if floor else 0.0)))
 
 
 def _check_rho(rho: float) -> float:
@@ -52,7 +61,7 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
     c_i = c_{i−1} + ⌊q^i⌋ and τ_i = sqrt(ln(2KTB)/c_i), estimate every active arm's mean with
     ``ReprMeanEstimation`` at δ = 1/(2KTB), precision τ_i and replicability ρ' = ρ/(KB), and
     eliminate arm a when μ̂_a < max μ̂ − 2τ_i. The rest of the horizon plays the active arm with
-    the smallest index.
+    the smallest index (``commit``).
 
     Parameters
     ----------
@@ -63,7 +72,8 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
     rng : Generator or seed
         The internal randomness ξ (grid offsets of the replicable estimator).
     rho_per_estimate : float, optional
-        ρ'; default ρ/(KB). Must exceed 2δ.
+        ρ'; default ρ_e/(KB), ρ_e = ρ − ρ_c the eliminations' share of ρ (all of ρ unless
+        ``commit="replicable-argmax"``). Must exceed 2δ.
     sample_rule : {"lemma", "literal"}
         How many pulls a batch takes. ``"lemma"`` (default, what the proof of Theorem 3 uses:
         "we need to pull an arm c_i/ρ_1² times"): after batch i every active arm has the
@@ -72,11 +82,19 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
         pseudo-code; the estimate then only has the precision ε_i that Lemma 2.5 gives for c_i
         samples (larger than τ_i), and the elimination margin is 2ε_i so that the best arm is
         still kept with high probability.
-    n_batches, q, delta, confidence, last_batch
+    n_batches, q, delta, confidence, commit
         See :class:`~banditkit.policies.batched_elimination.BatchedEliminationBase`.
+    commit_share : float in (0, 1), optional
+        With ``commit="replicable-argmax"``: ρ_c/ρ, the share of ρ spent on the commit's
+        rounding (default 1/2; see :mod:`banditkit.policies.commit`). Refused for other rules.
 
     Notes
     -----
+    Replicability (Theorem 3): all K·B estimates agree with probability ≥ 1 − KBρ' = 1 − ρ_e.
+    ``"lowest-index"`` and ``"round-robin"`` commits are functions of the active set, so they
+    replicate whenever the estimates do; ``"replicable-argmax"`` adds at most ρ_c (K rounded
+    means at ρ_c/|A| each), for ρ_e + ρ_c = ρ in all; ``"argmax"`` is not covered.
+
     Deviations, all documented parameters: B = ⌈ln T⌉ for the paper's "log(T)"; the estimator
     is the explicit rounding of :mod:`banditkit.estimation.replicable_mean` (Lemma 2.5 rather
     than the Ω(·) of Proposition 2). With the theory constants the ``"lemma"`` rule needs about
@@ -84,15 +102,18 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
     throughout: replicable, with linear regret — the paper's experiment did not run Algorithm 1.
     """
 
+    xi_commit = True
+
     def __init__(self, n_arms: int, horizon: int, rho: float = 0.3, rng: SeedLike = None, *,
                  rho_per_estimate: float | None = None, sample_rule: str = "lemma",
                  n_batches: int | None = None, q: float | None = None,
                  delta: float | None = None, confidence: float = 1.0,
-                 last_batch: str = "smallest_index") -> None:
+                 commit: str = "lowest-index", commit_share: float | None = None) -> None:
         self.rho = _check_rho(rho)
         super().__init__(n_arms, horizon, n_batches=n_batches, q=q, delta=delta,
-                         confidence=confidence, last_batch=last_batch)
-        self.rho_per_estimate = (self.rho / (self.n_arms * self.n_batches)
+                         confidence=confidence, commit=commit)
+        self.rho_elimination, self.rho_commit = split_rho(self.rho, self.commit, commit_share)
+        self.rho_per_estimate = (self.rho_elimination / (self.n_arms * self.n_batches)
                                  if rho_per_estimate is None
                                  else check_probability(rho_per_estimate, "rho_per_estimate",
                                                         open_high=False))
@@ -145,7 +166,7 @@ class ReplicableElimination(BatchedEliminationBase):
     c_i = c_{i−1} + ⌊q^i⌋ and c̃_i = βc_i set Ũ_i = sqrt(2 ln(1/δ)/c̃_i) (the real confidence
     radius), U_i = sqrt(2 ln(1/δ)/c_i) (the radius without the blow-up) and draw
     Ū_i ~ Uni[U_i/2, U_i] from ξ; eliminate a when μ̂_a + Ũ_i < max_{a'} μ̂_{a'} − Ū_i. The rest
-    of the horizon plays the active arm with the smallest index.
+    of the horizon plays the active arm with the smallest index (``commit``).
 
     Parameters
     ----------
@@ -154,29 +175,52 @@ class ReplicableElimination(BatchedEliminationBase):
     rho : float in (0, 1]
         Target replicability ρ (enters through β).
     rng : Generator or seed
-        The internal randomness ξ (the thresholds Ū_i).
+        The internal randomness ξ (the thresholds Ū_i, and the commit's offsets).
     beta : int, optional
-        The blow-up β; default :func:`paper_beta` = ⌊max{K²/ρ², 2304}⌋. The floor 2304 is what
-        the proof of Theorem 4 needs (12Ũ_t ≤ U_t/4); replicability itself comes from K²/ρ².
-    n_batches, q, delta, confidence, last_batch
+        The blow-up β; default :func:`paper_beta` = ⌊max{K²/ρ_e², 2304}⌋ with ρ_e = ρ − ρ_c the
+        eliminations' share of ρ (all of ρ unless ``commit="replicable-argmax"``). The floor
+        2304 is what the proof of Theorem 4 needs (12Ũ_t ≤ U_t/4); replicability itself comes
+        from K²/ρ².
+    beta_floor : bool
+        ``False`` drops the 2304 floor of the default β (β = ⌊K²/ρ_e²⌋): what replicability
+        alone asks for, outside the regret proof. Refused together with an explicit ``beta``.
+    n_batches, q, delta, confidence, commit
         See :class:`~banditkit.policies.batched_elimination.BatchedEliminationBase`; δ defaults
         to 1/(2KTB), the ln(2KTB) of lines 13–14.
+    commit_share : float in (0, 1), optional
+        With ``commit="replicable-argmax"``: ρ_c/ρ (default 1/2; see
+        :mod:`banditkit.policies.commit`). Refused for other rules.
 
     Notes
     -----
+    Replicability: Theorem 4's proof conditions on two executions having the same active set
+    and bounds the chance that a threshold Ū_i separates their decisions; the ``"lowest-index"``
+    and ``"round-robin"`` commits are functions of the active set, so the proof covers them.
+    ``"replicable-argmax"`` rounds the surviving arms' means at ρ_c/|A| each (ρ_c in all) after
+    eliminations run with β from ρ_e = ρ − ρ_c, so the budgets add up to ρ. ``"argmax"``
+    compares noisy means of close arms and is not covered.
+
     Lines 13–14 of the pseudo-code print sqrt(2 ln(2KTB))/c̃_i; the proof (Appendix B) and the
     text use sqrt(2 ln(1/δ)/c̃_i), which we implement.
     """
 
+    xi_commit = True
+
     def __init__(self, n_arms: int, horizon: int, rho: float = 0.3, rng: SeedLike = None, *,
-                 beta: int | None = None, n_batches: int | None = None, q: float | None = None,
-                 delta: float | None = None, confidence: float = 1.0,
-                 last_batch: str = "smallest_index") -> None:
+                 beta: int | None = None, beta_floor: bool = True, n_batches: int | None = None,
+                 q: float | None = None, delta: float | None = None, confidence: float = 1.0,
+                 commit: str = "lowest-index", commit_share: float | None = None) -> None:
         self.rho = _check_rho(rho)
         super().__init__(n_arms, horizon, n_batches=n_batches, q=q, delta=delta,
-                         confidence=confidence, last_batch=last_batch)
+                         confidence=confidence, commit=commit)
+        self.rho_elimination, self.rho_commit = split_rho(self.rho, self.commit, commit_share)
+        if not isinstance(beta_floor, (bool, np.bool_)):
+            raise TypeError(f"beta_floor must be True or False, got {beta_floor!r}")
         if beta is None:
-            beta = paper_beta(self.n_arms, self.rho)
+            beta = paper_beta(self.n_arms, self.rho_elimination, floor=bool(beta_floor))
+        elif not beta_floor:
+            raise ValueError("beta_floor=False only changes the default beta: give beta or "
+                             "beta_floor=False, not both")
         if isinstance(beta, bool) or not isinstance(beta, (int, np.integer)) or beta < 1:
             raise ValueError(f"beta must be an integer >= 1, got {beta!r}")
         self.beta = int(beta)

@@ -16,18 +16,18 @@ import math
 import numpy as np
 
 from ..envs.base import Environment
+from ..estimation.least_squares import LeastSquares
 from ..estimation.replicable_lse import CoreSet, core_set, replicable_lse
 from ..estimation.replicable_mean import repmean_precision
+from ..protocol import Batch
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
 from ..validation import check_arms, check_positive, check_positive_int, check_probability
+from .commit import check_commit, commit_batch, linear_commit_values, split_rho
 from .linear_elimination import LinearElimination, PhasedLinearElimination, linear_arms
 
 __all__ = ["ReplicableLinearElimination", "ReplicableLinearLSE", "replicable_linear_elimination",
            "replicable_linear_lse"]
-
-LAST_BATCH_RULES = ("lowest-index", "argmax")
-
 
 def _check_rho(rho: object) -> float:
     return check_probability(rho, "rho", open_high=False)
@@ -55,29 +55,38 @@ class ReplicableLinearElimination(LinearElimination):
     rho : float in (0, 1]
         Target replicability ρ.
     rng : Generator or seed
-        The internal randomness ξ (the thresholds ε̄_i, all drawn at construction).
+        The internal randomness ξ (the thresholds ε̄_i and the K offsets of a
+        ``"replicable-argmax"`` commit, all drawn at construction).
     n_batches, q, size_constant, delta, confidence_scale, design_tol
         As in :class:`~banditkit.policies.linear_elimination.LinearElimination`
         (``confidence_scale`` multiplies ε_i and ε̃_i alike).
     beta : float, optional
-        The replicability blow-up β; default ⌊max(K²/ρ², 2304)⌋ (the paper). The bad event of
-        the proof has probability ≈ 16/sqrt(β) per arm, so smaller β trades replicability for
-        regret; the audit (``banditkit audit``) measures what a choice achieves.
-    last_batch : {"lowest-index", "argmax"}
-        Arm played for the rest of the horizon after the last batch. The paper's line 18 plays
-        argmax_a ⟨a, θ̂_{B−1}⟩, which is a function of the rewards, so two executions that
-        agree on every elimination still differ whenever two surviving arms are close:
-        Algorithm 3 as printed is not ρ-replicable. The default is Algorithm 2's rule (the
-        lowest-index surviving arm), a function of the active set only, which keeps the
-        regret proof (every surviving arm has gap ≤ 4ε_{B−1}) and replicability; "argmax"
-        reproduces the printed line.
+        The replicability blow-up β; default ⌊max(K²/ρ_e², 2304)⌋ (the paper, with ρ_e = ρ − ρ_c
+        the eliminations' share of ρ: all of ρ unless ``commit="replicable-argmax"``). The bad
+        event of the proof has probability ≈ 16/sqrt(β) per arm, so smaller β trades
+        replicability for regret; the audit (``banditkit audit``) measures what a choice
+        achieves.
+    commit : {"lowest-index", "round-robin", "replicable-argmax", "argmax"}
+        What the rest of the horizon plays after the last batch
+        (:mod:`banditkit.policies.commit`). The paper's line 18 plays argmax_a ⟨a, θ̂_{B−1}⟩
+        (``"argmax"``), a function of the rewards: two executions that agree on every
+        elimination still differ whenever two surviving arms are close, so Algorithm 3 as
+        printed is not covered by Theorem 6's replicability argument. The default is Algorithm
+        2's rule (the lowest-index surviving arm); it and ``"round-robin"`` (an even split) are
+        functions of the active set, covered by the proof. ``"replicable-argmax"`` rounds each
+        surviving arm's ⟨a, θ̂_{B−1}⟩ on a grid of width set by its sub-Gaussian deviation
+        ‖a‖_{V⁻¹} with offsets from ξ (:func:`~banditkit.policies.commit.linear_commit_values`;
+        1-sub-Gaussian noise assumed, as for ε_i), at ρ_c/|A| per arm. Every rule keeps the
+        regret proof (each surviving arm has gap ≤ 4ε_{B−1}).
+    commit_share : float in (0, 1), optional
+        With ``commit="replicable-argmax"``: ρ_c/ρ (default 1/2). Refused for other rules.
 
     Notes
     -----
     Deviations from the paper: (1) line 7 writes n_i = 10 d log(KT²)/ε_i², which equals 10 q^i
     and contradicts the size Θ(d log(1/δ)/ε̃_i²) of the multiset it asks for on line 8 and the
     proof of Theorem 6 (batch regret 4 n_i ε_{i−1} with n_i ≤ C β q^i); we use ε̃_i, i.e.
-    n_i = 10 β q^i. (2) ``last_batch`` above. (3) The paper's c in q = (T/c)^(1/B) is the
+    n_i = 10 β q^i. (2) ``commit`` above. (3) The paper's c in q = (T/c)^(1/B) is the
     unspecified constant of Lemma 5's size; we take c = 10 β, the constant of (1). (4) When the
     active arms stop spanning R^d, designs and estimates live in their span. (5) A batch has at
     least as many pulls as the design's support (the d log log d term of Lemma 5). (6) With
@@ -94,19 +103,25 @@ class ReplicableLinearElimination(LinearElimination):
                  n_batches: int | None = None, q: float | None = None,
                  beta: float | None = None, size_constant: float = 10.0,
                  delta: float | None = None, confidence_scale: float = 1.0,
-                 last_batch: str = "lowest-index", design_tol: float = 0.01) -> None:
+                 commit: str = "lowest-index", commit_share: float | None = None,
+                 design_tol: float = 0.01) -> None:
         Xc = check_arms(X, "X")
         self.rho = _check_rho(rho)
         K = Xc.shape[0]
-        self.beta = (float(math.floor(max(K**2 / self.rho**2, 2304.0))) if beta is None
-                     else check_positive(beta, "beta"))
-        if last_batch not in LAST_BATCH_RULES:
-            raise ValueError(f"last_batch must be one of {LAST_BATCH_RULES}, got {last_batch!r}")
-        self.last_batch = last_batch
+        self.commit = check_commit(commit)
+        self.rho_elimination, self.rho_commit = split_rho(self.rho, self.commit, commit_share)
+        self.beta = (float(math.floor(max(K**2 / self.rho_elimination**2, 2304.0)))
+                     if beta is None else check_positive(beta, "beta"))
         super().__init__(Xc, horizon, n_batches=n_batches, q=q, size_constant=size_constant,
                          delta=delta, confidence_scale=confidence_scale, design_tol=design_tol)
-        # ξ: one uniform per batch for ε̄_i, drawn up front so both executions use the same ones.
-        self._uniforms = as_generator(rng).random(self.n_batches)
+        # ξ: one uniform per batch for ε̄_i, then one commit offset per arm, drawn up front so
+        # both executions use the same ones (the thresholds come first, as before the commit
+        # offsets existed).
+        gen = as_generator(rng)
+        self._uniforms = gen.random(self.n_batches)
+        self._commit_offsets = gen.random(K)
+        self._norms2 = np.full(K, np.nan)  # ‖a‖²_{V⁻¹} of the last phase (replicable-argmax)
+        self.commit_scores: np.ndarray | None = None
 
     def _unit(self) -> float:
         return self.size_constant * self.beta
@@ -125,14 +140,45 @@ class ReplicableLinearElimination(LinearElimination):
         return (estimates + s * self.epsilon_tilde(i)
                 >= estimates.max() - s * self.threshold(i))
 
+    def _estimate(self, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        est = super()._estimate(counts, sums)
+        if self.commit == "replicable-argmax":
+            # the grid of the commit's rounding needs this phase's ‖a‖²_{V⁻¹} (same coordinates)
+            Y = self._coords()
+            self._norms2[:] = np.nan
+            self._norms2[self.active] = LeastSquares.from_sums(Y, counts, sums).norms2(Y)
+        return est
+
+    def _commit_scores(self) -> np.ndarray | None:
+        """What an argmax commit maximises over the surviving arms (active order); ``None``
+        for the other rules or before any phase (no estimate)."""
+        a = self.active
+        if self.phase == 0 or self.commit in ("lowest-index", "round-robin"):
+            return None
+        if self.commit == "argmax":
+            return self.last_estimates[a]
+        return linear_commit_values(self.last_estimates[a], self._norms2[a], self.rho_commit,
+                                    self._commit_offsets[a])
+
     def _choose_final(self) -> int:
-        if self.last_batch == "lowest-index":
-            return int(self.active[0])
-        return super()._choose_final()
+        self.commit_scores = self._commit_scores()
+        batch = commit_batch(self.commit, self.active, self.remaining, self.n_arms,
+                             self.commit_scores)
+        return int(batch.arms[0])  # round-robin: its first arm (the split is _next_batch's)
+
+    def _next_batch(self) -> Batch | None:
+        batch = super()._next_batch()
+        if batch is not None and self.final_arm is not None and self.commit == "round-robin":
+            # the base class commits to one arm; the split goes over every surviving arm
+            return commit_batch(self.commit, self.active, self.remaining, self.n_arms)
+        return batch
 
     @property
     def info(self) -> dict:
-        return {**super().info, "beta": self.beta}
+        return {**super().info, "beta": self.beta, "commit": self.commit,
+                "rho_commit": self.rho_commit,
+                "commit_scores": (None if self.commit_scores is None
+                                  else self.commit_scores.tolist())}
 
 
 def _log1(x: float) -> float:
@@ -151,9 +197,9 @@ class ReplicableLinearLSE(PhasedLinearElimination):
     arms' approximate G-optimal design (Lemma 7) with the effective-support fix (Lemma 8);
     every core arm pulled N_i = ⌈M_i/|C_i|⌉ times; θ̂_i = ReplicableLSE(S_i, ρ' = ρ/(dB),
     δ = 1/(2|A'|T²), τ = min(ε_i, 1)) (Lemma 9: one replicable statistical query per core arm);
-    arm a eliminated when ⟨a, θ̂_i⟩ < max_b ⟨b, θ̂_i⟩ − 2ε_i. The last batch plays
-    argmax_a ⟨a, θ̂_{B−1}⟩, replicable because θ̂ is. q = (T/c_M)^(1/B) with c_M = M_i/q^i, so
-    the batches fill the horizon.
+    arm a eliminated when ⟨a, θ̂_i⟩ < max_b ⟨b, θ̂_i⟩ − 2ε_i (line 15; here 2 max(ε_i, γ_i),
+    see ``confidence``). The last batch plays argmax_a ⟨a, θ̂_{B−1}⟩, replicable because θ̂
+    is. q = (T/c_M)^(1/B) with c_M = M_i/q^i, so the batches fill the horizon.
 
     Parameters
     ----------
@@ -180,7 +226,12 @@ class ReplicableLinearLSE(PhasedLinearElimination):
         Known range of one reward (default (−1, 1): ‖a‖, ‖θ*‖ ≤ 1 bound the means by 1, and
         Rademacher rewards lie there); rewards are mapped to [0, 1] for the queries.
     confidence : {"paper", "computed"}
-        "paper": eliminate at 2ε_i with ε_i as above, query precision τ = min(ε_i, 1).
+        "paper": query precision τ = min(ε_i, 1) (widened, see Notes), and eliminate at
+        2 max(ε_i, γ_i), where γ_i = max over active a of the certified error bound of θ̂_i at
+        a (:meth:`~banditkit.estimation.replicable_lse.ReplicableLSEResult.error_bound` of the
+        queries as run). Line 15's 2ε_i is sound only on Appendix E's good event
+        sup_a |⟨a, θ̂_i − θ*⟩| ≤ ε_i; where the queries certify that (γ_i ≤ ε_i) the rule is
+        line 15's exactly, elsewhere it eliminates at the precision actually guaranteed.
         "computed" (practical): queries at the precision Lemma 2.5 gives for their counts, and
         ε_i = max over active a of the certified error bound of θ̂_i at a (rounding cell plus
         Hoeffding radius propagated through V^-1, see
@@ -201,13 +252,21 @@ class ReplicableLinearLSE(PhasedLinearElimination):
     d < 16); (2) ``c`` (unspecified) defaults to 1 and ``q``'s constant is M_i/q^i; (3) the
     replicable query is run at precision max(τ, the precision Lemma 2.5 certifies for the
     samples), since line 12's τ may ask for more precision than the batch's samples support
-    (the paper's Ω(·) sample sizes have unspecified constants); (4) the net is the user's,
-    not a 1/T-net; (5) when the active arms stop spanning R^d, the design and the estimate are
-    computed in their span; (6) with one arm left the rest of the horizon goes to it.
+    (the paper's Ω(·) sample sizes have unspecified constants), and (3') the elimination
+    margin is 2 max(ε_i, γ_i), not 2ε_i. Even a query error τ = ε_i reaches θ̂_i multiplied
+    by Σ_a n_a |xᵀV⁻¹a| (up to 1 + 4d in Appendix F.2's proof, which its Ω(·) absorbs; 1.4
+    on the disc grid): with τ = ε_i, γ_i > ε_i, and line 15 is sound (γ_i ≤ ε_i) only in
+    batches where the cap τ = 1 < ε_i leaves room; with the widened queries γ_i was 4.5 to
+    16 times ε_i (c = 1, disc grid), and eliminating at 2ε_i removed the best arm in 5 of 6
+    runs at T = 10^8; (4) the net is the user's, not a 1/T-net; (5) when the active arms stop
+    spanning R^d, the design and the estimate are computed in their span; (6) with one arm
+    left the rest of the horizon goes to it.
     With the paper's constants (d = 2, ρ = 0.3) M_1 ≈ 10^4, each query runs at ρ/(dB|C|) ≈ 0.005
     and its rounding cell is wider than the reward range until ~10^8 pulls: on the unit-disc
-    grid the regret stays above 0.5 T up to T = 10^9 (figure ``replicable-bandits:infinite``),
-    and the final argmax of an uninformative θ̂ can even cost more than a uniform choice.
+    grid nothing is eliminated before T ≈ 10^9, the batches pull the core set (there (−1, 0)
+    and (0, −1), gaps 1.54 and 1.84) and the final argmax of an uninformative θ̂ costs more
+    than a uniform choice; regret/T falls only from T ≈ 10^9 on (figure
+    ``replicable-bandits:infinite``).
     The practical setting of that figure is ``confidence="computed"``, ``lse_rho=ρ``,
     ``delta=0.01``, ``blowup=100`` (replicability then measured by the audit, not proved).
     """
@@ -248,7 +307,8 @@ class ReplicableLinearLSE(PhasedLinearElimination):
                              f"delta={self.delta}")
         self._xi = as_generator(rng)
         self._core: tuple[tuple[int, ...], CoreSet] | None = None
-        self.epsilons: list[float] = []
+        self.epsilons: list[float] = []  # half the elimination margin of each batch
+        self.guaranteed: list[float] = []  # γ_i: certified max error of θ̂_i on the active arms
 
     def _unit(self) -> float:
         return self.blowup
@@ -306,10 +366,17 @@ class ReplicableLinearLSE(PhasedLinearElimination):
                              precision=precision)
         self.theta_hat = res.theta
         est = Y @ res.theta
+        # γ_i: the error of θ̂_i on the active arms that the queries as actually run certify
+        # (w.p. ≥ 1 − δ). A deterministic function of the active set: replicability unchanged.
+        guaranteed = float(res.error_bound(Y).max())
+        self.guaranteed.append(guaranteed)
         if self.confidence == "computed":
-            self.epsilons.append(float(res.error_bound(Y).max()))
+            self.epsilons.append(guaranteed)
         else:
-            self.epsilons.append(self.epsilon(i))
+            # Line 15's 2ε_i keeps the best arm only if sup_a |⟨a, θ̂_i − θ*⟩| ≤ ε_i (Appendix
+            # E's good event). When the widened queries certify only γ_i > ε_i, eliminating at
+            # 2ε_i removes the best arm (5 of 6 runs on the disc at T = 10^8): use 2γ_i then.
+            self.epsilons.append(max(self.epsilon(i), guaranteed))
         return est
 
     def _keep(self, estimates: np.ndarray) -> np.ndarray:
@@ -323,7 +390,7 @@ class ReplicableLinearLSE(PhasedLinearElimination):
     @property
     def info(self) -> dict:
         return {**super().info, "blowup": self.blowup, "lse_rho": self.lse_rho,
-                "epsilons": list(self.epsilons)}
+                "epsilons": list(self.epsilons), "guaranteed": list(self.guaranteed)}
 
 
 @register_policy("ReplicableLinearElimination")
@@ -331,13 +398,15 @@ def replicable_linear_elimination(
         env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
         rho: float = 0.3, n_batches: int | None = None, q: float | None = None,
         beta: float | None = None, size_constant: float = 10.0, delta: float | None = None,
-        confidence_scale: float = 1.0, last_batch: str = "lowest-index",
-        design_tol: float = 0.01) -> ReplicableLinearElimination:
+        confidence_scale: float = 1.0, commit: str = "lowest-index",
+        commit_share: float | None = None, design_tol: float = 0.01
+        ) -> ReplicableLinearElimination:
     """Algorithm 3 of Esfandiari et al. (2023): replicable linear elimination, K arms."""
     return ReplicableLinearElimination(
         linear_arms(env), need_horizon("ReplicableLinearElimination", horizon), rho, rng=rng,
         n_batches=n_batches, q=q, beta=beta, size_constant=size_constant, delta=delta,
-        confidence_scale=confidence_scale, last_batch=last_batch, design_tol=design_tol)
+        confidence_scale=confidence_scale, commit=commit, commit_share=commit_share,
+        design_tol=design_tol)
 
 
 @register_policy("ReplicableLinearLSE")

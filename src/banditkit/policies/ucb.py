@@ -24,7 +24,9 @@ class UCB1(Algorithm):
     n_arms : int
         Number of arms K ≥ 1.
     exploration : float
-        The constant c in μ̂_k + sqrt(c ln t / n_k); the paper's value is 2.
+        The constant c in μ̂_k + sqrt(c ln t / n_k); Auer et al.'s value is 2 (the default).
+        Esfandiari et al. (ICLR 2023, Appendix H) do not state theirs; the rounds in which
+        their UCB pairs differ match c ≈ 4.5 on their instance (``docs/replicable.md``).
     horizon : int, optional
         Stop after this many pulls (``next_batch`` returns ``None``); unbounded by default.
     """

@@ -2,12 +2,12 @@
 
 The paper's experiment: K = 6 Bernoulli arms with means (0.44, 0.47, 0.50, 0.53, 0.56, 0.59),
 T = 45000 rounds, 20 executions of each algorithm, average cumulative regret plotted against
-time (Figure 1: UCB vs. the replicable batched algorithm with ρ = 0.3).
+time (Figure 1: UCB vs. the replicable batched algorithm with ρ = 0.3). Our ``fig1`` runs it
+with every commit rule of Algorithms 1 and 2 (:mod:`banditkit.policies.commit`) and UCB1 at two
+exploration constants; ``rho-sweep`` measures regret and non-replication against ρ and K.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from ...policies import (
     ReplicableElimination,
     ucb1_lockstep,
 )
+from ...policies.commit import COMMIT_RULES
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "FIGURES",
     "PAPER",
     "RHO_SWEEP",
+    "UCB_CONSTANTS",
     "make_alg1",
     "make_alg2",
     "make_batched",
@@ -92,7 +94,8 @@ def horizon_of(point: dict) -> int:
 
 def make_ucb1_T(env: Environment, rng: np.random.Generator, *, T: int,
                 exploration: float = 2.0) -> UCB1:
-    """UCB1 (exploration constant 2) for a point that carries its horizon ``T``."""
+    """UCB1 (exploration constant ``exploration``, Auer's 2 by default) for a point that
+    carries its horizon ``T``."""
     return UCB1(env.n_arms, exploration=exploration)
 
 
@@ -104,37 +107,65 @@ def ucb1_lockstep_T(envs: list, rngs: list, seeds: list, horizon: int,
 
 
 def make_alg2(env: Environment, rng: np.random.Generator, *, T: int, rho: float,
-              beta_floor: bool = True, **params: object) -> ReplicableElimination:
-    """Algorithm 2 with the paper's constants; ``beta_floor=False`` drops the 2304 floor of β
-    (β = ⌊K²/ρ²⌋, the part of β that replicability needs)."""
-    beta = None if beta_floor else max(1, math.floor(env.n_arms**2 / rho**2))
-    return ReplicableElimination(env.n_arms, T, rho, rng, beta=beta, **params)
+              **params: object) -> ReplicableElimination:
+    """Algorithm 2 with the paper's constants unless ``params`` say otherwise
+    (``beta_floor=False`` drops the 2304 floor of β; ``commit`` picks the final commit)."""
+    return ReplicableElimination(env.n_arms, T, rho, rng, **params)  # type: ignore[arg-type]
 
 
 def make_alg1(env: Environment, rng: np.random.Generator, *, T: int, rho: float,
               **params: object) -> ReplicableBatchedElimination:
-    """Algorithm 1 with the paper's constants."""
-    return ReplicableBatchedElimination(env.n_arms, T, rho, rng, **params)
+    """Algorithm 1 with the paper's constants unless ``params`` say otherwise."""
+    return ReplicableBatchedElimination(env.n_arms, T, rho, rng, **params)  # type: ignore[arg-type]
 
 
 def make_batched(env: Environment, rng: np.random.Generator, *, T: int, **params: object
                  ) -> BatchedElimination:
     """Non-replicable batched elimination (Esfandiari et al. 2021) on the same batches."""
-    return BatchedElimination(env.n_arms, T, **params)
+    return BatchedElimination(env.n_arms, T, **params)  # type: ignore[arg-type]
+
+
+#: UCB1's exploration constants in fig1: Auer et al.'s c = 2, and c = 4.5, the constant whose
+#: differing rounds between pairs match the paper's 26208-28002 (see the notes).
+UCB_CONSTANTS = (2.0, 4.5)
+
+
+def _ucb_name(c: float) -> str:
+    return "UCB1" if c == 2.0 else f"UCB1 (c = {c:g})"
+
+
+def _fig1_algorithms() -> tuple[AlgorithmSpec, ...]:
+    """UCB1 at both constants, Algorithms 2 (with and without the 2304 floor of β) and 1 with
+    every commit rule, and the non-replicable baseline. The paper's versions keep their
+    names; the others are "Alg. 2, <rule>" and so on."""
+    algs = [AlgorithmSpec(_ucb_name(c), make_ucb1_T, {"exploration": c},
+                          lockstep=ucb1_lockstep_T) for c in UCB_CONSTANTS]
+    paper_rule = COMMIT_RULES[0]
+    for rule in COMMIT_RULES:
+        name = "ReplicableElimination (Alg. 2)" if rule == paper_rule else f"Alg. 2, {rule}"
+        algs.append(AlgorithmSpec(name, make_alg2, {"rho": 0.3, "commit": rule}))
+    for rule in COMMIT_RULES:
+        algs.append(AlgorithmSpec(f"Alg. 2 (beta = K^2/rho^2), {rule}", make_alg2,
+                                  {"rho": 0.3, "beta_floor": False, "commit": rule}))
+    for rule in COMMIT_RULES:
+        name = ("ReplicableBatchedElimination (Alg. 1)" if rule == paper_rule
+                else f"Alg. 1, {rule}")
+        algs.append(AlgorithmSpec(name, make_alg1, {"rho": 0.3, "commit": rule}))
+    algs.append(AlgorithmSpec("BatchedElimination", make_batched, {}))
+    return tuple(algs)
+
+
+_FIG1_ALGORITHMS = _fig1_algorithms()
 
 
 FIG1 = FigureSpec(
     name="replicable-bandits:fig1",
-    title="Cumulative regret: UCB1 vs replicable batched elimination (rho = 0.3)",
+    title="Cumulative regret: UCB1 (c = 2, 4.5) vs replicable batched elimination "
+          "(rho = 0.3), every commit rule",
     paper=PAPER,
     make_env=make_bernoulli,
     points=({"means": APPENDIX_H_MEANS, "algorithm_params": {"T": 45_000}},),
-    algorithms=(
-        AlgorithmSpec("UCB1", make_ucb1_T, {"exploration": 2.0}, lockstep=ucb1_lockstep_T),
-        AlgorithmSpec("ReplicableElimination (Alg. 2)", make_alg2, {"rho": 0.3}),
-        AlgorithmSpec("ReplicableBatchedElimination (Alg. 1)", make_alg1, {"rho": 0.3}),
-        AlgorithmSpec("BatchedElimination", make_batched, {}),
-    ),
+    algorithms=_FIG1_ALGORITHMS,
     trials=20,
     horizon=horizon_of,
     checkpoints=100,
@@ -143,25 +174,39 @@ FIG1 = FigureSpec(
                   ylabel="cumulative pseudo-regret"),
     quick={"trials": 4, "points": ({"means": APPENDIX_H_MEANS,
                                     "algorithm_params": {"T": 5_000}},)},
+    ratios=tuple((a.name, "UCB1") for a in _FIG1_ALGORITHMS if a.name != "UCB1"),
     notes=(
         "Appendix H: K = 6 Bernoulli arms (0.44, ..., 0.59), T = 45000, 20 executions, "
         "rho = 0.3; the 20 executions of each algorithm form 10 pairs of consecutive executions "
         "(trials 2j, 2j+1) sharing the internal randomness xi and seeing independent rewards, as "
-        "the paper's 'pairs of consecutive executions'. The paper reports 10/10 identical pairs "
-        "for its replicable algorithm, UCB choosing differently in 26208-28002 of the 45000 "
-        "rounds, and a regret about 2.5x UCB's (at most ~360x by the theory); it names neither "
-        "which of its Algorithms 1 and 2 it ran nor the constants. We run Algorithm 2 (the "
-        "paper's main K-armed algorithm, Theorem 4) with the paper's constants: beta = "
-        "max(floor(K^2/rho^2), 2304) = 2304, B = ceil(ln T) = 11, q = T^(1/B), "
-        "delta = 1/(2KTB). At T = 45000 only the first batch (beta*floor(q) = 4608 pulls per "
-        "arm) fits, no arm can be eliminated (U_1 > 1), and the rest of the horizon plays the "
-        "active arm with the smallest index (arm 0, the worst): the regret is deterministic, "
-        "4608*0.45 + 17352*0.15 = 4676.4. Algorithm 1 with its theory constants needs about "
-        "2K^2B^2/rho^2 samples per arm before its first decision, far beyond T: it plays arm 0 "
-        "throughout (regret 0.15*T). Both are perfectly replicable here because their "
-        "decisions do not depend on the data at this horizon. BatchedElimination is "
-        "Algorithm 1's batches (floor(q^i) pulls) with plain means and margin 2*tau_i. UCB1 "
-        "is Auer et al.'s with c = 2, run in lock-step over trials (identical to simulate)."
+        "the paper's 'pairs of consecutive executions' (10 pairs bound non-replication only by "
+        "0.31: `banditkit audit` with 100 pairs in docs/replicable.md). The paper reports 10/10 "
+        "identical pairs for its replicable algorithm, UCB choosing differently in 26208-28002 "
+        "of the 45000 rounds, and a regret about 2.5x UCB's (at most ~360x by the theory); it "
+        "names neither which of its Algorithms 1 and 2 it ran, nor its constants, nor its UCB. "
+        "UCB1 is Auer et al.'s index mean + sqrt(c ln t / n) with c = 2 (the ratios are to it) "
+        "and with c = 4.5, whose rounds differing within pairs match the paper's count best "
+        "(100 audit pairs, seed 0: mean 26809 at c = 4.5, 26090 at c = 4, 27638 at c = 5; "
+        "19763, range 16678-23930, at c = 2, wholly below the paper's); both run in lock-step "
+        "over trials (identical to simulate). "
+        "Algorithm 2 with the paper's constants: beta = max(floor(K^2/rho^2), 2304) = 2304, "
+        "B = ceil(ln T) = 11, q = T^(1/B), delta = 1/(2KTB). At T = 45000 only the first batch "
+        "(beta*floor(q) = 4608 pulls per arm, regret 4608*0.45 = 2073.6) fits and no arm can be "
+        "eliminated (U_1 > 1), so the commit rule decides the rest (17352 rounds): "
+        "lowest-index (the paper's) plays arm 0, the worst (4676.4 in every run); round-robin "
+        "3375.0; argmax (empirical best, not covered by Theorem 4) 2073.6 when it finds arm 5; "
+        "replicable-argmax spends half of rho on rounding the six means (rho/12 each) and, with "
+        "4608 samples per arm, its grid cells (width 4.9) are wider than [0, 1]: the arm it "
+        "plays depends almost only on where xi puts a cell boundary (regret between 2073.6 and "
+        "4676.4, ties to the lowest index when no boundary falls among the means). Without "
+        "the 2304 floor, beta = floor(K^2/rho^2) = 400 and two batches fit (3600 pulls per arm, "
+        "regret 1620) before the commit; replicable-argmax's eliminations get rho/2, so its "
+        "beta is 1600 and one batch fits (3200 pulls per arm, regret 1440). Algorithm 1 "
+        "with its theory constants needs about 2K^2B^2/rho^2 samples per "
+        "arm before its first decision, far beyond T: no batch, so every rule without data "
+        "plays arm 0 throughout (regret 0.15*T = 6750) except round-robin (0.075*T = 3375). "
+        "BatchedElimination is Algorithm 1's batches (floor(q^i) pulls) with plain means and "
+        "margin 2*tau_i, committing to the lowest index."
     ),
 )
 
@@ -194,7 +239,7 @@ RHO_SWEEP = FigureSpec(
     checkpoints=20,
     paired=True,
     plot=PlotSpec(kind="sweep", metric="final_regret", x="rho", xlabel="rho",
-                  ylabel="regret at T = 10^7", xscale="log"),
+                  ylabel="regret at T (10^7; 10^5 with --quick)", xscale="log"),
     quick={"trials": 8, "points": _rho_sweep_points(100_000, (2, 6), (0.1, 0.3))},
     notes=(
         "Bernoulli arms evenly spaced in [0.3, 0.7], T = 10^7, 80 pairs per point (trials "
