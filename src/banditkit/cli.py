@@ -365,7 +365,16 @@ SUBCOMMANDS: list[Subcommand] = [
                _run_dir_arguments, _report),
     Subcommand("audit", "replicability audit: pairs of executions sharing internal randomness",
                _audit_arguments, _audit),
+    Subcommand("experiment", "a live experiment: create, assign, record, status, expire (CSV)",
+               lambda p: _experiment_module().add_arguments(p),
+               lambda a: _experiment_module().run(a)),
 ]
+
+
+def _experiment_module() -> Any:
+    from . import cli_experiment
+
+    return cli_experiment
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,6 @@
+"""Live experiments: registered algorithms driven by real traffic, durable in an SQLite file."""
+
+from .experiment import Experiment, ExperimentStatus
+from .journal import ExperimentError
+
+__all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]

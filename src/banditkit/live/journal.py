@@ -1,0 +1,160 @@
+"""The SQLite file of a live experiment: its definition, the batches the algorithm asked for,
+and every unit (user, session) assigned to an arm with its reward.
+
+Every public call of :class:`banditkit.Experiment` is one ``BEGIN IMMEDIATE`` transaction: the
+write lock is taken first, so two processes on one file are serialised, and a process killed at
+any point leaves either the whole call or nothing (WAL journal, ``synchronous=FULL``: a commit
+is on disk before the call returns).
+
+Tables
+------
+``meta``
+    ``key → JSON value``: format version, algorithm, parameters, seed, arms, horizon.
+``batches``
+    One row per batch the algorithm asked for, in order (``id`` 0, 1, ...): its runs as JSON,
+    and once every unit of it has a reward, the run sums the algorithm observed.
+``units``
+    One row per assignment: its batch, its ``slot`` (position in the batch's pull order), the
+    arm, the reward and costs once recorded, or the time it expired. A slot holds at most one
+    unit that has not expired (a partial unique index).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FORMAT", "ExperimentError", "Journal"]
+
+#: Version of the file layout; a file of another version is refused, never guessed at.
+FORMAT = 1
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE batches (
+    id INTEGER PRIMARY KEY,
+    arms TEXT NOT NULL,
+    counts TEXT NOT NULL,
+    strategy TEXT,
+    n_pulls INTEGER NOT NULL,
+    asked_at TEXT NOT NULL,
+    reward_sums TEXT,
+    cost_sums TEXT,
+    observed_at TEXT
+);
+CREATE TABLE units (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    batch INTEGER NOT NULL REFERENCES batches(id),
+    slot INTEGER NOT NULL,
+    arm INTEGER NOT NULL,
+    assigned_at TEXT NOT NULL,
+    reward REAL,
+    costs TEXT,
+    recorded_at TEXT,
+    expired_at TEXT
+);
+CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL;
+CREATE INDEX units_batch ON units(batch);
+"""
+
+_BUSY_MS = 30_000
+
+
+class ExperimentError(ValueError):
+    """A call a live experiment refuses: bad input, a unit it does not know, or a file that is
+    not an experiment, is damaged, or is locked."""
+
+
+class Journal:
+    """An open experiment file (one SQLite connection)."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+
+    @classmethod
+    def create(cls, path: str | Path, meta: dict[str, Any]) -> Journal:
+        """Create the file at ``path`` (which must not exist) holding ``meta``."""
+        path = Path(path)
+        if path.exists():
+            raise ExperimentError(f"path {str(path)!r} already exists: open it with "
+                               "Experiment.open, or choose a new path")
+        if not path.parent.is_dir():
+            raise ExperimentError(f"path: folder {str(path.parent)!r} does not exist")
+        conn = _connect(path)
+        try:
+            with conn:
+                conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+        except sqlite3.Error as error:
+            conn.close()
+            path.unlink(missing_ok=True)
+            raise ExperimentError(f"could not create {str(path)!r}: {error}") from None
+        journal = cls(path, conn)
+        with journal.transaction():
+            conn.executemany("INSERT INTO meta VALUES (?, ?)",
+                             [(k, json.dumps(v)) for k, v in {**meta, "format": FORMAT}.items()])
+        return journal
+
+    @classmethod
+    def open(cls, path: str | Path) -> Journal:
+        path = Path(path)
+        if not path.is_file():
+            raise ExperimentError(f"no experiment at {str(path)!r} (create one with "
+                               "Experiment.create)")
+        try:
+            conn = _connect(path)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.DatabaseError as error:
+            raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file ({error})"
+                               ) from None
+        if not {"meta", "batches", "units"} <= tables:
+            conn.close()
+            raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file (it lacks "
+                               "the meta, batches and units tables)")
+        journal = cls(path, conn)
+        version = journal.meta().get("format")
+        if version != FORMAT:
+            conn.close()
+            raise ExperimentError(f"{str(path)!r} has experiment format {version!r}; this "
+                               f"banditkit reads format {FORMAT}")
+        return journal
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: the write lock first, then everything or nothing."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise ExperimentError(f"{str(self.path)!r} is locked by another process for more "
+                               f"than {_BUSY_MS // 1000} s ({error})") from None
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.rollback()
+            raise
+        else:
+            self.conn.commit()
+
+    def meta(self) -> dict[str, Any]:
+        try:
+            return {k: json.loads(v) for k, v in self.conn.execute("SELECT key, value FROM meta")}
+        except (sqlite3.DatabaseError, json.JSONDecodeError) as error:
+            raise ExperimentError(f"{str(self.path)!r} is damaged: its meta table cannot be read "
+                               f"({error})") from None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # isolation_level=None: transactions are opened explicitly (BEGIN IMMEDIATE), never
+    # implicitly by the sqlite3 module.
+    conn = sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    return conn

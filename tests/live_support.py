@@ -1,0 +1,108 @@
+"""Shared by the live-experiment tests and the child processes they start: rewards fixed in
+advance per (arm, k-th pull of that arm), so a simulation and an experiment driven unit by unit
+(in any order, with restarts and kills) see exactly the same rewards."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+
+import numpy as np
+
+from banditkit.envs.base import Environment, Outcome
+from banditkit.protocol import Batch
+
+
+def reward_table(means: list[float], n: int = 20_000, seed: int = 0) -> np.ndarray:
+    """0/1 rewards: row a holds the rewards of arm a's 1st, 2nd, ... pulls."""
+    rng = np.random.default_rng(seed)
+    return (rng.random((len(means), n)) < np.asarray(means)[:, None]).astype(float)
+
+
+class TableBandit(Environment):
+    """An environment answering the k-th pull of arm a with ``table[a, k]`` (stateful: for one
+    simulation only). ``X`` makes it a linear problem for linear algorithms (Z = X)."""
+
+    def __init__(self, table: np.ndarray, X: np.ndarray | None = None) -> None:
+        self.table = table
+        self.n_arms = self.n_items = table.shape[0]
+        self.X = self.Z = X
+        self.used = np.zeros(self.n_arms, dtype=np.int64)
+
+    def pull(self, batch: Batch, rng: np.random.Generator, t0: int = 0) -> Outcome:
+        sums = np.empty(batch.n_runs)
+        for i, (a, c) in enumerate(zip(batch.arms, batch.counts, strict=True)):
+            sums[i] = self.table[a, self.used[a]: self.used[a] + c].sum()
+            self.used[a] += c
+        return Outcome(sums)
+
+    def regret(self, batch: Batch, t0: int = 0) -> np.ndarray:
+        return np.zeros(batch.n_runs)
+
+    def best_item(self, horizon: int | None = None) -> int:
+        return 0
+
+
+def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list[float]:
+    """The reward of each unit: ``table[arm, k]`` with k the unit's pull's rank among all pulls
+    of its arm in the algorithm's pull order (earlier batches, then earlier slots)."""
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        batches = {b: (np.asarray(json.loads(a)), np.asarray(json.loads(c)))
+                   for b, a, c in conn.execute("SELECT id, arms, counts FROM batches")}
+        rows = {u: (b, s) for u, b, s in conn.execute(
+            f"SELECT id, batch, slot FROM units WHERE id IN ({','.join('?' * len(units))})",
+            units)}
+    finally:
+        conn.close()
+    K = table.shape[0]
+    before = {}  # batch -> pulls of each arm in earlier batches
+    total = np.zeros(K, dtype=np.int64)
+    for b in sorted(batches):
+        before[b] = total.copy()
+        arms, counts = batches[b]
+        total += np.bincount(arms, weights=counts, minlength=K).astype(np.int64)
+    out = []
+    for u in units:
+        b, s = rows[u]
+        arms, counts = batches[b]
+        seq = np.repeat(arms, counts)
+        a = int(seq[s])
+        k = int(before[b][a] + np.sum(seq[:s] == a))
+        out.append(float(table[a, k]))
+    return out
+
+
+def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None) -> None:
+    """Assign and record in small random steps until the experiment finishes (or
+    ``max_calls`` calls), printing each returned record call's units to ``log``."""
+    from banditkit import Experiment
+
+    rng = np.random.default_rng(seed)
+    with Experiment.open(path) as exp:
+        waiting: list[int] = []
+        for _ in range(max_calls):
+            if rng.random() < 0.6 or not waiting:
+                units = exp.assign(int(rng.integers(1, 12)))["unit"].tolist()
+                if not units and not waiting:
+                    if exp.status().finished:
+                        return
+                    # another process holds the batch's units: let it answer
+                    import time
+                    time.sleep(0.01)
+                    continue
+                waiting += units
+            else:
+                rng.shuffle(waiting)
+                k = int(rng.integers(1, len(waiting) + 1))
+                take, waiting = waiting[:k], waiting[k:]
+                exp.record(take, unit_rewards(path, take, table))
+                if log is not None:
+                    print("recorded", *take, file=log, flush=True)
+
+
+if __name__ == "__main__":  # a child process: drive PATH with the table of MEANS
+    path, means, seed, calls = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), \
+        int(sys.argv[4])
+    drive(path, reward_table(means), seed, calls, log=sys.stdout)

@@ -1,0 +1,83 @@
+"""``banditkit experiment``: a whole experiment from the shell with CSV files, and one-line
+refusals (exit 2, no traceback) for a user's mistakes and broken files."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from banditkit import Experiment
+from banditkit.cli import main
+
+
+def _create(path, *extra: str) -> int:
+    return main(["experiment", "create", str(path), "--algorithm", "ReplicableElimination",
+                 "--arms", "control,blue,green", "--horizon", "3000", "--seed", "7",
+                 "--param", "rho=0.3", "--param", "beta=3", *extra])
+
+
+def test_a_whole_batch_through_csv_files(tmp_path, capsys):
+    path = tmp_path / "ab.sqlite"
+    assert _create(path) == 0
+    out = tmp_path / "day1.csv"
+    assert main(["experiment", "assign", str(path), "100", "--out", str(out)]) == 0
+    units = pd.read_csv(out)
+    assert list(units.columns) == ["unit", "arm", "arm_index", "batch"]
+    assert len(units) == 18 and set(units["arm"]) == {"control", "blue", "green"}
+    answers = units.assign(reward=(units["arm"] == "green"))[["unit", "reward"]]
+    answers.to_csv(tmp_path / "answers.csv", index=False)  # true/false: read as 1/0
+    assert main(["experiment", "record", str(path), str(tmp_path / "answers.csv")]) == 0
+    capsys.readouterr()
+    assert main(["experiment", "status", str(path), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["batches_observed"] == 1 and status["pulls_observed"] == 18
+    means = {row["arm"]: row["mean"] for row in status["arms"]}
+    assert means == {"control": 0.0, "blue": 0.0, "green": 1.0}
+    # a retried record counts nothing twice
+    assert main(["experiment", "record", str(path), str(tmp_path / "answers.csv")]) == 0
+    assert "recorded 0 new" in capsys.readouterr().out
+    assert main(["experiment", "assign", str(path), "2"]) == 0
+    printed = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert len(printed) == 2 and (printed["batch"] == 1).all()
+    assert main(["experiment", "expire", str(path), "--units",
+                 ",".join(map(str, printed["unit"]))]) == 0
+    with Experiment.open(path) as exp:
+        assert exp.units()["expired_at"].notna().sum() == 2
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["status", "{missing}"], "no experiment at"),
+    (["status", "{junk}"], "not a banditkit experiment"),
+    (["record", "{exp}", "{missing}"], "no file"),
+    (["record", "{exp}", "{nocol}"], "lacks column"),
+    (["record", "{exp}", "{text}"], "numbers only"),
+    (["record", "{exp}", "{unknown}"], "never assigned"),
+    (["record", "{exp}", "{empty}"], "not a readable CSV"),
+    (["assign", "{exp}", "3", "--out", "{exp}"], "exists"),
+    (["expire", "{exp}", "--units", "a,b"], "unit ids"),
+    (["create", "{new}", "--algorithm", "Nope", "--arms", "a,b", "--seed", "0"],
+     "unknown policy"),
+    (["create", "{exp}", "--algorithm", "UCB1", "--arms", "a,b", "--seed", "0"],
+     "already exists"),
+    (["create", "{new}", "--algorithm", "RAGE", "--features", "{text}", "--seed", "0"],
+     "numbers only"),
+])
+def test_mistakes_and_broken_files_are_refused_in_one_line(tmp_path, capsys, argv, match):
+    exp = tmp_path / "ab.sqlite"
+    assert _create(exp) == 0
+    files = {"exp": exp, "missing": tmp_path / "missing.csv", "junk": tmp_path / "junk.sqlite",
+             "nocol": tmp_path / "nocol.csv", "text": tmp_path / "text.csv",
+             "unknown": tmp_path / "unknown.csv", "empty": tmp_path / "empty.csv",
+             "new": tmp_path / "new.sqlite"}
+    files["junk"].write_bytes(b"\x00garbage" * 200)
+    files["nocol"].write_text("unit,value\n1,0.5\n")
+    files["text"].write_text("unit,reward\n1,high\n")
+    files["unknown"].write_text("unit,reward\n4242,1\n")
+    files["empty"].write_text("")
+    capsys.readouterr()
+    code = main(["experiment", *[a.format(**files) for a in argv]])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,289 @@
+"""banditkit.Experiment: a live experiment gives the decisions of a simulation on the same
+rewards, however its units are assigned and recorded, across restarts, kills and processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from banditkit import Experiment, ExperimentError, simulate
+from banditkit.registry import make_policy
+from banditkit.rng import as_generator
+from live_support import TableBandit, reward_table, unit_rewards
+
+HERE = Path(__file__).parent
+
+# (algorithm, arms: names or features, horizon, params, means of the reward table)
+CASES = {
+    "ReplicableElimination": ("ReplicableElimination", ["a", "b", "c"], 3000,
+                              {"rho": 0.3, "beta": 3}, [0.2, 0.5, 0.8]),
+    "UCB1": ("UCB1", ["a", "b", "c"], 80, {}, [0.3, 0.5, 0.7]),
+    "GBAI": ("GBAI", np.eye(3), 150, {}, [0.2, 0.4, 0.9]),
+    "RAGE": ("RAGE", np.eye(2), None, {"delta": 0.1}, [0.1, 0.9]),
+}
+
+
+def _simulated(case: str, seed: int = 3):
+    name, arms, horizon, params, means = CASES[case]
+    table = reward_table(means)
+    X = arms if isinstance(arms, np.ndarray) else None
+    env = TableBandit(table, X)
+    algo = make_policy(name, env, as_generator(seed), horizon=horizon, **params)
+    return simulate(algo, env, horizon=horizon, seed=0), table
+
+
+def _create(path: Path, case: str, seed: int = 3, **kw) -> Experiment:
+    name, arms, horizon, params, _ = CASES[case]
+    return Experiment.create(path, algorithm=name, arms=arms, seed=seed, horizon=horizon,
+                             params=params, **kw)
+
+
+def _finish(path: Path, table: np.ndarray, rng: np.random.Generator, restart_every: int = 3
+            ) -> Experiment:
+    """Drive to the end in small random assign/record calls, reopening every few calls."""
+    exp = Experiment.open(path)
+    waiting: list[int] = list(exp.units().query("reward.isna() and expired_at.isna()")["unit"])
+    calls = 0
+    while True:
+        calls += 1
+        if calls % restart_every == 0:
+            exp.close()
+            exp = Experiment.open(path)
+        if waiting and (rng.random() < 0.5):
+            rng.shuffle(waiting)
+            k = int(rng.integers(1, len(waiting) + 1))
+            take, waiting = waiting[:k], waiting[k:]
+            exp.record(take, unit_rewards(str(path), take, table))
+            continue
+        new = exp.assign(int(rng.integers(1, 40)))["unit"].tolist()
+        if not new and not waiting:
+            assert exp.status().finished
+            return exp
+        waiting += new
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("order", ["shuffled", "batch"])
+def test_an_experiment_makes_the_decisions_of_a_simulation(tmp_path, case, order):
+    trial, table = _simulated(case)
+    path = tmp_path / "e.sqlite"
+    _create(path, case, order=order).close()
+    exp = _finish(path, table, np.random.default_rng(1))
+    log = exp.decisions()
+    assert log.same_as(trial.decisions)
+    np.testing.assert_array_equal(log.batch_sizes(), trial.decisions.batch_sizes())
+    state = exp.status()
+    assert state.finished and state.pulls_observed == trial.n_pulls
+    assert state.arms["recorded"].sum() == trial.n_pulls
+    if trial.recommendation is not None:
+        assert state.recommendation == exp.arm_names[trial.recommendation]
+    exp.close()
+
+
+def test_shuffled_order_is_seeded_and_differs_from_the_batch_order(tmp_path):
+    orders = []
+    for i, order in enumerate(["shuffled", "shuffled", "batch"]):
+        with _create(tmp_path / f"{i}.sqlite", "ReplicableElimination", order=order) as exp:
+            orders.append(exp.assign(9)["arm_index"].tolist())
+    assert orders[0] == orders[1]  # the same seed hands out the same order
+    assert orders[2] == sorted(orders[2]) and orders[0] != orders[2]
+
+
+def test_status_counts_means_and_intervals(tmp_path):
+    with _create(tmp_path / "e.sqlite", "ReplicableElimination", order="batch") as exp:
+        units = exp.assign(6)  # the 6 pulls of arm a come first in batch order (18 in all)
+        assert units["arm"].tolist() == ["a"] * 6
+        exp.record(units["unit"], [1, 1, 0, 1, 0, 1])
+        state = exp.status()
+    row = state.arms.loc["a"]
+    assert (row["assigned"], row["recorded"]) == (6, 6)
+    assert row["mean"] == pytest.approx(4 / 6)
+    # Wilson's interval for 4/6 at 95% (z = 1.96), by hand: [0.300, 0.903]
+    assert row["low"] == pytest.approx(0.3000, abs=1e-3)
+    assert row["high"] == pytest.approx(0.9032, abs=1e-3)
+    assert state.arms.loc["b", "recorded"] == 0 and np.isnan(state.arms.loc["b", "mean"])
+    assert bool(state.arms["active"].all()) and not state.finished
+    assert state.waiting == 18 - 6 and state.unassigned == 18 - 6
+
+
+def test_expired_slots_are_assigned_again_and_late_rewards_refused(tmp_path):
+    with _create(tmp_path / "e.sqlite", "ReplicableElimination", order="batch") as exp:
+        first = exp.assign(18)
+        assert exp.assign(5).empty  # the batch is fully handed out: it needs rewards
+        exp.record(first["unit"][2:], [1.0] * 16)
+        assert exp.expire(first["unit"][:2].tolist()) == 2
+        again = exp.assign(5)
+        assert again["arm_index"].tolist() == first["arm_index"][:2].tolist()
+        with pytest.raises(ExperimentError, match="expired"):
+            exp.record([int(first["unit"][0])], [1.0])
+        exp.record(again["unit"], [0.0, 0.0])
+        assert exp.status().batches_observed == 1
+        with pytest.raises(ExperimentError, match="already has a reward"):
+            exp.expire([int(again["unit"][0])])
+        later = exp.assign(3)
+        assert exp.expire(older_than=0.0) == 3 and exp.assign(3)["unit"].min() > later["unit"].max()
+
+
+def test_a_retried_record_counts_nothing_twice_and_conflicts_are_refused(tmp_path):
+    with _create(tmp_path / "e.sqlite", "ReplicableElimination") as exp:
+        units = exp.assign(4)["unit"].tolist()
+        assert exp.record(units, [1, 0, 1, 0]) == 4
+        assert exp.record(units, [1, 0, 1, 0]) == 0  # the same call again: nothing new
+        with pytest.raises(ExperimentError, match="already has reward"):
+            exp.record(units[:1], [0])
+        state = exp.status()
+    assert state.arms["recorded"].sum() == 4
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda e, u: e.record([999], [1.0]), "never assigned"),
+    (lambda e, u: e.record(u, [1.0]), "one per unit"),
+    (lambda e, u: e.record(u[:1], [float("nan")]), "finite"),
+    (lambda e, u: e.record(u[:1], [7.0]), r"in \[0, 1\]"),
+    (lambda e, u: e.record(u[:1], ["x"]), "numbers"),
+    (lambda e, u: e.record(u[:1], [1.0], costs=[[0.1]]), "no costs"),
+    (lambda e, u: e.record([u[0], u[0]], [1.0, 1.0]), "once per call"),
+    (lambda e, u: e.record([1.5], [1.0]), "integers"),
+    (lambda e, u: e.assign(0), "n must be"),
+    (lambda e, u: e.expire(), "exactly one"),
+    (lambda e, u: e.expire(older_than=-1), "older_than"),
+])
+def test_refusals_name_the_rule_and_change_nothing(tmp_path, call, match):
+    with _create(tmp_path / "e.sqlite", "ReplicableElimination") as exp:
+        units = exp.assign(3)["unit"].tolist()
+        before = exp.units()
+        with pytest.raises(ExperimentError, match=match):
+            call(exp, units)
+        after = exp.units()
+    assert before.equals(after)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(algorithm="NoSuch"), "unknown policy"),
+    (dict(params={"rho": 2.0}), "rho"),
+    (dict(params={"gamma": 1}), "takes no parameter"),
+    (dict(params={"rho": float("nan")}), "JSON"),
+    (dict(arms=["a"]), "at least 2 arms"),
+    (dict(arms=["a", "a"]), "distinct"),
+    (dict(arms=np.array([[1.0, np.nan], [0, 1]])), "finite"),
+    (dict(seed=-1), "seed"),
+    (dict(horizon=0), "horizon"),
+    (dict(order="random"), "order"),
+    (dict(thresholds=[1.5]), "thresholds"),
+])
+def test_create_refuses_bad_input_and_writes_no_file(tmp_path, kwargs, match):
+    base = dict(algorithm="ReplicableElimination", arms=["a", "b"], seed=0, horizon=1000,
+                params={"rho": 0.3})
+    path = tmp_path / "e.sqlite"
+    with pytest.raises(ExperimentError, match=match):
+        Experiment.create(path, **{**base, **kwargs})
+    assert not path.exists()
+
+
+def test_open_refuses_what_is_not_an_intact_experiment(tmp_path):
+    with pytest.raises(ExperimentError, match="no experiment"):
+        Experiment.open(tmp_path / "missing.sqlite")
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(ExperimentError, match="not a banditkit experiment"):
+        Experiment.open(junk)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(ExperimentError, match="lacks the meta"):
+        Experiment.open(other)
+    path = tmp_path / "e.sqlite"
+    with _create(path, "ReplicableElimination") as exp:
+        units = exp.assign(18)["unit"].tolist()
+        exp.record(units, [1.0] * len(units))
+    with pytest.raises(ExperimentError, match="already exists"):
+        _create(path, "ReplicableElimination")
+    conn = sqlite3.connect(path)  # tamper with a stored batch: the replay must notice
+    conn.execute("UPDATE batches SET counts = '[5, 6, 7]' WHERE id = 0")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ExperimentError, match="other pulls than stored batch 0"):
+        Experiment.open(path)
+
+
+def _child(path: Path, means: list[float], seed: int, calls: int) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
+    return subprocess.Popen([sys.executable, str(HERE / "live_support.py"), str(path),
+                             json.dumps(means), str(seed), str(calls)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _check_consistent(path: Path) -> None:
+    """Every observed batch's stored sums are its units' rewards, each slot counted once."""
+    conn = sqlite3.connect(path)
+    try:
+        for b, counts, sums in conn.execute(
+                "SELECT id, counts, reward_sums FROM batches WHERE reward_sums IS NOT "
+                "NULL"):
+            rows = conn.execute("SELECT slot, reward FROM units WHERE batch = ? AND "
+                                "expired_at IS NULL ORDER BY slot", (b,)).fetchall()
+            counts = np.asarray(json.loads(counts))
+            assert [r[0] for r in rows] == list(range(int(counts.sum())))
+            per_pull = np.array([r[1] for r in rows])
+            ends = np.cumsum(counts)
+            np.testing.assert_allclose(np.add.reduceat(per_pull, np.r_[0, ends[:-1]]),
+                                       json.loads(sums))
+    finally:
+        conn.close()
+
+
+def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
+    case = "ReplicableElimination"
+    trial, table = _simulated(case)
+    path = tmp_path / "e.sqlite"
+    _create(path, case).close()
+    means = CASES[case][4]
+    rng = np.random.default_rng(5)
+    for round_ in range(4):
+        child = _child(path, means, seed=round_, calls=100_000)
+        first = child.stdout.readline()  # the child is past its imports and recording
+        time.sleep(0.3 * rng.random())
+        child.send_signal(signal.SIGKILL)
+        out, _ = child.communicate()
+        returned = [int(u) for line in [first, *out.splitlines()]
+                    if line.startswith("recorded") for u in line.split()[1:]]
+        conn = sqlite3.connect(path)
+        recorded = {u for (u,) in conn.execute("SELECT id FROM units WHERE reward IS NOT NULL")}
+        conn.close()
+        assert set(returned) <= recorded  # what a call returned is on disk
+        _check_consistent(path)
+        assert returned, "the child never got to record: the kill test tested nothing"
+    exp = _finish(path, table, np.random.default_rng(2), restart_every=10)
+    assert exp.decisions().same_as(trial.decisions)
+    exp.close()
+    _check_consistent(path)
+
+
+def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
+    case = "ReplicableElimination"
+    trial, table = _simulated(case)
+    path = tmp_path / "e.sqlite"
+    _create(path, case).close()
+    means = CASES[case][4]
+    children = [_child(path, means, seed=s, calls=150) for s in (11, 12)]
+    for child in children:
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err
+    _check_consistent(path)
+    conn = sqlite3.connect(path)
+    (dupes,) = conn.execute("SELECT COUNT(*) FROM (SELECT batch, slot FROM units WHERE "
+                            "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1)"
+                            ).fetchone()
+    conn.close()
+    assert dupes == 0
+    exp = _finish(path, table, np.random.default_rng(3), restart_every=10)
+    assert exp.decisions().same_as(trial.decisions)
+    exp.close()
