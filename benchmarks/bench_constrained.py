@@ -1,9 +1,13 @@
-"""Seconds per trial at T = 10⁶ of the constrained policies of Bollini et al., "Replicable
-Constrained Bandits" (DEBORA, DEBORA-S, DEBORA-H) and of their baselines (Algorithm 2 of
-Replicable Bandits and UCB1 unconstrained; the optimistic soft-constraint policy and its safe
-variant), on the instances of the ``replicable-constrained:*`` figures.
+"""Seconds per trial of the constrained policies of Bollini et al., "Replicable Constrained
+Bandits" (DEBORA, DEBORA-S, DEBORA-H) and of their baselines (Algorithm 2 of Replicable Bandits
+and UCB1 unconstrained; the optimistic soft-constraint policy and its safe variant), on the
+instances of the ``replicable-constrained:*`` figures, at T = 10⁶ and at the long horizons of
+``replicable-constrained:soft-long`` (up to 9·10¹⁵). Every policy but UCB1 costs O(K) per epoch
+(DEBORA-S/H's and the baselines' epochs are sampled exactly as per-arm counts), so its time
+grows with log T; UCB1 takes one step per pull and runs at T ≤ ``--ucb1-max`` only.
 
-Run:  .venv/bin/python benchmarks/bench_constrained.py [--trials 3] [--horizon 1000000]
+Run:  .venv/bin/python benchmarks/bench_constrained.py [--trials 3]
+          [--horizons 1e6 1e9 1e12 1e15 9e15] [--ucb1-max 1e6]
 """
 
 from __future__ import annotations
@@ -51,24 +55,37 @@ def cases(T: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=3)
-    parser.add_argument("--horizon", type=int, default=1_000_000)
+    parser.add_argument("--horizons", type=float, nargs="+",
+                        default=[1e6, 1e9, 1e12, 1e15, 9e15])
+    parser.add_argument("--ucb1-max", type=float, default=1e6,
+                        help="largest T at which UCB1 (one step per pull) is run")
     args = parser.parse_args()
-    T, n = args.horizon, args.trials
+    n = args.trials
+    horizons = [int(h) for h in args.horizons]
     print(f"# {platform.machine()}, python {platform.python_version()}, numpy {np.__version__};"
-          f" T = {T}, {n} trials, mean seconds per trial")
-    for label, name, env, make in cases(T):
-        secs = []
-        for trial in range(n):
-            rng = stream(0, "bench-constrained", name, trial)
+          f" {n} trials, mean seconds per trial")
+    print(f"{'instance':<24} {'policy':<24}" + "".join(f"{f'T={T:.0e}':>11}" for T in horizons))
+    rows: dict[tuple[str, str], list[str]] = {}
+    for T in horizons:
+        for label, name, env, make in cases(T):
+            secs = []
+            for trial in range(n):
+                rng = stream(0, "bench-constrained", name, trial)
+                t0 = time.perf_counter()
+                simulate(make(rng), env, horizon=T, seed=derive_seed(0, name, trial))
+                secs.append(time.perf_counter() - t0)
+            rows.setdefault((label, name), []).append(f"{np.mean(secs):11.3f}")
+        bern = make_instance("bernoulli")
+        cell = f"{'–':>11}"
+        if T <= args.ucb1_max:
             t0 = time.perf_counter()
-            simulate(make(rng), env, horizon=T, seed=derive_seed(0, name, trial))
-            secs.append(time.perf_counter() - t0)
-        print(f"{label:<24} {name:<24} {np.mean(secs):8.3f}")
-    bern = make_instance("bernoulli")
-    t0 = time.perf_counter()
-    # UCB1 through its exact lock-step driver (the figures run it so)
-    ucb1_lockstep([bern] * n, [None] * n, [derive_seed(0, "ucb", i) for i in range(n)], T, None)
-    print(f"{'bernoulli(6)':<24} {'UCB1 (lock-step)':<24} {(time.perf_counter() - t0) / n:8.3f}")
+            # UCB1 through its exact lock-step driver (the figures run it so)
+            ucb1_lockstep([bern] * n, [None] * n, [derive_seed(0, "ucb", i) for i in range(n)],
+                          T, None)
+            cell = f"{(time.perf_counter() - t0) / n:11.3f}"
+        rows.setdefault(("bernoulli(6)", "UCB1 (lock-step)"), []).append(cell)
+    for (label, name), cells in rows.items():
+        print(f"{label:<24} {name:<24}" + "".join(cells))
 
 
 if __name__ == "__main__":

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 from banditkit.envs.constrained import ConstrainedBandit
-from banditkit.policies import epoch_sampler as cb
 from banditkit.policies.constrained_baselines import (
     OptimisticConstrained,
     SafeOptimisticConstrained,
     hoeffding_widths,
     mixing_coefficient,
 )
-from banditkit.policies.epoch_sampler import inverse_cdf
+from banditkit.policies.epoch_sampler import epoch_counts
 from banditkit.registry import make_policy
 from banditkit.simulate import simulate
 
@@ -216,65 +215,28 @@ def test_soft_baseline_regret_and_violation_per_round_decrease():
 # The epoch sampler
 
 
-def reference_pulls(strategies: np.ndarray, horizon: int, seed: int) -> tuple[list, list]:
-    """Per-round loop: DEBORA-S's epoch rule (Algorithm 3, line 7) and one xi.random() per
-    round, arm = first a with u < F(a). Returns the arms and the epoch lengths."""
-    xi = np.random.default_rng(seed)
-    K = strategies.shape[1]
-    counts, start_counts = np.zeros(K, int), np.zeros(K, int)
-    h, arms, lengths = 0, [], [0]
-    for _ in range(horizon):
-        if np.any(counts >= np.maximum(2 * start_counts, 1)):
-            h += 1
-            start_counts = counts.copy()
-            lengths.append(0)
-        cdf = np.cumsum(strategies[h])
-        u = xi.random()
-        a = next((k for k in range(K) if u < cdf[k] and strategies[h][k] > 0),
-                 int(np.flatnonzero(strategies[h])[-1]))
-        arms.append(a)
-        counts[a] += 1
-        lengths[-1] += 1
-    return arms, lengths
-
-
-@pytest.mark.parametrize("tiny_chunks", [False, True])
-def test_doubling_sampler_equals_per_round_loop(monkeypatch, tiny_chunks):
-    if tiny_chunks:  # force many chunks per epoch: the chunk boundaries must not matter
-        monkeypatch.setattr(cb, "_CHUNK_FACTOR", 0.01)
-        monkeypatch.setattr(cb, "_CHUNK_MIN", 1)
+@pytest.mark.parametrize("schedule", ["doubling", "every"])
+def test_epochs_are_drawn_from_xi_with_the_doubling_rule(schedule):
+    """Each batch is epoch_counts(x, max{N, 1}, T − t, ξ) (DEBORA-S's line 7; one round for
+    ``"every"``), the whole epoch drawn from ξ; its law is the per-round loop's
+    (tests/test_epoch_sampler.py)."""
     env = mixing_env()
-    T = 3_001  # not at an epoch end: the last epoch is cut by the horizon
-    alg = OptimisticConstrained(5, T, A5, delta=0.05, rng=7)
+    T = 3_001 if schedule == "doubling" else 60  # the last epoch is cut by the horizon
+    alg = OptimisticConstrained(5, T, A5, delta=0.05, schedule=schedule, rng=7)
     trial = simulate(alg, env, horizon=T, seed=8)
-    arms, lengths = reference_pulls(trial.decisions.strategies(), T, seed=7)
-    np.testing.assert_array_equal(pull_sequence(trial), arms)
-    np.testing.assert_array_equal(trial.decisions.batch_sizes(), lengths)
-    assert lengths[0] == 1 and alg.n_updates == len(lengths) == alg.info["n_updates"]
-
-
-def test_every_schedule_updates_each_round_and_draws_like_the_loop():
-    env = mixing_env()
-    T = 60
-    alg = OptimisticConstrained(5, T, A5, delta=0.05, schedule="every", rng=11)
-    trial = simulate(alg, env, horizon=T, seed=12)
-    assert alg.n_updates == T and np.all(trial.decisions.batch_sizes() == 1)
-    xi = np.random.default_rng(11)
-    strategies = trial.decisions.strategies()
-    expected = [int(inverse_cdf(x, np.array([xi.random()]))[0]) for x in strategies]
-    np.testing.assert_array_equal(pull_sequence(trial), expected)
-
-
-def pull_sequence(trial) -> np.ndarray:
-    return np.concatenate([b.sequence() for b in trial.decisions.batches()])
-
-
-def test_inverse_cdf_never_draws_zero_probability_arms():
-    x = np.array([0.0, 0.3, 0.0, 0.7, 0.0])
-    u = np.r_[np.linspace(0, 1, 10_001)[:-1], 0.3, np.nextafter(1.0, 0)]
-    arms = inverse_cdf(x, u)
-    assert set(np.unique(arms)) == {1, 3}
-    assert np.mean(arms == 1) == pytest.approx(0.3, abs=1e-3)
+    xi = np.random.default_rng(7)
+    N = np.zeros(5, dtype=np.int64)
+    batches = trial.decisions.batches()
+    for batch in batches:
+        left = 1 if schedule == "every" else T - N.sum()
+        expected = epoch_counts(batch.strategy, np.maximum(N, 1), left, xi)
+        np.testing.assert_array_equal(batch.allocation(5), expected)
+        N += expected
+    assert N.sum() == T and alg.n_updates == len(batches) == alg.info["n_updates"]
+    if schedule == "every":
+        assert np.all(trial.decisions.batch_sizes() == 1)
+    else:
+        assert batches[0].n_pulls == 1 and len(batches) <= 5 * (math.floor(math.log2(T)) + 1) + 1
 
 
 # ---------------------------------------------------------------------------------------------

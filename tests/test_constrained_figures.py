@@ -14,7 +14,7 @@ from banditkit.protocol import Batch, DecisionLog
 from banditkit.trial import Trial
 
 
-@pytest.mark.parametrize("name", ["unconstrained", "soft", "hard", "width"])
+@pytest.mark.parametrize("name", ["unconstrained", "soft", "soft-long", "hard", "width"])
 def test_quick_figure_runs_as_pairs(name, tmp_path):
     result = run_figure(f"replicable-constrained:{name}", quick=True, trials=4,
                         backend="serial", progress=False, out=tmp_path)
@@ -28,6 +28,11 @@ def test_quick_figure_runs_as_pairs(name, tmp_path):
     assert "## Replicability of the pairs" in text and "## Growth rates" in text
     if name == "hard":
         assert (result.trials["unsafe_rounds"] == 0).all()
+    if name == "soft-long":  # ten checkpoints a decade from 10³ to T = 10⁷, for both
+        for _, curve in result.curves.groupby(["algorithm", "trial"]):
+            t = np.sort(curve["t"].to_numpy())
+            assert t[0] == 1000 and t[-1] == 10**7 and len(t) == 41
+            assert np.allclose(np.diff(np.log10(t)), 0.1, atol=1e-3)
 
 
 def test_unsafe_rounds_counts_rounds_of_unsafe_strategies():

@@ -1,12 +1,14 @@
-"""The constrained instances of the DEBORA figures, and the Slater strategy x◇."""
+"""The constrained instances of the DEBORA figures, the Slater strategy x◇, and huge batches
+answered from sufficient statistics."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from banditkit.envs.constrained import slater_strategy
+from banditkit.envs.constrained import MAX_BETA_PULLS, slater_strategy
 from banditkit.envs.instances import make_instance
+from banditkit.protocol import Batch
 
 
 def test_soft_instance_optimum_mixes_two_arms_on_the_boundary():
@@ -45,3 +47,22 @@ def test_hard_instance_bad_margins_refused():
         make_instance("constrained-hard", lambda_min=0.0)
     with pytest.raises(ValueError, match="thresholds outside"):
         make_instance("constrained-hard", lambda_min=0.95)
+
+
+def test_huge_batches_answered_from_sufficient_statistics():
+    """A batch of 10¹⁵ Bernoulli pulls is one Binomial per run (within 6 sd of n·mean); Beta
+    noise, drawn pull by pull, refuses a batch above MAX_BETA_PULLS before drawing anything."""
+    env = make_instance("constrained-soft")
+    batch = Batch(np.array([1, 3]), np.array([10**15, 3 * 10**14]), strategy=np.full(5, 0.2))
+    out = env.pull(batch, np.random.default_rng(0))
+    n = batch.counts.astype(float)
+    for sums, mean in [(out.rewards, env.r[batch.arms])] + [
+            (out.costs[:, i], env.G[i, batch.arms]) for i in range(2)]:
+        assert np.all(np.abs(sums - n * mean) < 6 * np.sqrt(n * mean * (1 - mean)))
+    assert env.regret(batch) == pytest.approx(n * (env.optimal_value - 0.2 * env.r.sum()))
+    beta = make_instance("constrained-soft", noise="beta")
+    rng = np.random.default_rng(1)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="noise='beta' draws every pull"):
+        beta.pull(Batch(np.array([0]), np.array([MAX_BETA_PULLS + 1])), rng)
+    assert rng.bit_generator.state == state

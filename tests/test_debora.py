@@ -1,6 +1,6 @@
 """DEBORA, DEBORA-S and DEBORA-H (Bollini et al., Algorithms 2-4): epochs, UCB choice, the LP
-strategies against brute force, the vectorised epoch sampler against the per-round loop of the
-pseudo-code, the safety of DEBORA-H's mixture, replicability, and input checks."""
+strategies against brute force, the epochs' draws from ξ and their stopping rule, horizons of
+10¹⁵, the safety of DEBORA-H's mixture, replicability, and input checks."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from banditkit.envs.instances import bernoulli
 from banditkit.estimation.replicable_mean import replicable_means
 from banditkit.experiments.replicability import clopper_pearson
 from banditkit.policies.debora import DEBORA, DEBORAH, DEBORAS
+from banditkit.policies.epoch_sampler import epoch_counts
 from banditkit.policies.ucb import UCB1
 from banditkit.protocol import Batch
 from banditkit.simulate import simulate
@@ -201,48 +202,32 @@ def test_debora_s_strategy_is_the_optimistic_lp_optimum(narrow: bool) -> None:
         assert mixed > 0  # the constraint did bind: the LP was exercised, not only argmax
 
 
-def _reference_epochs(strategies: list[np.ndarray], K: int, T: int, seed: int
-                      ) -> list[np.ndarray]:
-    """The per-round loop of Algorithm 3 (lines 6-20) for given strategies: one uniform per
-    round from the action stream, a_t by inverse CDF, a new epoch at the first round where an
-    arm's count reaches max{2Ñ_h(a), 1}."""
-    xi = np.random.default_rng(seed)
-    actions = np.random.default_rng(xi.integers(0, 2**63, size=4))
-    N = np.zeros(K, dtype=int)
-    epochs: list[list[int]] = []
-    h = -1
-    target = np.zeros(K, dtype=int)
-    for _ in range(T):
-        if h < 0 or np.any(N >= target):
-            h += 1
-            target = np.maximum(2 * N, 1)
-            epochs.append([])
-        a = int(np.searchsorted(np.cumsum(strategies[h]), actions.random(), side="right"))
-        epochs[h].append(a)
-        N[a] += 1
-    return [np.array(e) for e in epochs]
-
-
 @pytest.mark.parametrize("kind", ["S", "H"])
-def test_vectorised_epochs_equal_the_per_round_loop(kind: str) -> None:
+def test_epochs_are_drawn_from_the_action_stream_of_xi(kind: str) -> None:
+    """Each epoch is epoch_counts(x_h, max{2Ñ_h, 1} − Ñ_h, T − t, actions) with the action
+    stream seeded from ξ's first draw (so equal ξ and equal strategies give equal epochs); its
+    law is the per-round loop's (tests/test_epoch_sampler.py)."""
     K, T, seed = 4, 3000, 31
     env = ConstrainedBandit(RM, GM, AM)
     c = narrowest("DEBORA-" + kind, K, T, 2)
     p = (DEBORAS(K, T, AM, rho=RHO, delta=DELTA, rng=seed, width_scale=c) if kind == "S"
          else hard_policy(GM, AM, T, seed, c=c))
     log = drive(p, env, seed=32)
-    strategies = [b.strategy for b, _, _ in log]
-    assert sum(np.count_nonzero(x) > 1 for x in strategies) >= 3  # mixed strategies drawn
-    ref = _reference_epochs(strategies, K, T, seed)
-    assert len(ref) == len(log)
-    for (batch, _, _), seq in zip(log, ref, strict=True):
-        np.testing.assert_array_equal(batch.sequence(), seq)
-        assert np.all(batch.strategy[np.unique(seq)] > 0)
+    assert sum(np.count_nonzero(b.strategy) > 1 for b, _, _ in log) >= 3  # mixed strategies
+    actions = np.random.default_rng(np.random.default_rng(seed).integers(0, 2**63, size=4))
+    N = np.zeros(K, dtype=np.int64)
+    for batch, _, _ in log:
+        expected = epoch_counts(batch.strategy, np.maximum(2 * N, 1) - N, T - N.sum(), actions)
+        np.testing.assert_array_equal(batch.allocation(K), expected)
+        assert np.all(batch.strategy[batch.arms] > 0) and np.all(np.diff(batch.arms) > 0)
+        N += expected
+    assert N.sum() == T
 
 
 def test_epoch_ends_at_the_first_doubling() -> None:
-    """Every epoch but the last ends at the first round where some arm reaches
-    max{2Ñ_h(a), 1}, and no arm had reached it before."""
+    """Every epoch but the last ends at the round where one arm reaches max{2Ñ_h(a), 1}: that
+    arm is exactly at its target and every other below its own; the last (cut by the horizon)
+    has no arm beyond its target."""
     K, T = 4, 5000
     p = DEBORAS(K, T, AM, rho=RHO, delta=DELTA, rng=41,
                 width_scale=narrowest("DEBORA-S", K, T, 2))
@@ -250,16 +235,27 @@ def test_epoch_ends_at_the_first_doubling() -> None:
     N = np.zeros(K, dtype=int)
     for i, (batch, _, _) in enumerate(log):
         target = np.maximum(2 * N, 1)
-        seq = batch.sequence()
-        onehot = np.eye(K, dtype=int)[seq]
-        running = N + np.cumsum(onehot, axis=0)
-        reached = np.any(running >= target, axis=1)
+        N = N + batch.allocation(K)
+        assert np.all(N <= target)
         if i < len(log) - 1:
-            assert reached[-1] and not reached[:-1].any()
-        else:
-            assert not reached[:-1].any()
-        N = running[-1]
+            assert np.count_nonzero(N == target) == 1
     assert N.sum() == T
+
+
+def test_horizon_of_1e15_in_seconds_with_exact_counts() -> None:
+    """The O(K) epochs reach T = 10¹⁵ (the paper's constants, K = 5, m = 2): every pull is
+    accounted for in int64, at most K(⌈log₂T⌉ + 1) + 1 epochs, and the environment's
+    sufficient statistics answer each epoch at once."""
+    T = 10**15
+    r, G, alpha = np.array([0.9, 0.7, 0.55, 0.4, 0.2]), np.array(
+        [[0.9, 0.6, 0.4, 0.3, 0.1], [0.2, 0.3, 0.65, 0.5, 0.1]]), np.array([0.5, 0.5])
+    env = ConstrainedBandit(r, G, alpha)
+    p = DEBORAS(5, T, alpha, rho=0.3, delta=0.05, rng=3)
+    trial = simulate(p, env, horizon=T, seed=4, checkpoints=np.array([T // 10, T]))
+    assert trial.n_pulls == T and p.counts.sum() == T and p.counts.dtype == np.int64
+    np.testing.assert_array_equal(trial.counts, p.counts)
+    assert trial.n_batches <= 5 * (math.ceil(math.log2(T)) + 1) + 1
+    assert 0 < trial.violation[-1] < T and trial.seconds < 30
 
 
 # -- DEBORA-H --------------------------------------------------------------------------------

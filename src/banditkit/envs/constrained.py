@@ -22,6 +22,9 @@ from .base import Environment, Outcome
 __all__ = ["ConstrainedBandit", "optimal_safe_strategy", "slater_strategy"]
 
 NOISES = ("bernoulli", "beta")
+#: Most pulls one batch may hold under Beta noise, which is drawn pull by pull (Bernoulli sums
+#: are one Binomial per run, O(runs) for any batch size).
+MAX_BETA_PULLS = 10**8
 
 
 def optimal_safe_strategy(r: np.ndarray, G: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -80,7 +83,9 @@ class ConstrainedBandit(Environment):
         α; constraint i requires g_i^T x ≤ α_i.
     noise : {"bernoulli", "beta"}
         Bernoulli samples, or bounded Beta samples with the given means and concentration
-        (a + b = ``concentration``).
+        (a + b = ``concentration``). Bernoulli sums are one Binomial draw per run, so a batch
+        of 10¹⁵ pulls costs O(runs); Beta sums have no closed form and are drawn pull by pull
+        (at most ``MAX_BETA_PULLS`` a batch).
     safe_strategy : array, shape (K,), optional
         A strictly safe strategy x° (G x° < α), needed by hard-constraint algorithms.
     """
@@ -149,6 +154,10 @@ class ConstrainedBandit(Environment):
     def pull(self, batch: Batch, rng: np.random.Generator, t0: int = 0) -> Outcome:
         self._check_batch(batch)
         n = batch.counts
+        if self.noise == "beta" and batch.n_pulls > MAX_BETA_PULLS:
+            raise ValueError(f"noise='beta' draws every pull: a batch must hold at most "
+                             f"{MAX_BETA_PULLS} pulls, got {batch.n_pulls} (use "
+                             f"noise='bernoulli', whose sums are one Binomial per run)")
         rewards = self._sample_sums(n, self.r[batch.arms], rng)
         costs = np.column_stack([self._sample_sums(n, self.G[i, batch.arms], rng)
                                  for i in range(self.n_costs)])

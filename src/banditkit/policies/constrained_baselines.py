@@ -32,13 +32,12 @@ rule of DEBORA-S (Algorithm 3, line 7): a new epoch starts at round t when
 count plus the first epoch) and the two algorithms are directly comparable. An epoch is one
 :class:`~banditkit.protocol.Batch` carrying its strategy.
 
-Internal randomness ξ. The arm of round t is the inverse CDF of the strategy at the t-th uniform
-of ξ, read as one uniform per round whatever the schedule (:class:`.epoch_sampler.EpochSampler`,
-shared with DEBORA-S/H), so the vectorised epoch sampler produces exactly the pulls of a
-per-round loop calling ``ξ.random()`` once a round. These baselines are *not* replicable: the
-strategies are functions of real-valued empirical means, so two executions with the same ξ and
-independent rewards play different strategies (hence different pulls) almost surely after the
-first few epochs.
+Internal randomness ξ. Each epoch's pulls are i.i.d. draws from the strategy, sampled from ξ
+as exact per-arm counts at the epoch's end (:func:`.epoch_sampler.epoch_batch`, shared with
+DEBORA-S/H: O(K) per epoch whatever its length, arms in index order within the epoch). These
+baselines are *not* replicable: the strategies are functions of real-valued empirical means, so
+two executions with the same ξ and independent rewards play different strategies (hence
+different pulls) almost surely after the first few epochs.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ from ..protocol import Algorithm, Batch
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
 from ..validation import check_in_unit_interval, check_integer, check_positive, check_probability
-from .epoch_sampler import EpochSampler
+from .epoch_sampler import epoch_batch
 from .safe_lp import optimistic_strategy
 
 __all__ = [
@@ -143,7 +142,7 @@ class OptimisticConstrained(Algorithm):
     width_scale : float > 0
         Multiplier of the Hoeffding widths (1 = the union-bound value).
     rng : Generator or seed
-        The internal randomness ξ (one uniform per round, used to draw the arm).
+        The internal randomness ξ (the epochs' draws).
 
     Attributes
     ----------
@@ -185,7 +184,6 @@ class OptimisticConstrained(Algorithm):
         self.cost_sums = np.zeros((self.n_costs, self.n_arms))
         self.n_updates = 0
         self.strategy: np.ndarray | None = None  # the strategy of the current epoch
-        self._sampler = EpochSampler(self.xi)  # one uniform of ξ per round
 
     # -- estimates ----------------------------------------------------------------------------
 
@@ -220,10 +218,11 @@ class OptimisticConstrained(Algorithm):
     def _choose_strategy(self) -> np.ndarray:
         return self.optimistic()
 
-    # -- the epoch sampler ----------------------------------------------------------------------
+    # -- the epoch ----------------------------------------------------------------------------
 
-    def _epoch_pulls(self, x: np.ndarray, remaining: int) -> np.ndarray:
-        """The pulls of one epoch under strategy x, at most ``remaining`` of them.
+    def _epoch(self, x: np.ndarray, remaining: int) -> Batch:
+        """The pulls of one epoch under strategy x, at most ``remaining`` of them, drawn with ξ
+        by :func:`.epoch_sampler.epoch_batch` (exact per-arm counts, arms in index order).
 
         The epoch ends with the first pull after which some arm a has been pulled
         max{N(a), 1} times within the epoch, i.e. its count reaches max{2Ñ(a), 1} (DEBORA-S's
@@ -231,7 +230,7 @@ class OptimisticConstrained(Algorithm):
         round.
         """
         horizon = 1 if self.schedule == "every" else remaining
-        return self._sampler.draw(x, np.maximum(self.pulls, 1), horizon)
+        return epoch_batch(x, np.maximum(self.pulls, 1), horizon, self.xi)
 
     # -- the protocol -----------------------------------------------------------------------------
 
@@ -243,7 +242,7 @@ class OptimisticConstrained(Algorithm):
         x = self._choose_strategy()
         self.strategy = x
         self.n_updates += 1
-        return Batch.from_sequence(self._epoch_pulls(x, remaining), strategy=x)
+        return self._epoch(x, remaining)
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         assert costs is not None  # observe() refuses a missing costs array (n_costs > 0)

@@ -11,6 +11,14 @@ paper has no experiment; these figures are ours, each built from one of its clai
   ≥ 1 − δ (Lemma 5.1) at a regret that grows as 1/λ_min (Theorem 5.3): against the safe
   optimistic baseline, for Slater margins λ_min ∈ {0.05, 0.1, 0.2}; the rounds played with an
   unsafe strategy are counted per trial.
+* ``replicable-constrained:soft-long`` — Theorem 4.3's sublinear violation needs horizons where
+  the paper's widths ζ_h fall below the instance's gaps (ζ ≈ 160 at T = 10⁶, ≈ 0.04 at 10¹⁴):
+  the soft figure at T ∈ {10¹², 10¹³, 10¹⁴, 10¹⁵, 9·10¹⁵}, feasible because an epoch of
+  DEBORA-S (and of the baseline's doubling schedule) is sampled exactly in O(K)
+  (:mod:`banditkit.policies.epoch_sampler`) and the environment answers it with Binomial sums;
+  checkpoints on a log grid (ten a decade from 10³), so each run's curve gives its slope per
+  decade. 9·10¹⁵ stays below 2⁵³, the largest count the decision record adds up exactly
+  (``Batch.allocation`` sums in float64).
 * ``replicable-constrained:width`` — the paper's constants make the widths so large at practical
   T that exploration is nearly uniform; DEBORA-S with its widths scaled by
   ``width_scale ∈ {1, 10⁻³, 3·10⁻⁴, 10⁻⁴}`` (at T = 10⁶, K = 5, m = 2 the paper's ζ_h is about
@@ -31,6 +39,7 @@ from ...envs.base import Environment
 from ...envs.instances import make_instance
 from ...policies.constrained_baselines import OptimisticConstrained, SafeOptimisticConstrained
 from ...policies.debora import DEBORA, DEBORAH, DEBORAS
+from ...simulate import simulate
 from ...trial import Trial
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
 from .replicable_bandits import (
@@ -42,14 +51,18 @@ from .replicable_bandits import (
     ucb1_lockstep_T,
 )
 
-__all__ = ["FIGURES", "make_debora", "make_debora_h", "make_debora_s", "make_hard",
-           "make_optimistic", "make_safe_optimistic", "make_soft", "unsafe_rounds"]
+__all__ = ["FIGURES", "log_checkpoints", "make_debora", "make_debora_h", "make_debora_s",
+           "make_hard", "make_optimistic", "make_safe_optimistic", "make_soft",
+           "simulate_on_log_grid", "unsafe_rounds"]
 
 PAPER = "Bollini et al., Replicable Constrained Bandits (no experiment in the paper; ours)"
 RHO, DELTA = 0.3, 0.05
 T_FULL, T_QUICK = 1_000_000, 20_000
 TRIALS = 40  # 20 pairs per (point, algorithm)
 WIDTH_SCALES = (1.0, 1e-3, 3e-4, 1e-4)
+#: Horizons of soft-long: up to just below 2⁵³ (exact float64 sums of pull counts).
+T_LONG = (10**12, 10**13, 10**14, 10**15, 9 * 10**15)
+T_LONG_QUICK = 10**7
 
 
 # --- environments -----------------------------------------------------------------------
@@ -113,6 +126,25 @@ def unsafe_rounds(trial: Trial, env: Environment) -> dict[str, float]:
     return {"unsafe_rounds": float(unsafe), "any_unsafe": float(unsafe > 0)}
 
 
+def log_checkpoints(horizon: int, per_decade: int = 10, first: int = 1000) -> np.ndarray:
+    """``per_decade`` checkpoints a decade from ``first`` (or 1) up to ``horizon``, always
+    ending at ``horizon``: a curve over many decades gets its log-log slope decade by decade."""
+    low = np.log10(max(1.0, min(first, horizon / 100)))
+    high = np.log10(horizon)
+    n = max(2, int(np.ceil((high - low) * per_decade)) + 1)
+    grid = np.unique(np.round(np.logspace(low, high, n)).astype(np.int64))
+    return np.unique(np.r_[grid[grid < horizon], horizon])
+
+
+def simulate_on_log_grid(algorithm: Any, env: Environment, *, horizon: int, seed: Any,
+                         checkpoints: np.ndarray | None = None) -> Trial:
+    """:func:`banditkit.simulate` with :func:`log_checkpoints` instead of the runner's evenly
+    spaced ones (which put 59 of 60 checkpoints in the last two decades of a 10¹⁵ run); the
+    decisions and metrics are those of ``simulate``."""
+    return simulate(algorithm, env, horizon=horizon, seed=seed,
+                    checkpoints=log_checkpoints(horizon))
+
+
 def _points(T: int, **params: Any) -> dict[str, Any]:
     return {**params, "algorithm_params": {"T": T}}
 
@@ -170,6 +202,31 @@ SOFT = FigureSpec(
            "rewards and costs." + _COMMON),
 )
 
+SOFT_LONG = FigureSpec(
+    name="replicable-constrained:soft-long",
+    title="Soft constraints at long horizons: DEBORA-S vs the optimistic baseline, K = 5, m = 2",
+    paper=f"{PAPER}: Algorithm 3, Theorem 4.3 (violation sublinear in T)",
+    make_env=make_soft,
+    points=tuple(_points(T) for T in T_LONG),
+    algorithms=(
+        AlgorithmSpec("DEBORA-S", make_debora_s, {"rho": RHO, "delta": DELTA},
+                      simulator=simulate_on_log_grid),
+        AlgorithmSpec("Optimistic (non-replicable)", make_optimistic, {"delta": DELTA},
+                      simulator=simulate_on_log_grid),
+    ),
+    trials=TRIALS,
+    horizon=horizon_of,
+    checkpoints=60,  # unused: both algorithms record on log_checkpoints (simulate_on_log_grid)
+    paired=True,
+    plot=_loglog(("regret", "violation"), "symlog"),
+    quick={"trials": 4, "points": (_points(T_LONG_QUICK),)},
+    notes=("The soft figure's instance and algorithms at T up to 9·10¹⁵ (below 2⁵³), the paper's "
+           "constants. An epoch's pulls are sampled exactly as per-arm counts in O(K) "
+           "(policies/epoch_sampler.py): the law of the per-round process, arms in index order "
+           "within an epoch. Curves on a log grid, ten checkpoints a decade from 10³; each "
+           "point is a separate run of horizon T (ρ′, δ′ depend on ⌈log₂T⌉)." + _COMMON),
+)
+
 HARD = FigureSpec(
     name="replicable-constrained:hard",
     title="Hard constraints: DEBORA-H vs the safe optimistic baseline against the Slater margin",
@@ -214,4 +271,4 @@ WIDTH = FigureSpec(
            "non-replication." + _COMMON),
 )
 
-FIGURES = [UNCONSTRAINED, SOFT, HARD, WIDTH]
+FIGURES = [UNCONSTRAINED, SOFT, SOFT_LONG, HARD, WIDTH]
