@@ -29,10 +29,10 @@ data: $(STAMP_RUN)
 	$(BIN)/python -m pip install --quiet --no-deps recbole==1.2.1
 
 lint: $(STAMP_TEST)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 
 test: $(STAMP_TEST)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP_TEST)
