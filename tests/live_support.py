@@ -24,29 +24,40 @@ class TableBandit(Environment):
     """An environment answering the k-th pull of arm a with ``table[a, k]`` (stateful: for one
     simulation only). ``X`` makes it a linear problem for linear algorithms (Z = X)."""
 
-    def __init__(self, table: np.ndarray, X: np.ndarray | None = None) -> None:
+    def __init__(self, table: np.ndarray, X: np.ndarray | None = None,
+                 costs: np.ndarray | None = None, alpha: list[float] | None = None) -> None:
         self.table = table
         self.n_arms = self.n_items = table.shape[0]
         self.X = self.Z = X
+        self.costs = costs  # shape (K, n, m): the m costs of each arm's k-th pull
+        self.alpha = None if alpha is None else np.asarray(alpha, dtype=float)
+        self.n_costs = 0 if costs is None else costs.shape[2]
         self.used = np.zeros(self.n_arms, dtype=np.int64)
 
     def pull(self, batch: Batch, rng: np.random.Generator, t0: int = 0) -> Outcome:
         sums = np.empty(batch.n_runs)
+        cost_sums = None if self.costs is None else np.empty((batch.n_runs, self.n_costs))
         for i, (a, c) in enumerate(zip(batch.arms, batch.counts, strict=True)):
             sums[i] = self.table[a, self.used[a]: self.used[a] + c].sum()
+            if cost_sums is not None:
+                cost_sums[i] = self.costs[a, self.used[a]: self.used[a] + c].sum(axis=0)
             self.used[a] += c
-        return Outcome(sums)
+        return Outcome(sums, cost_sums)
 
     def regret(self, batch: Batch, t0: int = 0) -> np.ndarray:
         return np.zeros(batch.n_runs)
+
+    def violation(self, batch: Batch, t0: int = 0) -> np.ndarray | None:
+        return None if self.costs is None else np.zeros((batch.n_runs, self.n_costs))
 
     def best_item(self, horizon: int | None = None) -> int:
         return 0
 
 
-def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list[float]:
+def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list:
     """The reward of each unit: ``table[arm, k]`` with k the unit's pull's rank among all pulls
-    of its arm in the algorithm's pull order (earlier batches, then earlier slots)."""
+    of its arm in the algorithm's pull order (earlier batches, then earlier slots). A 3-D
+    ``table`` (costs) gives each unit's row of costs."""
     conn = sqlite3.connect(path, timeout=30)
     try:
         batches = {b: (np.asarray(json.loads(a)), np.asarray(json.loads(c)))
@@ -70,7 +81,7 @@ def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list[float]:
         seq = np.repeat(arms, counts)
         a = int(seq[s])
         k = int(before[b][a] + np.sum(seq[:s] == a))
-        out.append(float(table[a, k]))
+        out.append(table[a, k].tolist())
     return out
 
 
@@ -81,7 +92,10 @@ def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None) -> 
 
     rng = np.random.default_rng(seed)
     with Experiment.open(path) as exp:
-        waiting: list[int] = []
+        # units assigned but never answered (by a process that died) are answered here
+        units = exp.units()
+        waiting: list[int] = units.loc[units["reward"].isna() & units["expired_at"].isna(),
+                                       "unit"].tolist()
         for _ in range(max_calls):
             if rng.random() < 0.6 or not waiting:
                 units = exp.assign(int(rng.integers(1, 12)))["unit"].tolist()

@@ -3,8 +3,10 @@ rewards, however its units are assigned and recorded, across restarts, kills and
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import select
 import signal
 import sqlite3
 import subprocess
@@ -29,20 +31,33 @@ CASES = {
     "UCB1": ("UCB1", ["a", "b", "c"], 80, {}, [0.3, 0.5, 0.7]),
     "GBAI": ("GBAI", np.eye(3), 150, {}, [0.2, 0.4, 0.9]),
     "RAGE": ("RAGE", np.eye(2), None, {"delta": 0.1}, [0.1, 0.9]),
+    "DEBORAS": ("DEBORAS", ["a", "b", "c"], 400, {"rho": 0.3}, [0.3, 0.6, 0.9]),
 }
+COST_MEANS = [[0.2], [0.5], [0.8]]  # of the constrained case, threshold 0.5
+THRESHOLDS = [0.5]
+
+
+@functools.cache
+def _cost_table(n: int = 20_000) -> np.ndarray:
+    rng = np.random.default_rng(9)
+    return (rng.random((3, n, 1)) < np.asarray(COST_MEANS)[:, None, :]).astype(float)
 
 
 def _simulated(case: str, seed: int = 3):
     name, arms, horizon, params, means = CASES[case]
     table = reward_table(means)
     X = arms if isinstance(arms, np.ndarray) else None
-    env = TableBandit(table, X)
+    constrained = case == "DEBORAS"
+    env = TableBandit(table, X, costs=_cost_table() if constrained else None,
+                      alpha=THRESHOLDS if constrained else None)
     algo = make_policy(name, env, as_generator(seed), horizon=horizon, **params)
     return simulate(algo, env, horizon=horizon, seed=0), table
 
 
 def _create(path: Path, case: str, seed: int = 3, **kw) -> Experiment:
     name, arms, horizon, params, _ = CASES[case]
+    if case == "DEBORAS":
+        kw.setdefault("thresholds", THRESHOLDS)
     return Experiment.create(path, algorithm=name, arms=arms, seed=seed, horizon=horizon,
                              params=params, **kw)
 
@@ -62,7 +77,9 @@ def _finish(path: Path, table: np.ndarray, rng: np.random.Generator, restart_eve
             rng.shuffle(waiting)
             k = int(rng.integers(1, len(waiting) + 1))
             take, waiting = waiting[:k], waiting[k:]
-            exp.record(take, unit_rewards(str(path), take, table))
+            costs = (unit_rewards(str(path), take, _cost_table()) if exp._problem.n_costs
+                     else None)
+            exp.record(take, unit_rewards(str(path), take, table), costs)
             continue
         new = exp.assign(int(rng.integers(1, 40)))["unit"].tolist()
         if not new and not waiting:
@@ -249,6 +266,8 @@ def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
     rng = np.random.default_rng(5)
     for round_ in range(4):
         child = _child(path, means, seed=round_, calls=100_000)
+        ready, _, _ = select.select([child.stdout], [], [], 120)
+        assert ready, "the child printed nothing in 120 s"
         first = child.stdout.readline()  # the child is past its imports and recording
         time.sleep(0.3 * rng.random())
         child.send_signal(signal.SIGKILL)
@@ -287,3 +306,21 @@ def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
     exp = _finish(path, table, np.random.default_rng(3), restart_every=10)
     assert exp.decisions().same_as(trial.decisions)
     exp.close()
+
+
+def test_a_constrained_experiment_records_costs_and_refuses_wrong_ones(tmp_path):
+    with _create(tmp_path / "e.sqlite", "DEBORAS") as exp:
+        units = exp.assign(3)["unit"].tolist()
+        n = len(units)
+        for costs, match in [(None, "costs are required"), ([[0.1, 0.2]] * n, "shape"),
+                             ([[2.0]] * n, r"costs must lie in \[0, 1\]"),
+                             ([[float("nan")]] * n, "finite")]:
+            with pytest.raises(ExperimentError, match=match):
+                exp.record(units, [1.0] * n, costs)
+        assert exp.record(units, [1.0] * n, [[0.5]] * n) == n
+    with pytest.raises(ExperimentError, match="Slater margins"):  # needs the true cost means
+        Experiment.create(tmp_path / "h.sqlite", algorithm="DEBORAH", arms=["a", "b"], seed=0,
+                          horizon=100, thresholds=[0.5])
+    with pytest.raises(ExperimentError, match="thresholds"):
+        Experiment.create(tmp_path / "s.sqlite", algorithm="DEBORAS", arms=["a", "b"], seed=0,
+                          horizon=100)

@@ -131,7 +131,7 @@ def test_a_prefix_is_the_last_answer_of_a_run():
     env = BernoulliBandit([0.2, 0.5, 0.8])
     algo = ReplicableElimination(3, 100_000, 0.3, rng=0)
     b = algo.next_batch()
-    part = b.truncated(b.n_pulls // 2)
+    part = b.truncated(b.n_pulls - 1)  # every arm has pulls: no NaN means in the last update
     assert part.is_prefix_of(b) and not b.is_prefix_of(part)
     with pytest.raises(ValueError, match="must be the batch next_batch"):  # not in pull order
         algo.observe(Batch(b.arms[::-1], b.counts[::-1]), np.zeros(b.n_runs))

@@ -338,14 +338,24 @@ class SafeOptimisticConstrained(OptimisticConstrained):
 # ---------------------------------------------------------------------------------------------
 # Registry factories (module listed in registry.PROVIDERS)
 
-def constrained_problem(env: Environment, name: str) -> tuple[np.ndarray, np.ndarray]:
+def constrained_problem(env: Environment, name: str, *, need_costs: bool = False
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
     """The thresholds α and cost means G of a constrained environment, for the registry's
-    factories (DEBORA-S/H's and the baselines'), refusing any other environment."""
+    factories (DEBORA-S/H's and the baselines'), refusing any other environment.
+
+    Only the hard-constraint factories read G (``need_costs``: x◇'s Slater margins α − G x◇);
+    the soft ones need α alone, which is all a live experiment knows
+    (:class:`banditkit.live.problem.LiveArms`)."""
     alpha = getattr(env, "alpha", None)
     G = getattr(env, "G", None)
-    if alpha is None or G is None:
-        raise ValueError(f"policy {name!r} needs a constrained environment (ConstrainedBandit)")
-    return np.asarray(alpha, float), np.asarray(G, float)
+    if alpha is None:
+        raise ValueError(f"policy {name!r} needs a constrained problem: thresholds α "
+                         "(a ConstrainedBandit, or an Experiment created with thresholds)")
+    if need_costs and G is None:
+        raise ValueError(f"policy {name!r} needs the cost means G to give x◇'s Slater margins "
+                         "α − G x◇ (a simulation's ConstrainedBandit); a live experiment does "
+                         "not know them")
+    return np.asarray(alpha, float), None if G is None else np.asarray(G, float)
 
 
 @register_policy("OptimisticConstrained")
@@ -370,7 +380,8 @@ def safe_optimistic_constrained(env: Environment, rng: np.random.Generator, *,
     x◇ is the environment's ``safe_strategy``; its margins α − G x◇ are given as known.
     """
     name = "SafeOptimisticConstrained"
-    alpha, G = constrained_problem(env, name)
+    alpha, G = constrained_problem(env, name, need_costs=True)
+    assert G is not None
     x_safe = getattr(env, "safe_strategy", None)
     if x_safe is None:
         raise ValueError(f"policy {name!r} needs an environment with a strictly safe strategy "

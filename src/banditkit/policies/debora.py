@@ -585,7 +585,8 @@ def debora_h(env: Environment, rng: np.random.Generator, *, horizon: int | None 
              rho: float = 0.3, delta: float = 0.05, width_scale: float = 1.0) -> DEBORAH:
     """DEBORA-H (Bollini et al., Algorithm 4): hard constraints, ρ-replicable; x◇ is the
     environment's ``safe_strategy`` and its Slater margins α − G x◇ are given as known."""
-    alpha, G = constrained_problem(env, "DEBORAH")
+    alpha, G = constrained_problem(env, "DEBORAH", need_costs=True)
+    assert G is not None
     x_safe = getattr(env, "safe_strategy", None)
     if x_safe is None:
         raise ValueError("policy 'DEBORAH' needs an environment with a strictly safe strategy "
