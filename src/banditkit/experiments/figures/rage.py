@@ -128,10 +128,8 @@ ORACLE_SPEC = AlgorithmSpec("XY-oracle", make_xy_oracle, {"delta": DELTA})
 # per process (tens of seconds cold at d = 30), so one task per point computes it once.
 ADAPTIVE_SPEC = AlgorithmSpec("XY-adaptive", make_xy_adaptive, {"delta": DELTA},
                               lockstep=partial(run_grouped, make_xy_adaptive))
-# The block driver on every figure. The lock-step driver (lingape_lockstep) is faster per pull
-# while the trials of a point switch pairs together, but fig2a/fig2b's trial lengths are
-# heavy-tailed (median 7e4, longest 1.25e7 pulls at D = 6) and a lock-step call lasts as long
-# as its longest trial, with one trial left for most rounds (docs/rage.md, "LinGapE speed").
+# The block driver on every figure (a lock-step driver over trials lost to it on fig2a/fig2b's
+# heavy-tailed trial lengths and was removed: docs/rage.md, "LinGapE speed").
 LINGAPE_SPEC = AlgorithmSpec("LinGapE", make_lingape, {"delta": DELTA},
                              simulator=simulate_lingape)
 ALBA_SPEC = AlgorithmSpec("ALBA", make_alba, {"delta": DELTA})
