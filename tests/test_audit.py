@@ -168,3 +168,14 @@ def test_paired_figure_reports_identical_pairs(tmp_path):
     # the two executions of a pair share ξ: the first pair of Alg. 2 is identical even though
     # the trials' noise streams differ
     assert pairs.loc["BatchedElimination", "pairs"] == 2
+
+
+def test_audit_reports_progress_as_pairs_finish(capsys):
+    from banditkit.envs import BernoulliBandit
+    from banditkit.experiments.replicability import audit as run_audit
+    from banditkit.policies.named import replicable_elimination
+
+    run_audit(replicable_elimination, BernoulliBandit([0.3, 0.6]), pairs=3, horizon=2000,
+              params={"rho": 0.3}, progress=True, name="R")
+    err = capsys.readouterr().err
+    assert "audit R: 3/3 pairs (100%)" in err and "\r" not in err

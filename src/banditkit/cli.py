@@ -342,7 +342,8 @@ def _audit(args: argparse.Namespace) -> int:
         result = audit(factory, env, pairs=args.pairs, seed=args.seed, horizon=args.horizon,
                        params=params, rho=rho,
                        lockstep=entry.lockstep if args.horizon is not None else None,
-                       workers=args.workers, name=args.policy, instance=args.instance)
+                       workers=args.workers, progress=not args.json, name=args.policy,
+                       instance=args.instance)
     except (ValueError, TypeError) as error:
         return _refuse(str(error))
     if args.json:

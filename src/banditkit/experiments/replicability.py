@@ -36,6 +36,7 @@ from ..rng import STREAMS, derive_seed, stream
 from ..simulate import simulate
 from ..trial import Trial
 from ..validation import check_positive_int, check_probability
+from .progress import progress_bar
 
 __all__ = [
     "AuditResult",
@@ -233,8 +234,8 @@ def _run_pair_star(args: tuple) -> tuple[Trial, Trial]:
 def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: int,
           seed: int = 0, horizon: int | None = None, params: Mapping[str, Any] | None = None,
           rho: float | None = None, lockstep: Callable[..., list] | None = None,
-          checkpoints: np.ndarray | None = None, workers: int = 1, name: str = "",
-          instance: str = "") -> AuditResult:
+          checkpoints: np.ndarray | None = None, workers: int = 1, progress: bool = False,
+          name: str = "", instance: str = "") -> AuditResult:
     """Run ``pairs`` pairs of executions of a policy and measure how often they replicate.
 
     Parameters
@@ -264,6 +265,8 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
     workers : int
         Processes to spread the pairs over (1: in this process). The numbers do not depend on
         it: every execution's streams derive from its own key.
+    progress : bool
+        Show progress on stderr as pairs finish (a bar on a terminal, lines in a log file).
     name, instance : str
         Labels for the report.
 
@@ -297,11 +300,17 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
     else:
         jobs = [(policy_factory, env, params, int(seed), j, horizon, checkpoints)
                 for j in range(pairs)]
-        if workers > 1 and pairs > 1:
-            with ProcessPoolExecutor(max_workers=min(workers, pairs)) as pool:
-                done = list(pool.map(_run_pair_star, jobs))
-        else:
-            done = [_run_pair_star(job) for job in jobs]
+        done = []
+        with progress_bar(pairs, f"audit {name}".strip(), progress, unit="pair") as bar:
+            if workers > 1 and pairs > 1:
+                with ProcessPoolExecutor(max_workers=min(workers, pairs)) as pool:
+                    for result in pool.map(_run_pair_star, jobs):
+                        done.append(result)
+                        bar.update(1)
+            else:
+                for job in jobs:
+                    done.append(_run_pair_star(job))
+                    bar.update(1)
         first, second = [d[0] for d in done], [d[1] for d in done]
 
     identification = first[0].correct is not None  # set for identifiers only

@@ -14,7 +14,6 @@ and the run goes on. A restarted run keeps them as they are; ``retry_failed=True
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -28,6 +27,7 @@ from .. import __version__
 from ..validation import check_positive_int
 from .backends import BACKENDS, Backend, make_backend
 from .figures import get_figure
+from .progress import progress_bar
 from .records import TrialRecord, failed_record
 from .replicability import pairs_frame
 from .results import curves_frame, summarise, trials_frame
@@ -205,7 +205,7 @@ def run_figure(spec_or_name: FigureSpec | str, *, quick: bool = False,
         ran = 0
         completed = False
         try:
-            with owner, _progress(len(todo), spec.name, progress) as bar:
+            with owner, progress_bar(len(todo), spec.name, progress) as bar:
                 for task, result in runner.run(execute, spec, tasks):
                     records = _as_records(spec, task, result)
                     store.add(records)
@@ -321,53 +321,3 @@ def _load(store: RunStore) -> RunResult:
         curves=curves_frame(records, config["algorithms"]), summary=summarise(trials),
         out=store.folder, sessions=store.sessions(),
         pairs=pairs_frame(records, config) if config.get("paired") else None)
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def __enter__(self) -> _NoBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-class _LineProgress:
-    """Progress for a log file (stderr not a terminal): a plain line at every tenth of the
-    trials and at most every 30 s, instead of a bar redrawn with carriage returns."""
-
-    def __init__(self, total: int, name: str) -> None:
-        self.total, self.name, self.done = total, name, 0
-        self.start = self.last = time.perf_counter()
-        self.next_tenth = 1
-
-    def update(self, n: int) -> None:
-        self.done += n
-        now = time.perf_counter()
-        tenth = 10 * self.done // self.total
-        if tenth >= self.next_tenth or now - self.last >= 30.0:
-            self.next_tenth = tenth + 1
-            self.last = now
-            print(f"{self.name}: {self.done}/{self.total} trials "
-                  f"({100 * self.done / self.total:.0f}%), {now - self.start:.0f} s",
-                  file=sys.stderr, flush=True)
-
-    def __enter__(self) -> _LineProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-def _progress(total: int, name: str, enabled: bool) -> Any:
-    if not enabled or total == 0:
-        return _NoBar()
-    if not sys.stderr.isatty():
-        return _LineProgress(total, name)
-    from tqdm.auto import tqdm
-
-    # delay: short runs show no bar at all.
-    return tqdm(total=total, desc=name, unit="trial", delay=1.0, file=sys.stderr,
-                dynamic_ncols=True)
