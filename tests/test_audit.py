@@ -175,7 +175,8 @@ def test_audit_reports_progress_as_pairs_finish(capsys):
     from banditkit.experiments.replicability import audit as run_audit
     from banditkit.policies.named import replicable_elimination
 
-    run_audit(replicable_elimination, BernoulliBandit([0.3, 0.6]), pairs=3, horizon=2000,
-              params={"rho": 0.3}, progress=True, name="R")
+    run_audit(functools.partial(replicable_elimination, horizon=2000),
+              BernoulliBandit([0.3, 0.6]), pairs=3, horizon=2000, params={"rho": 0.3},
+              progress=True, name="R")
     err = capsys.readouterr().err
     assert "audit R: 3/3 pairs (100%)" in err and "\r" not in err
