@@ -95,6 +95,26 @@ def test_plot_and_report_regenerate_from_the_database(quick_run, capsys):
         assert (out / name).exists()
 
 
+def test_plot_and_report_write_elsewhere_with_out(quick_run, capsys, tmp_path, monkeypatch):
+    out, _, _ = quick_run
+    elsewhere = tmp_path / "figs"
+    code, printed, _ = _call(["plot", out, "--out", elsewhere], capsys)
+    assert code == 0 and str(elsewhere / "replicable-bandits_ucb-baseline.png") in printed
+    code, printed, _ = _call(["report", out, "--out", elsewhere], capsys)
+    assert code == 0 and (elsewhere / "report.md").exists()
+    code, _, err = _call(["report", out, "--out", out / "results.sqlite"], capsys)
+    assert code == 2 and "not a folder" in err
+
+    def read_only(*args, **kwargs):  # what a read-only run folder gives (root ignores chmod)
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("pathlib.Path.mkdir", read_only)
+    for command in ("plot", "report"):
+        code, _, err = _call([command, out], capsys)
+        assert code == 2 and "Permission denied" in err and "--out DIR" in err
+        assert "Traceback" not in err
+
+
 def test_run_again_resumes_and_changed_configuration_is_refused(quick_run, capsys):
     out, _, _ = quick_run
     code, printed, _ = _call(["run", FIGURE, "--quick", "--json", "--backend", "serial",

@@ -212,6 +212,23 @@ def _json_default(value: Any) -> Any:
 def _run_dir_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                         help="a run folder written by `banditkit run`")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="write into DIR instead of the run folder (e.g. when the run "
+                             "folder is read-only)")
+
+
+def _writable_out(args: argparse.Namespace) -> Path | None:
+    """The folder to write into, refusing an --out that cannot be one (None: refused)."""
+    out = args.out if args.out is not None else args.run_dir
+    if args.out is not None and (str(args.out) == "" or args.out.is_file()):
+        _refuse(f"argument --out: {str(args.out)!r} is not a folder name")
+        return None
+    return out
+
+
+def _write_failed(error: OSError, out: Path) -> int:
+    hint = "" if out is None else "; write elsewhere with --out DIR"
+    return _refuse(f"cannot write into {str(out)!r} ({error.strerror or error}){hint}")
 
 
 def _load(run_dir: Path) -> Any:
@@ -232,9 +249,14 @@ def _plot(args: argparse.Namespace) -> int:
     from .experiments.plots import write_plots
 
     result = _load(args.run_dir)
-    if result is None:
+    out = _writable_out(args)
+    if result is None or out is None:
         return 2
-    for path in write_plots(result):
+    try:
+        paths = write_plots(result, out)
+    except OSError as error:
+        return _write_failed(error, out)
+    for path in paths:
         print(path)
     return 0
 
@@ -243,9 +265,13 @@ def _report(args: argparse.Namespace) -> int:
     from .experiments.report import write_report
 
     result = _load(args.run_dir)
-    if result is None:
+    out = _writable_out(args)
+    if result is None or out is None:
         return 2
-    print(write_report(result))
+    try:
+        print(write_report(result, out))
+    except OSError as error:
+        return _write_failed(error, out)
     return 0
 
 
