@@ -134,6 +134,8 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
         ax.set_xscale(plot["xscale"])
         if plot["yscale"] == "symlog":  # signed curves (a regret that optimism makes negative)
             ax.set_yscale("symlog", linthresh=10.0)
+            if metric in NONNEGATIVE:  # autoscaling would pad a violation axis below zero
+                ax.set_ylim(bottom=0.0)
         else:
             ax.set_yscale(plot["yscale"])
         ax.set_xlabel(plot.get("xlabel") or "t (pulls)")
