@@ -55,6 +55,7 @@ def test_a_whole_batch_through_csv_files(tmp_path, capsys):
     (["record", "{exp}", "{text}"], "numbers only"),
     (["record", "{exp}", "{unknown}"], "never assigned"),
     (["record", "{exp}", "{empty}"], "not a readable CSV"),
+    (["record", "{exp}", "{header}"], "no rows"),
     (["assign", "{exp}", "3", "--out", "{exp}"], "exists"),
     (["expire", "{exp}", "--units", "a,b"], "unit ids"),
     (["create", "{new}", "--algorithm", "Nope", "--arms", "a,b", "--seed", "0"],
@@ -70,12 +71,13 @@ def test_mistakes_and_broken_files_are_refused_in_one_line(tmp_path, capsys, arg
     files = {"exp": exp, "missing": tmp_path / "missing.csv", "junk": tmp_path / "junk.sqlite",
              "nocol": tmp_path / "nocol.csv", "text": tmp_path / "text.csv",
              "unknown": tmp_path / "unknown.csv", "empty": tmp_path / "empty.csv",
-             "new": tmp_path / "new.sqlite"}
+             "header": tmp_path / "header.csv", "new": tmp_path / "new.sqlite"}
     files["junk"].write_bytes(b"\x00garbage" * 200)
     files["nocol"].write_text("unit,value\n1,0.5\n")
     files["text"].write_text("unit,reward\n1,high\n")
     files["unknown"].write_text("unit,reward\n4242,1\n")
     files["empty"].write_text("")
+    files["header"].write_text("unit,reward\n")
     capsys.readouterr()
     code = main(["experiment", *[a.format(**files) for a in argv]])
     err = capsys.readouterr().err

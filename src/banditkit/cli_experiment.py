@@ -136,6 +136,8 @@ def _record(args: argparse.Namespace) -> int:
     if missing:
         return _refuse(f"argument CSV: {str(args.csv)!r} lacks column(s) {missing} (it has "
                        f"{list(frame.columns)})")
+    if frame.empty:
+        return _refuse(f"argument CSV: {str(args.csv)!r} has no rows to record")
     cost_columns = sorted((c for c in frame.columns if str(c).startswith("cost")),
                           key=lambda c: (len(str(c)), str(c)))
     for column in ["unit", "reward", *cost_columns]:
