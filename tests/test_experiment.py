@@ -132,6 +132,16 @@ def test_status_counts_means_and_intervals(tmp_path):
     assert state.waiting == 18 - 6 and state.unassigned == 18 - 6
 
 
+def test_status_intervals_of_non_binary_rewards_stay_in_the_reward_range(tmp_path):
+    with _create(tmp_path / "e.sqlite", "ReplicableElimination", order="batch") as exp:
+        units = exp.assign(6)
+        exp.record(units["unit"], [1.0, 0.9, 1.0, 0.95, 1.0, 1.0])
+        row = exp.status().arms.loc["a"]
+    # Student-t: mean 0.975, s = 0.0418, half-width 2.571 * s / sqrt(6) = 0.0439 -> clipped at 1
+    assert row["mean"] == pytest.approx(0.975)
+    assert row["low"] == pytest.approx(0.975 - 0.04389, abs=1e-4) and row["high"] == 1.0
+
+
 def test_expired_slots_are_assigned_again_and_late_rewards_refused(tmp_path):
     with _create(tmp_path / "e.sqlite", "ReplicableElimination", order="batch") as exp:
         first = exp.assign(18)

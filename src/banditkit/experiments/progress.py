@@ -37,7 +37,7 @@ class _LineProgress:
         # like tqdm's delay: work done within a second prints only its last line
         if now - self.start < 1.0 and not finished:
             return
-        if tenth >= self.next_tenth or now - self.last >= 30.0 or finished:
+        if tenth >= self.next_tenth or now - self.last >= 30.0:
             self.next_tenth = tenth + 1
             self.last = now
             print(f"{self.name}: {self.done}/{self.total} {self.unit}s "
