@@ -15,9 +15,8 @@ import pytest
 
 from banditkit import simulate
 from banditkit.envs.multi_armed import BernoulliBandit
-from banditkit.estimation import replicable_means
 from banditkit.estimation.least_squares import LeastSquares
-from banditkit.estimation.replicable_mean import grid_round
+from banditkit.estimation.replicable_mean import grid_round, grid_width
 from banditkit.experiments.replicability import audit
 from banditkit.policies import (
     BatchedElimination,
@@ -30,6 +29,7 @@ from banditkit.policies.commit import (
     COMMIT_RULES,
     commit_batch,
     linear_commit_values,
+    replicable_commit_means,
     split_rho,
 )
 from banditkit.policies.named import replicable_elimination
@@ -152,14 +152,15 @@ def test_replicable_argmax_is_repmean_of_the_cumulative_sums_with_offsets_from_x
     means = np.array([0.5, 0.5004])
     alg, last = _replicable_commit(means, 11)
     assert alg.active.size == 2 and alg.batch >= 2
-    # ξ: one threshold per exploration batch, then one offset per arm for the commit
+    # ξ: one threshold per exploration batch, then the commit grid's one offset
     xi = as_generator(11)
     xi.random(alg.batch)
-    offsets = xi.random(2)
+    offset = xi.random()
     rho_a = 0.9 / 2
     pulls = alg.pulls - last.allocation(2)  # what was known at the commit: the batches before
-    expected = replicable_means(pulls * means, pulls, rho_a, COMMIT_DELTA_FRACTION * rho_a,
-                                offsets)
+    # one grid for both arms, as wide as the widest arm's RepMean grid (Lemma 2.5)
+    alpha = max(grid_width(n, COMMIT_DELTA_FRACTION * rho_a, rho_a) for n in pulls)
+    expected = np.clip(grid_round(means, alpha, offset), 0, 1)
     np.testing.assert_array_equal(alg.commit_scores, expected)
     assert np.all(np.abs(alg.commit_scores - means) < 0.01)  # narrow cells: a real estimate
     assert last.arms.tolist() == [int(np.argmax(expected))]
@@ -198,12 +199,12 @@ def test_linear_commit_values_grid_and_disagreement_rate():
     values = np.array([0.3, -0.2, 0.7])
     norms2 = np.array([1e-4, 4e-4, 0.0])
     rho_c = 0.3
-    u = np.array([0.25, 0.5, 0.75])
+    u = 0.25
     out = linear_commit_values(values, norms2, rho_c, u)
     rho_a = rho_c / 3
     delta_a = rho_a / 20
-    alpha = 2 * np.sqrt(norms2 * math.log(2 / delta_a)) / (rho_a - delta_a)
-    alpha[2] = 1.0  # ‖a‖ = 0: any width (the value is the same in every execution)
+    # one grid, as wide as the widest arm needs (arm 1: ‖a‖² = 4e-4)
+    alpha = 2 * np.sqrt(4e-4 * math.log(2 / delta_a)) / (rho_a - delta_a)
     np.testing.assert_allclose(out, grid_round(values, alpha, u))
     k = (out - u * alpha) / alpha - 0.5
     np.testing.assert_allclose(k, np.round(k), atol=1e-9)  # centres of the shifted cells
@@ -211,8 +212,8 @@ def test_linear_commit_values_grid_and_disagreement_rate():
     # over the offset, two values d apart are split with probability d/α
     rng = np.random.default_rng(0)
     offs = rng.random(20_000)
-    d = 0.3 * alpha[0]
-    split = grid_round(0.3, alpha[0], offs) != grid_round(0.3 + d, alpha[0], offs)
+    d = 0.3 * alpha
+    split = grid_round(0.3, alpha, offs) != grid_round(0.3 + d, alpha, offs)
     assert abs(split.mean() - 0.3) < 0.02
 
 
@@ -245,13 +246,13 @@ def test_linear_replicable_argmax_closed_form_and_agreement_within_the_window():
     a, last_a = _linear("replicable-argmax", theta, xi=7)
     b, _ = _linear("replicable-argmax", theta, xi=7, noise=1e-6)
     assert a.rho_commit == pytest.approx(0.15) and a.beta == paper_beta(3, 0.15)
-    # ξ: B thresholds first, then one offset per arm
+    # ξ: B thresholds first, then the commit grid's offset
     xi = as_generator(7)
     xi.random(a.n_batches)
-    offsets = xi.random(3)
+    offset = xi.random()
     alloc = last_a[-2].allocation(3)  # the last phase
     ls = LeastSquares.from_sums(np.eye(3), alloc, alloc * theta)
-    expected = linear_commit_values(ls.theta, ls.norms2(np.eye(3)), 0.15, offsets)
+    expected = linear_commit_values(ls.theta, ls.norms2(np.eye(3)), 0.15, offset)
     np.testing.assert_allclose(a.commit_scores, expected, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(a.commit_scores, b.commit_scores)
     assert a.decisions.same_as(b.decisions)
@@ -275,3 +276,22 @@ def test_every_rule_keeps_the_best_arm_and_regret_below_uniform():
         tr = simulate(alg, env, horizon=T, seed=2)
         assert 2 in alg.active.tolist()
         assert tr.final_regret < 0.2 * T
+
+
+def test_replicable_argmax_rounds_on_one_grid_so_it_keeps_the_order_of_the_means():
+    """Wide cells must not reorder the means: on one grid the best arm is picked unless it
+    shares its cell (then the lowest index of that cell). With an offset per arm, 300 commits
+    on the Appendix H means picked the best arm 3.7% of the time and the worst 42%."""
+    means = np.array([0.44, 0.47, 0.50, 0.53, 0.56, 0.59])
+    counts = np.full(6, 200)
+    picks = []
+    for u in np.random.default_rng(0).random(300):
+        scores = replicable_commit_means(means * counts, counts, 0.15, u)
+        assert np.all(np.diff(scores) >= 0)  # order kept (ties allowed)
+        best = int(np.argmax(scores))
+        assert scores[best] == scores[-1]  # the pick shares the best arm's cell
+        picks.append(best)
+    # the cells here are far wider than the spread of the means: mostly one cell, lowest index
+    assert set(picks) <= set(range(6))
+    fine = replicable_commit_means(means * 10**9, np.full(6, 10**9), 0.15, 0.3)
+    assert int(np.argmax(fine)) == 5  # narrow cells: the best arm

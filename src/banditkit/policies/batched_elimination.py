@@ -148,9 +148,8 @@ class BatchedEliminationBase(Algorithm):
             return None
         if self.commit == "argmax":
             return self.sums[a] / self.pulls[a]
-        # one offset per arm whatever the active set, so ξ is read identically (as Algorithm 1)
-        offsets = self.xi.random(self.n_arms)[a]  # type: ignore[attr-defined]
-        return replicable_commit_means(self.sums[a], self.pulls[a], self.rho_commit, offsets)
+        offset = float(self.xi.random())  # type: ignore[attr-defined]  # one grid, one offset
+        return replicable_commit_means(self.sums[a], self.pulls[a], self.rho_commit, offset)
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         np.add.at(self.pulls, batch.arms, batch.counts)

@@ -14,12 +14,14 @@ baselines that share their phases):
     in index order, get one more), played arm after arm in index order. Also a function of the
     active set: covered by the proofs.
 ``"replicable-argmax"``
-    The surviving arm with the largest estimate after a replicable rounding: each surviving arm's
-    mean is rounded to the centre of a grid cell whose boundaries are shifted by an offset drawn
-    from the internal randomness ξ (Impagliazzo et al.'s rSTAT, RepMean of Bollini et al.,
-    :mod:`banditkit.estimation.replicable_mean`), ties to the lowest index. Two executions with
-    the same active set disagree only if some arm's rounded mean differs, which has probability
-    ≤ ρ_c/|A| per arm, so the commit adds at most ρ_c to the non-replication; the eliminations
+    The surviving arm with the largest estimate after a replicable rounding: the surviving arms'
+    means are rounded to the centres of the cells of one grid whose boundaries are shifted by an
+    offset drawn from the internal randomness ξ (Impagliazzo et al.'s rSTAT, RepMean of Bollini
+    et al., :mod:`banditkit.estimation.replicable_mean`), ties to the lowest index. One grid
+    keeps the means' order, so the pick is the best arm unless others share its cell. Two
+    executions with the same active set disagree only if some arm's rounded mean differs, which
+    has probability ≤ ρ_c/|A| per arm, so the commit adds at most ρ_c to the non-replication;
+    the eliminations
     run at ρ − ρ_c (``commit_share`` = ρ_c/ρ, default 1/2). Replicable by construction.
 ``"argmax"``
     The surviving arm with the largest plain estimate (the empirical mean; the least-squares
@@ -39,7 +41,7 @@ import math
 
 import numpy as np
 
-from ..estimation.replicable_mean import grid_round, replicable_means
+from ..estimation.replicable_mean import grid_round, grid_width
 from ..protocol import Batch
 from ..validation import check_probability
 
@@ -99,32 +101,39 @@ def split_rho(rho: float, commit: str, commit_share: float | None) -> tuple[floa
 
 
 def replicable_commit_means(sums: np.ndarray, counts: np.ndarray, rho_commit: float,
-                            offsets: np.ndarray) -> np.ndarray:
+                            offset: float) -> np.ndarray:
     """Replicably rounded means of the m surviving arms (rewards in [0, 1]) for the
-    ``"replicable-argmax"`` commit.
+    ``"replicable-argmax"`` commit, all on one grid.
 
-    Each is :func:`~banditkit.estimation.replicable_mean.replicable_means` (RepMean, Lemma 2.5
-    of Bollini et al.) at ρ_a = ρ_c/m and δ_a = :data:`COMMIT_DELTA_FRACTION` · ρ_a, on the
-    grid Lemma 2.5 gives for the arm's count: two executions with the same counts and offsets
-    round an arm differently with probability ≤ ρ_a, so all m agree with probability
-    ≥ 1 − ρ_c (union bound).
+    Arm a alone would be RepMean (Lemma 2.5 of Bollini et al.) at ρ_a = ρ_c/m and
+    δ_a = :data:`COMMIT_DELTA_FRACTION` · ρ_a, on a grid of the width α_a that Lemma 2.5 gives
+    for its count. All arms are rounded on *one* grid, of width α = max_a α_a and shifted by
+    one unit ``offset`` u from ξ: rounding on a common grid keeps the order of the means (the
+    pick is the best surviving arm unless it shares its cell with others, then the lowest index
+    of the top cell), whereas independent grids would reorder them at random whenever α is
+    comparable to the gaps. Each arm's rounding still disagrees between two executions with
+    probability ≤ δ_a + |m − m'|/α ≤ ρ_a (u is uniform and α ≥ α_a), so all m agree with
+    probability ≥ 1 − ρ_c by the union bound, whatever the dependence between arms.
     """
-    m = len(counts)
-    rho_a = rho_commit / m
-    return replicable_means(sums, counts, rho_a, COMMIT_DELTA_FRACTION * rho_a, offsets)
+    counts = np.asarray(counts)
+    rho_a = rho_commit / len(counts)
+    alpha = float(np.max(grid_width(counts, COMMIT_DELTA_FRACTION * rho_a, rho_a)))
+    return np.clip(grid_round(np.asarray(sums, dtype=float) / counts, alpha, offset), 0.0, 1.0)
 
 
 def linear_commit_values(values: np.ndarray, norms2: np.ndarray, rho_commit: float,
-                         offsets: np.ndarray) -> np.ndarray:
+                         offset: float) -> np.ndarray:
     """Replicably rounded least-squares values ⟨a, θ̂⟩ of the m surviving arms of Algorithm 3
-    for the ``"replicable-argmax"`` commit (1-sub-Gaussian noise, as Algorithm 3's ε_i assume).
+    for the ``"replicable-argmax"`` commit (1-sub-Gaussian noise, as Algorithm 3's ε_i assume),
+    all on one grid.
 
     Two executions with the same active set pull the same multiset in the last phase, so
     ⟨a, θ̂ − θ̂'⟩ = ⟨a, V⁻¹ Σ_t x_t (η_t − η'_t)⟩ is 2‖a‖²_{V⁻¹}-sub-Gaussian and
-    |⟨a, θ̂ − θ̂'⟩| ≤ D_a = 2‖a‖_{V⁻¹} sqrt(ln(2/δ_a)) with probability ≥ 1 − δ_a. Cells of width
-    α_a = D_a/(ρ_a − δ_a) (ρ_a = ρ_c/m, δ_a = :data:`COMMIT_DELTA_FRACTION` · ρ_a) then
-    separate the two values with probability ≤ δ_a + D_a/α_a = ρ_a
-    (:func:`~banditkit.estimation.replicable_mean.grid_round`).
+    |⟨a, θ̂ − θ̂'⟩| ≤ D_a = 2‖a‖_{V⁻¹} sqrt(ln(2/δ_a)) with probability ≥ 1 − δ_a. A grid of
+    width α ≥ α_a = D_a/(ρ_a − δ_a) (ρ_a = ρ_c/m, δ_a = :data:`COMMIT_DELTA_FRACTION` · ρ_a)
+    shifted by a uniform offset separates the two values with probability ≤ δ_a + D_a/α ≤ ρ_a
+    (:func:`~banditkit.estimation.replicable_mean.grid_round`). One grid for all arms, of width
+    max_a α_a, keeps the values' order (as :func:`replicable_commit_means`).
 
     Parameters
     ----------
@@ -132,16 +141,16 @@ def linear_commit_values(values: np.ndarray, norms2: np.ndarray, rho_commit: flo
         ⟨a, θ̂⟩ and ‖a‖²_{V⁻¹} of the last phase, for each surviving arm.
     rho_commit : float
         ρ_c, the replicability budget of the whole commit.
-    offsets : array, shape (m,)
-        Unit offsets u ∈ [0, 1) from ξ.
+    offset : float
+        The unit offset u ∈ [0, 1) of the grid, from ξ.
     """
     m = len(values)
     rho_a = rho_commit / m
     delta_a = COMMIT_DELTA_FRACTION * rho_a
     d = 2.0 * np.sqrt(np.maximum(np.asarray(norms2, dtype=float), 0.0) * math.log(2.0 / delta_a))
-    # an arm with ‖a‖_{V⁻¹} = 0 has the same value in both executions: any width will do
-    widths = np.where(d > 0, d / (rho_a - delta_a), 1.0)
-    return grid_round(values, widths, offsets)
+    # arms with ‖a‖_{V⁻¹} = 0 have the same value in both executions: they need no width
+    alpha = float(d.max()) / (rho_a - delta_a) if np.any(d > 0) else 1.0
+    return grid_round(values, alpha, offset)
 
 
 def commit_batch(commit: str, active: np.ndarray, remaining: int, n_arms: int,

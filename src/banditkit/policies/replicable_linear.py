@@ -114,12 +114,12 @@ class ReplicableLinearElimination(LinearElimination):
                      if beta is None else check_positive(beta, "beta"))
         super().__init__(Xc, horizon, n_batches=n_batches, q=q, size_constant=size_constant,
                          delta=delta, confidence_scale=confidence_scale, design_tol=design_tol)
-        # ξ: one uniform per batch for ε̄_i, then one commit offset per arm, drawn up front so
+        # ξ: one uniform per batch for ε̄_i, then the commit grid's offset, drawn up front so
         # both executions use the same ones (the thresholds come first, as before the commit
-        # offsets existed).
+        # offset existed).
         gen = as_generator(rng)
         self._uniforms = gen.random(self.n_batches)
-        self._commit_offsets = gen.random(K)
+        self._commit_offset = float(gen.random())
         self._norms2 = np.full(K, np.nan)  # ‖a‖²_{V⁻¹} of the last phase (replicable-argmax)
         self.commit_scores: np.ndarray | None = None
 
@@ -158,7 +158,7 @@ class ReplicableLinearElimination(LinearElimination):
         if self.commit == "argmax":
             return self.last_estimates[a]
         return linear_commit_values(self.last_estimates[a], self._norms2[a], self.rho_commit,
-                                    self._commit_offsets[a])
+                                    self._commit_offset)
 
     def _choose_final(self) -> int:
         self.commit_scores = self._commit_scores()
