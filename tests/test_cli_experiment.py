@@ -62,8 +62,11 @@ def test_a_whole_batch_through_csv_files(tmp_path, capsys):
      "unknown policy"),
     (["create", "{exp}", "--algorithm", "UCB1", "--arms", "a,b", "--seed", "0"],
      "already exists"),
-    (["create", "{new}", "--algorithm", "RAGE", "--features", "{text}", "--seed", "0"],
+    (["create", "{new}", "--algorithm", "RAGE", "--features", "{feat_text}", "--seed", "0"],
      "numbers only"),
+    (["create", "{new}", "--algorithm", "RAGE", "--features", "{feat_noname}", "--seed", "0"],
+     "must be 'arm'"),
+    (["record", "{exp}", "{gapcost}"], "cost_1, ..., cost_m"),
 ])
 def test_mistakes_and_broken_files_are_refused_in_one_line(tmp_path, capsys, argv, match):
     exp = tmp_path / "ab.sqlite"
@@ -71,15 +74,32 @@ def test_mistakes_and_broken_files_are_refused_in_one_line(tmp_path, capsys, arg
     files = {"exp": exp, "missing": tmp_path / "missing.csv", "junk": tmp_path / "junk.sqlite",
              "nocol": tmp_path / "nocol.csv", "text": tmp_path / "text.csv",
              "unknown": tmp_path / "unknown.csv", "empty": tmp_path / "empty.csv",
-             "header": tmp_path / "header.csv", "new": tmp_path / "new.sqlite"}
+             "header": tmp_path / "header.csv", "new": tmp_path / "new.sqlite",
+             "feat_text": tmp_path / "ft.csv", "feat_noname": tmp_path / "fn.csv",
+             "gapcost": tmp_path / "gapcost.csv"}
     files["junk"].write_bytes(b"\x00garbage" * 200)
     files["nocol"].write_text("unit,value\n1,0.5\n")
     files["text"].write_text("unit,reward\n1,high\n")
     files["unknown"].write_text("unit,reward\n4242,1\n")
     files["empty"].write_text("")
     files["header"].write_text("unit,reward\n")
+    files["feat_text"].write_text("arm,x1,x2\na,1,zero\nb,0,1\n")
+    files["feat_noname"].write_text("x1,x2\n1,0\n0,1\n")
+    files["gapcost"].write_text("unit,reward,cost_1,cost_3\n1,1,0,0\n")
     capsys.readouterr()
     code = main(["experiment", *[a.format(**files) for a in argv]])
     err = capsys.readouterr().err
     assert code == 2
     assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_columns_that_are_not_numbered_costs_are_ignored(tmp_path, capsys):
+    path = tmp_path / "ab.sqlite"
+    assert _create(path) == 0
+    out = tmp_path / "day.csv"
+    assert main(["experiment", "assign", str(path), "3", "--out", str(out)]) == 0
+    units = pd.read_csv(out)
+    units.assign(reward=1, cost_center="marketing")[["unit", "reward", "cost_center"]].to_csv(
+        tmp_path / "answers.csv", index=False)
+    assert main(["experiment", "record", str(path), str(tmp_path / "answers.csv")]) == 0
+    assert "recorded 3 new" in capsys.readouterr().out

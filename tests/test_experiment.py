@@ -334,3 +334,87 @@ def test_a_constrained_experiment_records_costs_and_refuses_wrong_ones(tmp_path)
     with pytest.raises(ExperimentError, match="thresholds"):
         Experiment.create(tmp_path / "s.sqlite", algorithm="DEBORAS", arms=["a", "b"], seed=0,
                           horizon=100)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda p: Experiment.create(p, algorithm="RAGE", arms=[[1.0, 2.0], [3.0]], seed=0),
+     "same length"),
+    (lambda p: Experiment.create(p, algorithm="DEBORAS", arms=["a", "b"], seed=0, horizon=10,
+                                 thresholds="abc"), "thresholds"),
+    (lambda p: Experiment.create(p, algorithm="DEBORAS", arms=["a", "b"], seed=0, horizon=10,
+                                 thresholds=[0.3, [0.2]]), "thresholds"),
+    (lambda p: Experiment.create(p, algorithm="DEBORAS", arms=["a", "b"], seed=0, horizon=10,
+                                 thresholds=[True]), "thresholds"),
+    (lambda p: Experiment.create(p, algorithm="UCB1", arms=["a", "b"], seed=0, horizon=10,
+                                 params={"exploration": "2"}), "exploration"),
+])
+def test_malformed_python_input_is_refused_in_one_message(tmp_path, call, match):
+    with pytest.raises(ExperimentError, match=match):
+        call(tmp_path / "e.sqlite")
+
+
+def test_more_refusals_found_by_a_new_user(tmp_path):
+    with _create(tmp_path / "c.sqlite", "DEBORAS") as exp:
+        units = exp.assign(1)["unit"].tolist()
+        with pytest.raises(ExperimentError, match="not a table of numbers"):
+            exp.record(units, [1.0], costs=[[0.1, [0.2]]])
+        exp.record(units, [1.0], costs=[[0.5]])
+        with pytest.raises(ExperimentError, match="already has costs"):
+            exp.record(units, [1.0], costs=[[0.4]])
+    with _create(tmp_path / "e.sqlite", "ReplicableElimination") as exp:
+        units = exp.assign(3)["unit"].tolist()
+        with pytest.raises(ExperimentError, match="below 2\\*\\*63"):
+            exp.record(np.array([2**64 - 1], dtype=np.uint64), [1.0])
+        assert exp.record(units, np.array([True, False, True])) == 3  # booleans read as 1/0
+        assert exp.expire(older_than=1e12) == 0  # older than the epoch: every unit, no error
+        more = exp.assign(np.uint64(2**64 - 1))  # no overflow: what the batch has left
+        assert len(more) == 18 - 3
+
+
+def test_a_horizon_caps_an_identifier_as_simulate_does(tmp_path):
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
+    path = tmp_path / "e.sqlite"
+    with Experiment.create(path, algorithm="RAGE", arms=X, seed=1, horizon=100) as exp:
+        units = exp.assign(1000)
+        assert len(units) == 100  # the first phase is longer: cut at the horizon
+        exp.record(units["unit"], [0.5] * 100)
+        state = exp.status()
+        assert state.finished and state.budget_left == 0 and state.pulls_observed == 100
+        assert exp.assign(5).empty
+
+
+def test_a_damaged_or_deleted_file_is_refused_not_trusted(tmp_path):
+    path = tmp_path / "e.sqlite"
+    with _create(path, "ReplicableElimination") as exp:
+        units = exp.assign(18)["unit"].tolist()
+        exp.record(units, [1.0] * 18)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE batches SET reward_sums = '[1e9, 0, 0]' WHERE id = 0")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ExperimentError, match="is damaged"):
+        Experiment.open(path)
+    fresh = tmp_path / "f.sqlite"
+    exp = _create(fresh, "ReplicableElimination")
+    exp.assign(2)
+    os.remove(fresh)
+    with pytest.raises(ExperimentError, match="deleted, moved or replaced"):
+        exp.assign(2)
+    exp.close()
+
+
+def test_opening_a_file_that_is_refused_leaves_it_unchanged(tmp_path):
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    with pytest.raises(ExperimentError, match="not a banditkit experiment"):
+        Experiment.open(other)
+    assert other.read_bytes() == before
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(ExperimentError):
+        Experiment.open(empty)
+    assert empty.read_bytes() == b""

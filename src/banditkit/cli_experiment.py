@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     arms = create.add_mutually_exclusive_group(required=True)
     arms.add_argument("--arms", metavar="A,B,...", help="arm names, comma-separated")
     arms.add_argument("--features", metavar="CSV", type=Path,
-                      help="CSV of arm features: first column the arm's name, then numbers")
+                      help="CSV of arm features: a first column 'arm' with the names, then "
+                           "one column of numbers per feature")
     create.add_argument("--seed", type=non_negative_int, required=True,
                         help="seed of the algorithm's internal randomness")
     create.add_argument("--horizon", type=positive_int, default=None, metavar="T",
@@ -95,6 +96,9 @@ def _create(args: argparse.Namespace) -> int:
         arms = _read_csv(args.features, "--features", index_col=0)
         if arms is None:
             return 2
+        if arms.index.name != "arm":
+            return _refuse(f"argument --features: the first column of {str(args.features)!r} "
+                           f"must be 'arm' (the arm names), got {arms.index.name!r}")
     with Experiment.create(args.path, algorithm=args.algorithm, arms=arms, seed=args.seed,
                            horizon=args.horizon, params=dict(args.param),
                            thresholds=args.threshold, order=args.order) as exp:
@@ -138,8 +142,14 @@ def _record(args: argparse.Namespace) -> int:
                        f"{list(frame.columns)})")
     if frame.empty:
         return _refuse(f"argument CSV: {str(args.csv)!r} has no rows to record")
-    cost_columns = sorted((c for c in frame.columns if str(c).startswith("cost")),
-                          key=lambda c: (len(str(c)), str(c)))
+    import re
+
+    numbered = {int(m.group(1)): c for c in frame.columns
+                if (m := re.fullmatch(r"cost_(\d+)", str(c)))}
+    cost_columns = [numbered[k] for k in sorted(numbered)]
+    if cost_columns and sorted(numbered) != list(range(1, len(numbered) + 1)):
+        return _refuse(f"argument CSV: cost columns must be cost_1, ..., cost_m, got "
+                       f"{cost_columns}")
     for column in ["unit", "reward", *cost_columns]:
         if frame[column].dtype.kind == "b" and column != "unit":
             frame[column] = frame[column].astype(float)  # true/false read as 1/0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["mean_interval", "wilson_interval"]
+__all__ = ["mean_interval", "student_interval", "wilson_interval"]
 
 
 def mean_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
@@ -19,10 +19,19 @@ def mean_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float
     n = x.size
     if n == 0:
         return (np.nan,) * 4
-    mean = float(x.mean())
+    return student_interval(n, float(x.mean()), float(x.std(ddof=1)) if n > 1 else np.nan,
+                            level)
+
+
+def student_interval(n: int, mean: float, sd: float, level: float = 0.95
+                     ) -> tuple[float, float, float, float]:
+    """Mean, standard error and Student-t ``level`` interval from a sample's size, mean and
+    standard deviation (ddof 1): :func:`mean_interval` from sufficient statistics."""
+    if n == 0:
+        return (np.nan,) * 4
     if n == 1:
         return mean, np.nan, np.nan, np.nan
-    se = float(x.std(ddof=1) / np.sqrt(n))
+    se = sd / float(np.sqrt(n))
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
     return mean, se, mean - half, mean + half
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..intervals import mean_interval, wilson_interval
+from ..intervals import student_interval, wilson_interval
 from ..protocol import Algorithm, Batch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator, stream
@@ -187,9 +187,12 @@ class Experiment:
             raise ExperimentError(f"params must be JSON values (numbers, strings, lists) and "
                                   f"finite: {error}") from None
         if thresholds is not None:
-            thresholds = np.asarray(thresholds, dtype=float).reshape(-1)
-            if thresholds.size == 0 or not np.all((thresholds >= 0) & (thresholds <= 1)):
-                raise ExperimentError("thresholds must be a non-empty list of numbers in [0, 1]")
+            values = _numbers(thresholds)
+            if (values is None or values.dtype.kind == "b" or values.ndim != 1
+                    or values.size == 0 or not np.all((values >= 0) & (values <= 1))):
+                raise ExperimentError(f"thresholds must be a non-empty list of numbers in "
+                                      f"[0, 1], one per cost, got {thresholds!r}")
+            thresholds = values.astype(float)
         meta = {"algorithm": algorithm, "params": params, "seed": int(seed),
                 "horizon": None if horizon is None else int(horizon), "arms": names,
                 "features": None if X is None else X.tolist(),
@@ -238,6 +241,7 @@ class Experiment:
     # -- one transaction per call, with the algorithm brought up to date -----------------------
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._journal.check_still_there()
         try:
             with self._journal.transaction() as conn:
                 self._sync(conn)
@@ -259,7 +263,7 @@ class Experiment:
         rows = conn.execute("SELECT id, arms, counts, reward_sums, cost_sums "
                             "FROM batches WHERE id >= ? ORDER BY id", (self._observed,))
         for batch_id, arms, counts, reward_sums, cost_sums in rows:
-            asked = self._algorithm.next_batch()
+            asked = self._ask()
             stored = Batch(np.asarray(json.loads(arms), np.int64),
                            np.asarray(json.loads(counts), np.int64))
             if (batch_id != self._observed or asked is None
@@ -272,9 +276,29 @@ class Experiment:
                     "written by a banditkit whose algorithm differs); refusing to go on")
             if reward_sums is None:
                 break  # the pending batch
-            costs = None if cost_sums is None else np.asarray(json.loads(cost_sums), float)
-            self._algorithm.observe(asked, np.asarray(json.loads(reward_sums), float), costs)
+            try:
+                costs = (None if cost_sums is None
+                         else np.asarray(json.loads(cost_sums), float))
+                self._algorithm.observe(asked, np.asarray(json.loads(reward_sums), float),
+                                        costs)
+            except (ValueError, TypeError) as error:
+                self._algorithm = None
+                raise ExperimentError(f"{str(self.path)!r} is damaged: the stored outcome of "
+                                      f"batch {batch_id} is refused ({error})") from None
             self._observed += 1
+
+    def _ask(self) -> Batch | None:
+        """The algorithm's pending batch, cut to the horizon as :func:`banditkit.simulate` cuts
+        it (an identifier given a horizon stops there; its last batch is then a prefix, which
+        ends its run), or ``None`` once it has stopped or spent the horizon."""
+        assert self._algorithm is not None
+        batch = self._algorithm.next_batch()
+        if batch is None or self.horizon is None:
+            return batch
+        left = self.horizon - self._algorithm.t
+        if left <= 0:
+            return None
+        return batch.truncated(left) if batch.n_pulls > left else batch
 
     def _journal_meta(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm_name, "params": self.params, "seed": self.seed,
@@ -283,8 +307,7 @@ class Experiment:
     def _pending(self, conn: sqlite3.Connection) -> tuple[int, Batch] | None:
         """The batch waiting for rewards (asked now and stored if new), or ``None`` once the
         algorithm has stopped."""
-        assert self._algorithm is not None
-        batch = self._algorithm.next_batch()
+        batch = self._ask()
         if batch is None:
             return None
         batch_id = self._observed
@@ -325,16 +348,20 @@ class Experiment:
                 "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot", (batch_id,))]
             (handed,) = conn.execute("SELECT COUNT(DISTINCT slot) FROM units WHERE batch = ?",
                                      (batch_id,)).fetchone()
+            n = min(int(n), batch.n_pulls)  # Python ints: no overflow of a numpy n near 2**64
             slots = np.asarray(reoffer[:n], dtype=np.int64)
             fresh = self._slot_order(batch_id, batch.n_pulls)[
                 handed: min(batch.n_pulls, handed + n - slots.size)]
             slots = np.concatenate([slots, fresh]).astype(np.int64)
             arms = batch.arms[np.searchsorted(np.cumsum(batch.counts), slots, side="right")]
             now = _now()
-            ids = [conn.execute("INSERT INTO units (batch, slot, arm, assigned_at) "
-                                "VALUES (?, ?, ?, ?) RETURNING id",
-                                (batch_id, int(s), int(a), now)).fetchone()[0]
-                   for s, a in zip(slots, arms, strict=True)]
+            conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at) "
+                             "VALUES (?, ?, ?, ?)",
+                             [(batch_id, int(s), int(a), now)
+                              for s, a in zip(slots, arms, strict=True)])
+            # the write lock is held, so the new ids are consecutive and end at the last one
+            (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
+            ids = list(range(last - slots.size + 1, last + 1)) if slots.size else []
         return _units_frame(ids, arms.tolist(), [batch_id] * len(ids), self.arm_names)
 
     def _slot_order(self, batch_id: int, n_pulls: int) -> np.ndarray:
@@ -360,10 +387,13 @@ class Experiment:
             Units newly recorded.
         """
         ids = _as_ids(units)
-        values = np.asarray(rewards, dtype=float) if _numeric(rewards) else None
+        values = _numbers(rewards)
         if values is None or values.ndim != 1 or values.size != ids.size:
-            raise ExperimentError(f"rewards must be numbers, one per unit ({ids.size}), got "
-                                  f"{np.shape(rewards) if values is not None else rewards!r}")
+            got = (f"shape {values.shape}" if values is not None
+                   else "something that is not a list of numbers")
+            raise ExperimentError(f"rewards must be numbers (true/false read as 1/0), one per "
+                                  f"unit ({ids.size}), got {got}")
+        values = values.astype(float)
         if not np.isfinite(values).all():
             i = int(np.flatnonzero(~np.isfinite(values))[0])
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
@@ -388,10 +418,13 @@ class Experiment:
                                           "cannot be recorded")
                 unit_costs = None if cost_values is None else cost_values[i].tolist()
                 if reward is not None:
-                    if reward != values[i] or (stored_costs is not None
-                                               and json.loads(stored_costs) != unit_costs):
+                    if reward != values[i]:
                         raise ExperimentError(f"units: unit {unit} already has reward {reward} "
                                               f"(got {values[i]}); a reward is recorded once")
+                    if stored_costs is not None and json.loads(stored_costs) != unit_costs:
+                        raise ExperimentError(f"units: unit {unit} already has costs "
+                                              f"{json.loads(stored_costs)} (got {unit_costs}); "
+                                              "costs are recorded once")
                     continue
                 new.append((float(values[i]), None if unit_costs is None
                             else json.dumps(unit_costs), unit))
@@ -411,12 +444,15 @@ class Experiment:
         if not m:
             raise ExperimentError(f"costs: {self.algorithm_name} records no costs (the "
                                   "experiment was created without thresholds)")
-        values = np.asarray(costs, dtype=float) if _numeric(costs) else None
+        values = _numbers(costs)
         if values is not None and values.ndim == 1 and m == 1:
             values = values[:, None]
         if values is None or values.shape != (ids.size, m):
+            got = "something that is not a table of numbers" if values is None else \
+                f"shape {values.shape}"
             raise ExperimentError(f"costs must be numbers of shape (units, m) = ({ids.size}, "
-                                  f"{m}), got {np.shape(costs)}")
+                                  f"{m}), got {got}")
+        values = values.astype(float)
         if not np.isfinite(values).all():
             raise ExperimentError("costs must be finite")
         return values
@@ -502,11 +538,13 @@ class Experiment:
                 conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
                                  [(now, u) for u in todo])
                 return len(todo)
-            if not (isinstance(older_than, (int, float)) and np.isfinite(older_than)
-                    and older_than >= 0):
+            if (isinstance(older_than, bool)
+                    or not isinstance(older_than, (int, float, np.integer, np.floating))
+                    or not np.isfinite(older_than) or older_than < 0):
                 raise ExperimentError(f"older_than must be a number of seconds >= 0, got "
                                       f"{older_than!r}")
-            cutoff = datetime.fromtimestamp(time.time() - older_than, UTC)
+            now_s = time.time()  # older than the epoch means every unit: cut the cutoff there
+            cutoff = datetime.fromtimestamp(now_s - min(float(older_than), now_s), UTC)
             cur = conn.execute("UPDATE units SET expired_at = ? WHERE reward IS NULL AND "
                                "expired_at IS NULL AND assigned_at < ?",
                                (now, cutoff.isoformat(timespec="microseconds")))
@@ -518,9 +556,11 @@ class Experiment:
         with self._transaction() as conn:
             algorithm = self._algorithm
             assert algorithm is not None
-            pending = algorithm.next_batch()
-            rows = conn.execute("SELECT arm, reward FROM units WHERE expired_at IS NULL "
-                                "ORDER BY arm").fetchall()
+            pending = self._ask()
+            rows = conn.execute(
+                "SELECT arm, COUNT(*), COUNT(reward), TOTAL(reward), TOTAL(reward * reward), "
+                "TOTAL(reward <> 0 AND reward <> 1) FROM units WHERE expired_at IS NULL "
+                "GROUP BY arm").fetchall()
             waiting = unassigned = 0
             if pending is not None:
                 (answered,) = conn.execute(
@@ -542,23 +582,27 @@ class Experiment:
                 info=dict(algorithm.info))
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm) -> pd.DataFrame:
+        """Per-arm counts, means and intervals from SQL aggregates (count, sum, sum of squares,
+        and whether any reward is other than 0/1): O(K) Python work however many units."""
         K = len(self.arm_names)
-        arm = np.array([r[0] for r in rows], dtype=np.int64)
-        reward = np.array([np.nan if r[1] is None else r[1] for r in rows], dtype=float)
+        table = np.zeros((K, 2), dtype=np.int64)
+        stats = np.full((K, 3), np.nan)
         bounds = algorithm.reward_range
-        table = []
-        for a in range(K):
-            got = reward[(arm == a) & ~np.isnan(reward)]
-            n = int(got.size)
-            mean = float(got.mean()) if n else np.nan
-            if n and np.all((got == 0) | (got == 1)):
-                low, high = wilson_interval(int(got.sum()), n)
+        for arm, assigned, n, total, total_sq, non_binary in rows:
+            table[arm] = assigned, n
+            if not n:
+                continue
+            mean = total / n
+            if non_binary == 0:  # every reward 0 or 1: a proportion
+                low, high = wilson_interval(round(total), n)
             else:
-                _, _, low, high = mean_interval(got)
-                if bounds is not None and n:
+                var = max(total_sq - n * mean * mean, 0.0) / (n - 1) if n > 1 else np.nan
+                _, _, low, high = student_interval(n, mean, float(np.sqrt(var)))
+                if bounds is not None and n > 1:
                     low, high = max(low, bounds[0]), min(high, bounds[1])
-            table.append((int(np.sum(arm == a)), n, mean, low, high))
-        frame = pd.DataFrame(table, columns=["assigned", "recorded", "mean", "low", "high"],
+            stats[arm] = mean, low, high
+        frame = pd.DataFrame({"assigned": table[:, 0], "recorded": table[:, 1],
+                              "mean": stats[:, 0], "low": stats[:, 1], "high": stats[:, 2]},
                              index=pd.Index(self.arm_names, name="arm"))
         active = getattr(algorithm, "active", None)
         if active is not None:
@@ -584,19 +628,28 @@ class Experiment:
             return self._algorithm.decisions
 
 
-def _numeric(values: Any) -> bool:
+def _numbers(values: Any) -> np.ndarray | None:
+    """``values`` as an array of real numbers (booleans read as 0/1), or ``None`` when they are
+    not (text, None, ragged lists...)."""
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError):
-        return False
-    return arr.dtype.kind in "biuf" and arr.dtype != bool
+        return None
+    if arr.dtype.kind not in "biuf":
+        return None
+    return arr
 
 
 def _as_ids(units: Any) -> np.ndarray:
-    arr = np.asarray(units) if units is not None else np.empty(0)
+    try:
+        arr = np.asarray(units) if units is not None else np.empty(0)
+    except (TypeError, ValueError):
+        arr = np.empty(0)
     if arr.ndim != 1 or arr.dtype.kind not in "iu" or arr.size == 0:
         raise ExperimentError(f"units must be a non-empty list of unit ids (integers), got "
                               f"{units!r}")
+    if arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(np.int64).max:
+        raise ExperimentError(f"units: {int(arr.max())} is not a unit id (ids are below 2**63)")
     if np.unique(arr).size != arr.size:
         raise ExperimentError("units: each unit may appear once per call")
     return arr.astype(np.int64)

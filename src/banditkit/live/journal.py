@@ -75,6 +75,14 @@ class Journal:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
+        self._identity = _identity(path)
+
+    def check_still_there(self) -> None:
+        """Refuse to go on when the file was deleted, moved or replaced since it was opened:
+        SQLite would keep writing into the unlinked file, and every call would be lost."""
+        if _identity(self.path) != self._identity:
+            raise ExperimentError(f"{str(self.path)!r} was deleted, moved or replaced since it "
+                                  "was opened; nothing more is written to it (open it again)")
 
     @classmethod
     def create(cls, path: str | Path, meta: dict[str, Any]) -> Journal:
@@ -82,15 +90,14 @@ class Journal:
         path = Path(path)
         if path.exists():
             raise ExperimentError(f"path {str(path)!r} already exists: open it with "
-                               "Experiment.open, or choose a new path")
+                                  "Experiment.open, or choose a new path")
         if not path.parent.is_dir():
             raise ExperimentError(f"path: folder {str(path.parent)!r} does not exist")
-        conn = _connect(path)
         try:
-            with conn:
-                conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+            conn = _connect(path)
+            _durable(conn, path)
+            conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
         except sqlite3.Error as error:
-            conn.close()
             path.unlink(missing_ok=True)
             raise ExperimentError(f"could not create {str(path)!r}: {error}") from None
         journal = cls(path, conn)
@@ -104,23 +111,26 @@ class Journal:
         path = Path(path)
         if not path.is_file():
             raise ExperimentError(f"no experiment at {str(path)!r} (create one with "
-                               "Experiment.create)")
+                                  "Experiment.create)")
         try:
+            # read before writing anything (the WAL switch writes): a file that is refused
+            # must be left exactly as it was
             conn = _connect(path)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as error:
             raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file ({error})"
-                               ) from None
+                                  ) from None
         if not {"meta", "batches", "units"} <= tables:
             conn.close()
             raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file (it lacks "
-                               "the meta, batches and units tables)")
+                                  "the meta, batches and units tables)")
+        _durable(conn, path)
         journal = cls(path, conn)
         version = journal.meta().get("format")
         if version != FORMAT:
             conn.close()
             raise ExperimentError(f"{str(path)!r} has experiment format {version!r}; this "
-                               f"banditkit reads format {FORMAT}")
+                                  f"banditkit reads format {FORMAT}")
         return journal
 
     def close(self) -> None:
@@ -133,7 +143,7 @@ class Journal:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
             raise ExperimentError(f"{str(self.path)!r} is locked by another process for more "
-                               f"than {_BUSY_MS // 1000} s ({error})") from None
+                                  f"than {_BUSY_MS // 1000} s ({error})") from None
         try:
             yield self.conn
         except BaseException:
@@ -147,14 +157,33 @@ class Journal:
             return {k: json.loads(v) for k, v in self.conn.execute("SELECT key, value FROM meta")}
         except (sqlite3.DatabaseError, json.JSONDecodeError) as error:
             raise ExperimentError(f"{str(self.path)!r} is damaged: its meta table cannot be read "
-                               f"({error})") from None
+                                  f"({error})") from None
 
 
 def _connect(path: Path) -> sqlite3.Connection:
     # isolation_level=None: transactions are opened explicitly (BEGIN IMMEDIATE), never
     # implicitly by the sqlite3 module.
-    conn = sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    return conn
+    return sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None)
+
+
+def _durable(conn: sqlite3.Connection, path: Path) -> None:
+    """WAL journal, a commit on disk before it returns, foreign keys checked."""
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.OperationalError as error:
+        conn.close()
+        if "readonly" in str(error):
+            raise ExperimentError(f"{str(path)!r} cannot be written (a read-only file or "
+                                  "folder): a live experiment writes every call, so it needs "
+                                  "both writable") from None
+        raise ExperimentError(f"{str(path)!r} cannot be opened ({error})") from None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

@@ -32,6 +32,9 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
     except ImportError:  # pragma: no cover - pandas is a dependency
         pd = None
     if pd is not None and isinstance(arms, pd.DataFrame):
+        if arms.index.isna().any():
+            raise ExperimentError("arms: every arm needs a name (the DataFrame's index has a "
+                                  "missing one)")
         X = _features(arms.to_numpy())
         names = [str(i) for i in arms.index]
     elif isinstance(arms, np.ndarray) and arms.ndim == 2:
@@ -39,7 +42,7 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
         names = [str(i) for i in range(X.shape[0])]
     elif isinstance(arms, Sequence) and not isinstance(arms, str) and arms and all(
             isinstance(a, Sequence) and not isinstance(a, str) for a in arms):
-        X = _features(np.asarray(arms))
+        X = _features(arms)
         names = [str(i) for i in range(X.shape[0])]
     elif isinstance(arms, (Sequence, np.ndarray)) and not isinstance(arms, str):
         X = None
@@ -57,11 +60,12 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
     return names, X
 
 
-def _features(values: np.ndarray) -> np.ndarray:
+def _features(values: object) -> np.ndarray:
     try:
         X = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
-        raise ExperimentError("arms: a feature matrix must hold numbers only") from None
+        raise ExperimentError("arms: a feature matrix must hold numbers only, one row of the "
+                              "same length per arm") from None
     if X.ndim != 2 or X.shape[1] < 1:
         raise ExperimentError(f"arms: a feature matrix must be 2-D (arms × features), got shape "
                          f"{X.shape}")

@@ -36,7 +36,9 @@ class UCB1(Algorithm):
     def __init__(self, n_arms: int, *, exploration: float = 2.0, horizon: int | None = None
                  ) -> None:
         super().__init__(check_positive_int(n_arms, "n_arms"))
-        if not (np.isfinite(exploration) and exploration >= 0):
+        if (isinstance(exploration, bool)
+                or not isinstance(exploration, (int, float, np.integer, np.floating))
+                or not (np.isfinite(exploration) and exploration >= 0)):
             raise ValueError(f"exploration must be a non-negative number, got {exploration}")
         self.exploration = float(exploration)
         self.horizon = None if horizon is None else check_positive_int(horizon, "horizon")
