@@ -67,6 +67,8 @@ def test_a_whole_batch_through_csv_files(tmp_path, capsys):
     (["create", "{new}", "--algorithm", "RAGE", "--features", "{feat_noname}", "--seed", "0"],
      "must be 'arm'"),
     (["record", "{exp}", "{gapcost}"], "cost_1, ..., cost_m"),
+    (["create", "{new}", "--algorithm", "UCB1", "--arms", "a,b", "--seed", "0",
+      "--param", "exploration=2", "--param", "exploration=3"], "given more than once"),
 ])
 def test_mistakes_and_broken_files_are_refused_in_one_line(tmp_path, capsys, argv, match):
     exp = tmp_path / "ab.sqlite"

@@ -297,6 +297,15 @@ def key_value(text: str) -> tuple[str, Any]:
     return key, value
 
 
+def unique_params(pairs: list[tuple[str, Any]], option: str = "--param") -> dict[str, Any]:
+    """``k=v`` pairs as a dict, refusing a name given twice (the last would silently win)."""
+    names = [k for k, _ in pairs]
+    twice = sorted({k for k in names if names.count(k) > 1})
+    if twice:
+        raise ValueError(f"argument {option}: {', '.join(twice)} given more than once")
+    return dict(pairs)
+
+
 def _audit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("policy", metavar="POLICY",
                         help="policy name (UCB1, ReplicableElimination, ...)")
@@ -350,7 +359,11 @@ def _audit(args: argparse.Namespace) -> int:
         return _refuse(f"argument --instance: unknown instance {args.instance!r}; known: "
                        f"{', '.join(instance_names())}")
     entry = get_policy(args.policy)
-    params = dict(args.param)
+    try:
+        params = unique_params(args.param)
+        unique_params(args.instance_param, "--instance-param")
+    except ValueError as error:
+        return _refuse(str(error))
     try:
         check_policy_params(entry, params)
     except ValueError as error:

@@ -88,8 +88,13 @@ def _refuse(message: str) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
+    from .cli import unique_params
     from .live import Experiment
 
+    try:
+        params = unique_params(args.param)
+    except ValueError as error:
+        return _refuse(str(error))
     if args.arms is not None:
         arms: Any = [a.strip() for a in args.arms.split(",")]
     else:
@@ -100,7 +105,7 @@ def _create(args: argparse.Namespace) -> int:
             return _refuse(f"argument --features: the first column of {str(args.features)!r} "
                            f"must be 'arm' (the arm names), got {arms.index.name!r}")
     with Experiment.create(args.path, algorithm=args.algorithm, arms=arms, seed=args.seed,
-                           horizon=args.horizon, params=dict(args.param),
+                           horizon=args.horizon, params=params,
                            thresholds=args.threshold, order=args.order) as exp:
         print(f"created {exp.path} ({args.algorithm}, {len(exp.arm_names)} arms)")
     return 0
