@@ -418,3 +418,40 @@ def test_opening_a_file_that_is_refused_leaves_it_unchanged(tmp_path):
     with pytest.raises(ExperimentError):
         Experiment.open(empty)
     assert empty.read_bytes() == b""
+
+
+class _FailingCommit:
+    """A connection whose next commit fails (a full disk), as the caller sees it: an error,
+    and nothing of the transaction on disk."""
+
+    def __init__(self, conn):
+        self._conn, self.fail = conn, True
+
+    def commit(self):
+        if self.fail:
+            self.fail = False
+            self._conn.rollback()
+            raise sqlite3.OperationalError("disk I/O error")
+        self._conn.commit()
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def test_a_failed_commit_leaves_the_algorithm_as_the_file_says(tmp_path):
+    """The batch-completing record fails at commit: the algorithm had observed the batch in
+    memory, the file has not. The retry must observe it exactly once."""
+    trial, table = _simulated("ReplicableElimination")
+    path = tmp_path / "e.sqlite"
+    with _create(path, "ReplicableElimination") as exp:
+        units = exp.assign(18)["unit"].tolist()
+        rewards = unit_rewards(str(path), units, table)
+        exp._journal.conn = _FailingCommit(exp._journal.conn)
+        with pytest.raises(ExperimentError, match="disk I/O error"):
+            exp.record(units, rewards)
+        assert exp.status().batches_observed == 0
+        assert exp.record(units, rewards) == 18
+        assert exp.status().batches_observed == 1
+    exp = _finish(path, table, np.random.default_rng(4))
+    assert exp.decisions().same_as(trial.decisions)
+    exp.close()
