@@ -347,6 +347,9 @@ def test_a_constrained_experiment_records_costs_and_refuses_wrong_ones(tmp_path)
                                  thresholds=[True]), "thresholds"),
     (lambda p: Experiment.create(p, algorithm="UCB1", arms=["a", "b"], seed=0, horizon=10,
                                  params={"exploration": "2"}), "exploration"),
+    (lambda p: Experiment.create(p, algorithm="UCB1", arms=np.eye(2), seed=0, horizon=10),
+     "takes arm names, not features"),
+    (lambda p: Experiment.create(p, algorithm="RAGE", arms=["a", "b"], seed=0), "RAGE"),
 ])
 def test_malformed_python_input_is_refused_in_one_message(tmp_path, call, match):
     with pytest.raises(ExperimentError, match=match):

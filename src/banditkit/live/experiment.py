@@ -201,6 +201,14 @@ class Experiment:
                 "created": _now(), "banditkit": __version__}
         # build the algorithm once before writing anything, so bad input creates no file
         cls._build(meta, LiveArms(len(names), X, thresholds))
+        if X is not None:
+            try:  # features an algorithm never reads would be silently dropped: refuse them
+                cls._build(meta, LiveArms(len(names), None, thresholds))
+            except ExperimentError:
+                pass
+            else:
+                raise ExperimentError(f"arms: {algorithm} takes arm names, not features (it "
+                                      "would ignore them); pass a list of names")
         return cls(Journal.create(path, meta))
 
     @classmethod
