@@ -227,7 +227,9 @@ class Experiment:
             algorithm = make_policy(name, problem, as_generator(int(meta["seed"])),
                                     horizon=meta["horizon"], **meta["params"])
         except (ValueError, TypeError) as error:
-            raise ExperimentError(f"algorithm {name!r}: {error}") from None
+            hint = (" (a linear algorithm: pass the arms as a feature matrix, one row per arm)"
+                    if problem.X is None and "linear environment" in str(error) else "")
+            raise ExperimentError(f"algorithm {name!r}: {error}{hint}") from None
         if algorithm.n_costs != problem.n_costs:
             raise ExperimentError(f"algorithm {name!r} records {algorithm.n_costs} cost(s) per "
                                   f"unit but {problem.n_costs} threshold(s) were given")
