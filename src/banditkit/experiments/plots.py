@@ -177,22 +177,8 @@ def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
     xs_all = np.unique(summary[x].to_numpy(dtype=float))
     log_x = plot["xscale"] == "log"
     dodge = _Dodge(xs_all, log_x, len(algorithms) * len(groups))
-    for k, algorithm in enumerate(algorithms):
-        rows = summary[summary["algorithm"] == algorithm]
-        for g, key in enumerate(groups):
-            sel = _group_rows(rows, others, key).sort_values(x)
-            if sel.empty:
-                continue
-            mean = sel[f"{metric}_mean"].to_numpy(dtype=float)
-            lo = sel[f"{metric}_lo"].to_numpy(dtype=float)
-            hi = sel[f"{metric}_hi"].to_numpy(dtype=float)
-            # clipped: a zero-width interval can come out a rounding error below zero
-            yerr = np.clip(np.vstack([np.nan_to_num(mean - lo), np.nan_to_num(hi - mean)]),
-                           0, None)
-            ax.errorbar(dodge(sel[x].to_numpy(dtype=float), k * len(groups) + g), mean,
-                        yerr=yerr, capsize=3, markersize=5,
-                        label=_series_label(algorithm, others, key),
-                        **_series_style(k, g, colours, bool(others)))
+    _errorbar_series(ax, summary, x, (f"{metric}_mean", f"{metric}_lo", f"{metric}_hi"),
+                     algorithms, others, groups, colours, dodge)
     _sweep_axes(ax, plot, x, xs_all)
     ax.set_yscale(plot["yscale"])
     ax.set_ylabel(plot.get("ylabel") or _LABELS.get(metric, metric))
@@ -276,25 +262,38 @@ def _pairs_against_x(result: Any, summary: pd.DataFrame, x: str, others: list[st
     return pairs.merge(facts, on=["point", "algorithm"], how="inner")
 
 
+def _errorbar_series(ax: Any, frame: pd.DataFrame, x: str, columns: tuple[str, str, str],
+                     algorithms: list[str], others: list[str], groups: list[tuple[str, ...]],
+                     colours: list[Any], dodge: _Dodge) -> None:
+    """One dodged error-bar series per (algorithm, group) of a sweep: ``columns`` name the
+    centre and the interval's low and high ends in ``frame``."""
+    centre_col, lo_col, hi_col = columns
+    for k, algorithm in enumerate(algorithms):
+        rows = frame[frame["algorithm"] == algorithm]
+        for g, key in enumerate(groups):
+            sel = _group_rows(rows, others, key).sort_values(x)
+            if sel.empty:
+                continue
+            centre = sel[centre_col].to_numpy(dtype=float)
+            lo = sel[lo_col].to_numpy(dtype=float)
+            hi = sel[hi_col].to_numpy(dtype=float)
+            # clipped: a zero-width interval can come out a rounding error below zero
+            yerr = np.clip(np.vstack([np.nan_to_num(centre - lo), np.nan_to_num(hi - centre)]),
+                           0, None)
+            ax.errorbar(dodge(sel[x].to_numpy(dtype=float), k * len(groups) + g), centre,
+                        yerr=yerr, capsize=3, markersize=5,
+                        label=_series_label(algorithm, others, key),
+                        **_series_style(k, g, colours, bool(others)))
+
+
 def _non_replication_panel(ax: Any, pairs: pd.DataFrame, plot: Mapping[str, Any], x: str,
                            xs_all: np.ndarray, algorithms: list[str], others: list[str],
                            groups: list[tuple[str, ...]], colours: list[Any],
                            dodge: _Dodge) -> None:
     """Measured non-replication (fraction of pairs that differ, Clopper–Pearson 95% interval)
     against x, with the target ρ (the pairs' ρ, or x itself when x is ρ)."""
-    for k, algorithm in enumerate(algorithms):
-        rows = pairs[pairs["algorithm"] == algorithm]
-        for g, key in enumerate(groups):
-            sel = _group_rows(rows, others, key).sort_values(x)
-            if sel.empty:
-                continue
-            rate = sel["non_replication"].to_numpy(dtype=float)
-            err = np.clip(np.vstack([rate - sel["ci_lo"].to_numpy(dtype=float),
-                                     sel["ci_hi"].to_numpy(dtype=float) - rate]), 0, None)
-            ax.errorbar(dodge(sel[x].to_numpy(dtype=float), k * len(groups) + g), rate,
-                        yerr=err, capsize=3, markersize=5,
-                        label=_series_label(algorithm, others, key),
-                        **_series_style(k, g, colours, bool(others)))
+    _errorbar_series(ax, pairs, x, ("non_replication", "ci_lo", "ci_hi"), algorithms, others,
+                     groups, colours, dodge)
     target = pairs.drop_duplicates(x).sort_values(x)
     rho = pd.to_numeric(target["target_rho"], errors="coerce").to_numpy(dtype=float)
     xs = target[x].to_numpy(dtype=float)
