@@ -227,8 +227,8 @@ def _writable_out(args: argparse.Namespace) -> Path | None:
 
 
 def _write_failed(error: OSError, out: Path) -> int:
-    hint = "" if out is None else "; write elsewhere with --out DIR"
-    return _refuse(f"cannot write into {str(out)!r} ({error.strerror or error}){hint}")
+    return _refuse(f"cannot write into {str(out)!r} ({error.strerror or error}); write "
+                   "elsewhere with --out DIR")
 
 
 def _load(run_dir: Path) -> Any:

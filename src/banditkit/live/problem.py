@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from ..envs.base import Environment, Outcome
 from ..protocol import Batch
@@ -27,11 +28,7 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
     arm, named ``"0"``, ``"1"``, ...), or a pandas DataFrame of features whose index names the
     arms.
     """
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is a dependency
-        pd = None
-    if pd is not None and isinstance(arms, pd.DataFrame):
+    if isinstance(arms, pd.DataFrame):
         if arms.index.isna().any():
             raise ExperimentError("arms: every arm needs a name (the DataFrame's index has a "
                                   "missing one)")
