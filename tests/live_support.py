@@ -85,35 +85,45 @@ def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list:
     return out
 
 
-def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None) -> None:
+def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None, *,
+          restart_every: int | None = None, cost_table: np.ndarray | None = None) -> None:
     """Assign and record in small random steps until the experiment finishes (or
-    ``max_calls`` calls), printing each returned record call's units to ``log``."""
+    ``max_calls`` calls), printing each returned record call's units to ``log`` and reopening
+    the file every ``restart_every`` calls. ``cost_table`` gives the units' costs, as ``table``
+    their rewards."""
+    import time
+
     from banditkit import Experiment
 
     rng = np.random.default_rng(seed)
-    with Experiment.open(path) as exp:
+    exp = Experiment.open(path)
+    try:
         # units assigned but never answered (by a process that died) are answered here
         units = exp.units()
         waiting: list[int] = units.loc[units["reward"].isna() & units["expired_at"].isna(),
                                        "unit"].tolist()
-        for _ in range(max_calls):
+        for call in range(1, max_calls + 1):
+            if restart_every and call % restart_every == 0:
+                exp.close()
+                exp = Experiment.open(path)
             if rng.random() < 0.6 or not waiting:
-                units = exp.assign(int(rng.integers(1, 12)))["unit"].tolist()
+                units = exp.assign(int(rng.integers(1, 40)))["unit"].tolist()
                 if not units and not waiting:
                     if exp.status().finished:
                         return
-                    # another process holds the batch's units: let it answer
-                    import time
-                    time.sleep(0.01)
+                    time.sleep(0.01)  # another process holds the batch's units: let it answer
                     continue
                 waiting += units
             else:
                 rng.shuffle(waiting)
                 k = int(rng.integers(1, len(waiting) + 1))
                 take, waiting = waiting[:k], waiting[k:]
-                exp.record(take, unit_rewards(path, take, table))
+                costs = None if cost_table is None else unit_rewards(path, take, cost_table)
+                exp.record(take, unit_rewards(path, take, table), costs)
                 if log is not None:
                     print("recorded", *take, file=log, flush=True)
+    finally:
+        exp.close()
 
 
 if __name__ == "__main__":  # a child process: drive PATH with the table of MEANS

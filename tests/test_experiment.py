@@ -20,7 +20,7 @@ import pytest
 from banditkit import Experiment, ExperimentError, simulate
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
-from live_support import TableBandit, reward_table, unit_rewards
+from live_support import TableBandit, drive, reward_table, unit_rewards
 
 HERE = Path(__file__).parent
 
@@ -62,30 +62,14 @@ def _create(path: Path, case: str, seed: int = 3, **kw) -> Experiment:
                              params=params, **kw)
 
 
-def _finish(path: Path, table: np.ndarray, rng: np.random.Generator, restart_every: int = 3
-            ) -> Experiment:
+def _finish(path: Path, table: np.ndarray, seed: int, restart_every: int = 3) -> Experiment:
     """Drive to the end in small random assign/record calls, reopening every few calls."""
+    with Experiment.open(path) as exp:
+        costs = _cost_table() if exp._problem.n_costs else None
+    drive(str(path), table, seed, 10**6, restart_every=restart_every, cost_table=costs)
     exp = Experiment.open(path)
-    waiting: list[int] = list(exp.units().query("reward.isna() and expired_at.isna()")["unit"])
-    calls = 0
-    while True:
-        calls += 1
-        if calls % restart_every == 0:
-            exp.close()
-            exp = Experiment.open(path)
-        if waiting and (rng.random() < 0.5):
-            rng.shuffle(waiting)
-            k = int(rng.integers(1, len(waiting) + 1))
-            take, waiting = waiting[:k], waiting[k:]
-            costs = (unit_rewards(str(path), take, _cost_table()) if exp._problem.n_costs
-                     else None)
-            exp.record(take, unit_rewards(str(path), take, table), costs)
-            continue
-        new = exp.assign(int(rng.integers(1, 40)))["unit"].tolist()
-        if not new and not waiting:
-            assert exp.status().finished
-            return exp
-        waiting += new
+    assert exp.status().finished
+    return exp
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -94,7 +78,7 @@ def test_an_experiment_makes_the_decisions_of_a_simulation(tmp_path, case, order
     trial, table = _simulated(case)
     path = tmp_path / "e.sqlite"
     _create(path, case, order=order).close()
-    exp = _finish(path, table, np.random.default_rng(1))
+    exp = _finish(path, table, 1)
     log = exp.decisions()
     assert log.same_as(trial.decisions)
     np.testing.assert_array_equal(log.batch_sizes(), trial.decisions.batch_sizes())
@@ -290,7 +274,7 @@ def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
         assert set(returned) <= recorded  # what a call returned is on disk
         _check_consistent(path)
         assert returned, "the child never got to record: the kill test tested nothing"
-    exp = _finish(path, table, np.random.default_rng(2), restart_every=10)
+    exp = _finish(path, table, 2, restart_every=10)
     assert exp.decisions().same_as(trial.decisions)
     exp.close()
     _check_consistent(path)
@@ -313,7 +297,7 @@ def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
                             ).fetchone()
     conn.close()
     assert dupes == 0
-    exp = _finish(path, table, np.random.default_rng(3), restart_every=10)
+    exp = _finish(path, table, 3, restart_every=10)
     assert exp.decisions().same_as(trial.decisions)
     exp.close()
 
@@ -455,6 +439,6 @@ def test_a_failed_commit_leaves_the_algorithm_as_the_file_says(tmp_path):
         assert exp.status().batches_observed == 0
         assert exp.record(units, rewards) == 18
         assert exp.status().batches_observed == 1
-    exp = _finish(path, table, np.random.default_rng(4))
+    exp = _finish(path, table, 4)
     assert exp.decisions().same_as(trial.decisions)
     exp.close()
