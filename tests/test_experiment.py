@@ -259,14 +259,22 @@ def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
     means = CASES[case][4]
     rng = np.random.default_rng(5)
     for round_ in range(4):
+        with Experiment.open(path) as exp:  # a finished experiment leaves the child nothing to do
+            assert not exp.status().finished
         child = _child(path, means, seed=round_, calls=100_000)
-        ready, _, _ = select.select([child.stdout], [], [], 120)
-        assert ready, "the child printed nothing in 120 s"
-        first = child.stdout.readline()  # the child is past its imports and recording
-        time.sleep(0.3 * rng.random())
+        # The kill comes after a few returned record calls, not after a wall-clock delay: on a
+        # fast machine a delay let earlier children finish the whole experiment.
+        seen = []
+        for _ in range(int(rng.integers(1, 8))):
+            ready, _, _ = select.select([child.stdout], [], [], 120)
+            assert ready, "the child printed nothing in 120 s"
+            line = child.stdout.readline()
+            assert line.startswith("recorded"), (line, child.stderr.read())
+            seen.append(line)
+        time.sleep(0.005 * rng.random())  # land the kill at a random point of the next call
         child.send_signal(signal.SIGKILL)
         out, _ = child.communicate()
-        returned = [int(u) for line in [first, *out.splitlines()]
+        returned = [int(u) for line in [*seen, *out.splitlines()]
                     if line.startswith("recorded") for u in line.split()[1:]]
         conn = sqlite3.connect(path)
         recorded = {u for (u,) in conn.execute("SELECT id FROM units WHERE reward IS NOT NULL")}
