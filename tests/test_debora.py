@@ -258,6 +258,20 @@ def test_horizon_of_1e15_in_seconds_with_exact_counts() -> None:
     assert 0 < trial.violation[-1] < T and trial.seconds < 30
 
 
+def test_horizons_past_2_to_the_53_are_exact_and_beyond_2_to_the_62_refused() -> None:
+    """Counts past 2⁵³ (where float64 stops holding every integer) stay exact: the pulls per
+    arm, the total and the default checkpoints' last entry are the horizon itself."""
+    r, G, alpha = R4, G4, A4
+    env = ConstrainedBandit(r, G, alpha)
+    for T in (2**53 + 7, 2**62):
+        p = DEBORAS(4, T, alpha, rho=0.3, delta=0.05, rng=3)
+        trial = simulate(p, env, horizon=T, seed=4)
+        assert trial.n_pulls == T and int(trial.counts.sum()) == T
+        assert int(trial.checkpoints[-1]) == T
+    with pytest.raises(ValueError, match=r"horizon must be at most 2\*\*62"):
+        DEBORAS(4, 2**62 + 1, alpha, rho=0.3, delta=0.05, rng=3)
+
+
 # -- DEBORA-H --------------------------------------------------------------------------------
 
 def _hard_instances():

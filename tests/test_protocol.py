@@ -23,6 +23,11 @@ def test_from_sequence_round_trips_and_merges_repeats():
     assert b.allocation(4).tolist() == [1, 3, 3, 0]
 
 
+def test_allocation_is_exact_past_2_to_the_53():
+    b = Batch(np.array([0, 1, 0]), np.array([2**53, 3, 1]))  # 2⁵³ + 1 is not a float64
+    assert b.allocation(2).tolist() == [2**53 + 1, 3]
+
+
 def test_from_allocation_skips_zero_arms():
     b = Batch.from_allocation(np.array([3, 0, 2]))
     assert b.arms.tolist() == [0, 2] and b.counts.tolist() == [3, 2]

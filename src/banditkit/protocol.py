@@ -112,7 +112,11 @@ class Batch:
         if self.arms.size and self.arms.max() >= n_arms:
             raise ValueError(f"batch pulls arm {int(self.arms.max())}, but there are only "
                              f"{n_arms} arms")
-        return np.bincount(self.arms, weights=self.counts, minlength=n_arms).astype(np.int64)
+        if self.n_pulls < 2**53:  # float64 weights sum integers exactly below 2⁵³
+            return np.bincount(self.arms, weights=self.counts, minlength=n_arms).astype(np.int64)
+        out = np.zeros(n_arms, dtype=np.int64)  # the epochs of 10¹⁶ rounds and more (DEBORA)
+        np.add.at(out, self.arms, self.counts)
+        return out
 
     def arm_sums(self, per_run: np.ndarray, n_arms: int) -> np.ndarray:
         """Totals per arm (length ``n_arms``) of per-run values, e.g. the reward sums that

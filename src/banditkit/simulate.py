@@ -21,7 +21,8 @@ _MAX_EMPTY_BATCHES = 10_000
 def default_checkpoints(horizon: int, n: int = 100) -> np.ndarray:
     """``n`` evenly spaced checkpoints in (0, horizon], always ending at ``horizon``."""
     horizon = check_positive_int(horizon, "horizon")
-    return np.unique(np.ceil(np.linspace(horizon / n, horizon, n)).astype(np.int64))
+    # ⌈horizon·i/n⌉ in integers: floats would miss the horizon itself beyond 2⁵³
+    return np.unique(np.array([-(-horizon * i // n) for i in range(1, n + 1)], dtype=np.int64))
 
 
 def _cumulative_at(per_run: np.ndarray, counts: np.ndarray, checkpoints: np.ndarray

@@ -38,6 +38,17 @@ def check_spans(X: np.ndarray, name: str = "X", rtol: float = 1e-10) -> None:
         raise ValueError(f"{name} must span R^{d}: its rows have rank {rank} < {d}")
 
 
+#: The largest count (a horizon, a number of pulls) accepted anywhere.
+MAX_COUNT = 2**62
+
+
+def _below_max_count(v: int, name: str) -> int:
+    if v > MAX_COUNT:
+        raise ValueError(f"{name} must be at most 2**62 (counts are 64-bit integers, and a "
+                         f"doubled count must still fit), got {v}")
+    return v
+
+
 def check_integer(value: object, name: str, low: int = 1) -> int:
     """An integer ≥ ``low``; integral floats (``1e4``) are accepted, anything else is refused
     with a ValueError naming ``name``."""
@@ -51,7 +62,7 @@ def check_integer(value: object, name: str, low: int = 1) -> int:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     if v < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return v
+    return _below_max_count(v, name)
 
 
 def check_positive_int(value: object, name: str, *, allow_zero: bool = False) -> int:
@@ -61,7 +72,7 @@ def check_positive_int(value: object, name: str, *, allow_zero: bool = False) ->
     low = 0 if allow_zero else 1
     if value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value}")
-    return int(value)
+    return _below_max_count(int(value), name)
 
 
 def check_positive(value: object, name: str, *, above: float = 0.0) -> float:
