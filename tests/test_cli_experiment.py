@@ -105,3 +105,35 @@ def test_columns_that_are_not_numbered_costs_are_ignored(tmp_path, capsys):
         tmp_path / "answers.csv", index=False)
     assert main(["experiment", "record", str(path), str(tmp_path / "answers.csv")]) == 0
     assert "recorded 3 new" in capsys.readouterr().out
+
+
+def test_arm_names_with_commas_come_from_a_file(tmp_path, capsys):
+    names = tmp_path / "names.txt"
+    names.write_text("red, large\n\n  blue, small \ngreen\n", encoding="utf-8")
+    path = tmp_path / "ab.sqlite"
+    assert main(["experiment", "create", str(path), "--algorithm", "UCB1", "--arms-file",
+                 str(names), "--horizon", "10", "--seed", "1"]) == 0
+    with Experiment.open(path) as exp:
+        assert exp.arm_names == ["red, large", "blue, small", "green"]
+    capsys.readouterr()
+    for bad, match in [(tmp_path / "missing.txt", "no file"), (tmp_path, "not a readable")]:
+        assert main(["experiment", "create", str(tmp_path / "x.sqlite"), "--algorithm", "UCB1",
+                     "--arms-file", str(bad), "--horizon", "10", "--seed", "1"]) == 2
+        err = capsys.readouterr().err
+        assert match in err and "--arms-file" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_live_debora_h_takes_its_safe_strategy_and_margins(tmp_path, capsys):
+    """A live experiment does not know the cost means: x◇ and lower bounds on its margins are
+    given as parameters (docs/experiment.md), and checked against the thresholds."""
+    base = ["experiment", "create", "--algorithm", "DEBORAH", "--arms", "control,b,c",
+            "--horizon", "1000", "--seed", "1", "--threshold", "0.5",
+            "--param", "safe_strategy=[1,0,0]"]
+    ok = tmp_path / "h.sqlite"
+    assert main([*base[:2], str(ok), *base[2:], "--param", "safe_margins=[0.2]"]) == 0
+    assert main(["experiment", "assign", str(ok), "1"]) == 0
+    assert ",control,0,0" in capsys.readouterr().out  # the first epoch plays x◇
+    for extra, match in [([], "Slater margins"), (["--param", "safe_margins=[0.7]"],
+                                                  "safe_margins must be <= thresholds")]:
+        assert main([*base[:2], str(tmp_path / "x.sqlite"), *base[2:], *extra]) == 2
+        assert match in capsys.readouterr().err

@@ -277,6 +277,26 @@ def test_registry_factories_build_from_the_environment():
         make_policy("SafeOptimisticConstrained", no_safe, np.random.default_rng(0), horizon=10)
 
 
+@pytest.mark.parametrize("name", ["SafeOptimisticConstrained", "DEBORAH"])
+def test_given_safe_strategy_and_margins_override_the_environment_within_the_truth(name):
+    """x◇ and margins given as parameters (what a live experiment does) replace the
+    environment's; where the cost means are known, margins above the true α − G x◇ are refused
+    (they would make the mixture unsafe), smaller ones are taken as they are."""
+    env = mixing_env()
+    other = np.array([0.0, 0.0, 0.0, 0.0, 1.0])
+    true = A5 - G5 @ other
+    assert np.all(true > 0) and not np.allclose(other, SAFE5)
+    alg = make_policy(name, env, np.random.default_rng(0), horizon=100, safe_strategy=other)
+    np.testing.assert_allclose(alg.safe_strategy, other)
+    np.testing.assert_allclose(alg.safe_margins, true)
+    alg = make_policy(name, env, np.random.default_rng(0), horizon=100, safe_strategy=other,
+                      safe_margins=(true / 2).tolist())
+    np.testing.assert_allclose(alg.safe_margins, true / 2)
+    with pytest.raises(ValueError, match="must not exceed x◇'s true margins"):
+        make_policy(name, env, np.random.default_rng(0), horizon=100, safe_strategy=other,
+                    safe_margins=(true + 0.01).tolist())
+
+
 BASE = {"n_arms": 5, "horizon": 100, "thresholds": A5, "delta": 0.1}
 
 

@@ -32,7 +32,12 @@ CASES = {
     "GBAI": ("GBAI", np.eye(3), 150, {}, [0.2, 0.4, 0.9]),
     "RAGE": ("RAGE", np.eye(2), None, {"delta": 0.1}, [0.1, 0.9]),
     "DEBORAS": ("DEBORAS", ["a", "b", "c"], 400, {"rho": 0.3}, [0.3, 0.6, 0.9]),
+    # live DEBORA-H: x◇ = arm a (cost 0.2) and a lower bound 0.2 on its true margin 0.3
+    "DEBORAH": ("DEBORAH", ["a", "b", "c"], 400,
+                {"rho": 0.3, "safe_strategy": [1.0, 0.0, 0.0], "safe_margins": [0.2]},
+                [0.3, 0.6, 0.9]),
 }
+CONSTRAINED = ("DEBORAS", "DEBORAH")
 COST_MEANS = [[0.2], [0.5], [0.8]]  # of the constrained case, threshold 0.5
 THRESHOLDS = [0.5]
 
@@ -47,7 +52,7 @@ def _simulated(case: str, seed: int = 3):
     name, arms, horizon, params, means = CASES[case]
     table = reward_table(means)
     X = arms if isinstance(arms, np.ndarray) else None
-    constrained = case == "DEBORAS"
+    constrained = case in CONSTRAINED
     env = TableBandit(table, X, costs=_cost_table() if constrained else None,
                       alpha=THRESHOLDS if constrained else None)
     algo = make_policy(name, env, as_generator(seed), horizon=horizon, **params)
@@ -56,7 +61,7 @@ def _simulated(case: str, seed: int = 3):
 
 def _create(path: Path, case: str, seed: int = 3, **kw) -> Experiment:
     name, arms, horizon, params, _ = CASES[case]
-    if case == "DEBORAS":
+    if case in CONSTRAINED:
         kw.setdefault("thresholds", THRESHOLDS)
     return Experiment.create(path, algorithm=name, arms=arms, seed=seed, horizon=horizon,
                              params=params, **kw)
@@ -97,6 +102,15 @@ def test_shuffled_order_is_seeded_and_differs_from_the_batch_order(tmp_path):
             orders.append(exp.assign(9)["arm_index"].tolist())
     assert orders[0] == orders[1]  # the same seed hands out the same order
     assert orders[2] == sorted(orders[2]) and orders[0] != orders[2]
+
+
+def test_each_batch_has_its_own_shuffled_order(tmp_path):
+    """Batches of the same size get independent orders (a stream per batch), so an arm does not
+    sit at the same positions batch after batch, where a drift within batches would bias it."""
+    with _create(tmp_path / "e.sqlite", "ReplicableElimination") as exp:
+        orders = [exp._slot_order(b, 40).tolist() for b in range(3)]
+    assert all(sorted(o) == list(range(40)) for o in orders)
+    assert orders[0] != orders[1] and orders[1] != orders[2]
 
 
 def test_status_counts_means_and_intervals(tmp_path):
@@ -320,9 +334,14 @@ def test_a_constrained_experiment_records_costs_and_refuses_wrong_ones(tmp_path)
             with pytest.raises(ExperimentError, match=match):
                 exp.record(units, [1.0] * n, costs)
         assert exp.record(units, [1.0] * n, [[0.5]] * n) == n
-    with pytest.raises(ExperimentError, match="Slater margins"):  # needs the true cost means
-        Experiment.create(tmp_path / "h.sqlite", algorithm="DEBORAH", arms=["a", "b"], seed=0,
-                          horizon=100, thresholds=[0.5])
+    for params, match in [({}, "strictly safe strategy"),  # a live experiment knows neither
+                          ({"safe_strategy": [1.0, 0.0]}, "Slater margins"),
+                          ({"safe_strategy": [1.0, 0.0], "safe_margins": [0.6]},
+                           "safe_margins must be <= thresholds")]:
+        with pytest.raises(ExperimentError, match=match):
+            Experiment.create(tmp_path / "h.sqlite", algorithm="DEBORAH", arms=["a", "b"],
+                              seed=0, horizon=100, thresholds=[0.5], params=params)
+    assert not (tmp_path / "h.sqlite").exists()
     with pytest.raises(ExperimentError, match="thresholds"):
         Experiment.create(tmp_path / "s.sqlite", algorithm="DEBORAS", arms=["a", "b"], seed=0,
                           horizon=100)

@@ -2,6 +2,7 @@
 
     banditkit experiment create ab.sqlite --algorithm ReplicableElimination \\
         --arms control,blue,green --horizon 100000 --seed 7 --param rho=0.1
+        # or --arms-file names.txt (one name per line), or --features arms.csv (linear)
     banditkit experiment assign ab.sqlite 500 --out today.csv      # unit,arm,arm_index,batch
     banditkit experiment record ab.sqlite answers.csv              # unit,reward[,cost_1,...]
     banditkit experiment status ab.sqlite
@@ -34,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="registered algorithm, e.g. ReplicableElimination, RAGE, GBAI")
     arms = create.add_mutually_exclusive_group(required=True)
     arms.add_argument("--arms", metavar="A,B,...", help="arm names, comma-separated")
+    arms.add_argument("--arms-file", metavar="FILE", type=Path,
+                      help="arm names, one per line (names that contain commas)")
     arms.add_argument("--features", metavar="CSV", type=Path,
                       help="CSV of arm features: a first column 'arm' with the names, then "
                            "one column of numbers per feature")
@@ -97,6 +100,10 @@ def _create(args: argparse.Namespace) -> int:
         return _refuse(str(error))
     if args.arms is not None:
         arms: Any = [a.strip() for a in args.arms.split(",")]
+    elif args.arms_file is not None:
+        arms = _read_names(args.arms_file)
+        if arms is None:
+            return 2
     else:
         arms = _read_csv(args.features, "--features", index_col=0)
         if arms is None:
@@ -207,6 +214,21 @@ def _expire(args: argparse.Namespace) -> int:
         n = exp.expire(units, older_than=args.older_than)
     print(f"expired {n} unit(s); their slots will be assigned again")
     return 0
+
+
+def _read_names(path: Path) -> list[str] | None:
+    """The arm names of ``--arms-file``: one per line, surrounding spaces and blank lines
+    dropped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        _refuse(f"argument --arms-file: no file {str(path)!r}")
+    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as error:
+        _refuse(f"argument --arms-file: {str(path)!r} is not a readable UTF-8 text file "
+                f"({type(error).__name__})")
+    else:
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    return None
 
 
 def _read_csv(path: Path, what: str, **kwargs: Any) -> Any:

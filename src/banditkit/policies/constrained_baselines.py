@@ -58,11 +58,13 @@ __all__ = [
     "SCHEDULES",
     "OptimisticConstrained",
     "SafeOptimisticConstrained",
+    "check_safe_strategy",
     "constrained_problem",
     "hoeffding_widths",
     "mixing_coefficient",
     "optimistic_constrained",
     "safe_optimistic_constrained",
+    "safe_side",
 ]
 
 #: Update schedules: every round, or when some arm's count has doubled (DEBORA-S's epochs).
@@ -290,23 +292,9 @@ class SafeOptimisticConstrained(OptimisticConstrained):
                  safe_strategy: np.ndarray, *, safe_margins: np.ndarray, delta: float,
                  schedule: str = "doubling", width_scale: float = 1.0,
                  rng: SeedLike = None) -> None:
-        x_safe = np.asarray(safe_strategy, dtype=float)
-        k = check_integer(n_arms, "n_arms", low=2)
-        if (x_safe.shape != (k,) or not np.all(np.isfinite(x_safe)) or np.any(x_safe < 0)
-                or not np.isclose(x_safe.sum(), 1.0, rtol=0, atol=1e-9)):
-            raise ValueError(f"safe_strategy must be a probability vector over the {k} arms "
-                             f"(shape ({k},), non-negative, summing to 1)")
         super().__init__(n_arms, horizon, thresholds, delta=delta, schedule=schedule,
                          width_scale=width_scale, rng=rng)
-        lam = np.asarray(safe_margins, dtype=float)
-        if lam.ndim == 0:
-            lam = lam.reshape(1)
-        if lam.shape != (self.n_costs,):
-            raise ValueError(f"safe_margins must have shape (m,) = ({self.n_costs},), got "
-                             f"{lam.shape}")
-        if not np.all(np.isfinite(lam)) or np.any(lam <= 0) or np.any(lam > self.alpha):
-            raise ValueError("safe_margins must satisfy 0 < lambda_i <= alpha_i (the margin "
-                             "alpha_i - g_i^T x_safe of a strictly safe strategy)")
+        x_safe, lam = check_safe_strategy(safe_strategy, safe_margins, self.n_arms, self.alpha)
         self.safe_strategy = x_safe / x_safe.sum()
         self.safe_margins = lam
         self.sigmas: list[float] = []
@@ -338,24 +326,80 @@ class SafeOptimisticConstrained(OptimisticConstrained):
 # ---------------------------------------------------------------------------------------------
 # Registry factories (module listed in registry.PROVIDERS)
 
-def constrained_problem(env: Environment, name: str, *, need_costs: bool = False
-                        ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The thresholds α and cost means G of a constrained environment, for the registry's
-    factories (DEBORA-S/H's and the baselines'), refusing any other environment.
+def constrained_problem(env: Environment, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The thresholds α and cost means G (``None`` where unknown) of a constrained
+    environment, for the registry's factories (DEBORA-S/H's and the baselines'), refusing any
+    other environment.
 
-    Only the hard-constraint factories read G (``need_costs``: x◇'s Slater margins α − G x◇);
-    the soft ones need α alone, which is all a live experiment knows
-    (:class:`banditkit.live.problem.LiveArms`)."""
+    The policies need α alone; a simulation's :class:`~banditkit.envs.ConstrainedBandit` also
+    knows G, a live experiment (:class:`banditkit.live.problem.LiveArms`) does not."""
     alpha = getattr(env, "alpha", None)
     G = getattr(env, "G", None)
     if alpha is None:
         raise ValueError(f"policy {name!r} needs a constrained problem: thresholds α "
                          "(a ConstrainedBandit, or an Experiment created with thresholds)")
-    if need_costs and G is None:
-        raise ValueError(f"policy {name!r} needs the cost means G to give x◇'s Slater margins "
-                         "α − G x◇ (a simulation's ConstrainedBandit); a live experiment does "
-                         "not know them")
     return np.asarray(alpha, float), None if G is None else np.asarray(G, float)
+
+
+def check_safe_strategy(safe_strategy: object, safe_margins: object, n_arms: int,
+                        thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x◇ and its Slater margins λ as DEBORA-H and the safe baseline take them (Bollini et al.,
+    Assumption 2.1; Algorithm 4, line 5): x◇ a probability vector over the ``n_arms`` arms and
+    0 < λ_i ≤ α_i, one margin per threshold α_i."""
+    x = np.asarray(safe_strategy, dtype=float)
+    if (x.shape != (n_arms,) or not np.all(np.isfinite(x)) or np.any(x < 0)
+            or abs(float(x.sum()) - 1.0) > 1e-9):
+        raise ValueError(f"safe_strategy must be a probability vector over the K={n_arms} arms "
+                         f"(non-negative, summing to 1), got {safe_strategy!r}")
+    lam = np.atleast_1d(np.asarray(safe_margins, dtype=float))
+    if lam.shape != thresholds.shape:
+        raise ValueError(f"safe_margins must have one entry per threshold (shape "
+                         f"{thresholds.shape}), got shape {lam.shape}")
+    if not np.all(np.isfinite(lam)) or np.any(lam <= 0):
+        raise ValueError("safe_margins must be > 0: x◇ must be strictly safe, "
+                         "λ_i = α_i − g_iᵀx◇ > 0 (Assumption 2.1)")
+    if np.any(lam > thresholds):
+        raise ValueError("safe_margins must be <= thresholds: λ_i = α_i − g_iᵀx◇ with costs "
+                         "in [0, 1] cannot exceed α_i (are these the costs g_iᵀx◇ rather "
+                         "than the margins?)")
+    return x, lam
+
+
+def safe_side(env: Environment, name: str, safe_strategy: object = None,
+              safe_margins: object = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """α, x◇ and x◇'s Slater margins λ for the hard-constraint factories (DEBORA-H, the safe
+    baseline).
+
+    x◇ is ``safe_strategy`` if given, else the environment's. The margins are
+    ``safe_margins`` if given, else α − G x◇ from the environment's cost means. A live
+    experiment knows neither G nor x◇: it gives both, the margins as lower bounds on the true
+    ones (the guarantee of Lemma 5.1 holds with any 0 < λ_i ≤ α_i − g_iᵀx◇; smaller margins
+    only mix in more of x◇). Where G is known, margins above the true ones are refused: they
+    would make the mixture unsafe.
+    """
+    alpha, G = constrained_problem(env, name)
+    if safe_strategy is None:
+        safe_strategy = getattr(env, "safe_strategy", None)
+    if safe_strategy is None:
+        raise ValueError(f"policy {name!r} needs a strictly safe strategy x◇: pass "
+                         "safe_strategy=[...] (with safe_margins=[...] where the cost means "
+                         "are unknown, as in a live experiment), or simulate a "
+                         "ConstrainedBandit(..., safe_strategy=...)")
+    x = np.asarray(safe_strategy, dtype=float)
+    true = None
+    if G is not None and x.shape == (G.shape[1],):
+        true = alpha - G @ x
+    if safe_margins is None:
+        if true is None:
+            raise ValueError(f"policy {name!r} needs x◇'s Slater margins α − G x◇: pass "
+                             "safe_margins=[...], lower bounds on them (one per threshold), "
+                             "where the cost means G are unknown, as in a live experiment")
+        safe_margins = true
+    x, lam = check_safe_strategy(safe_strategy, safe_margins, env.n_arms, alpha)
+    if true is not None and np.any(lam > true + 1e-12):
+        raise ValueError(f"safe_margins must not exceed x◇'s true margins α − G x◇ = "
+                         f"{np.round(true, 6).tolist()}: larger ones make the mixture unsafe")
+    return alpha, x, lam
 
 
 @register_policy("OptimisticConstrained")
@@ -373,20 +417,16 @@ def optimistic_constrained(env: Environment, rng: np.random.Generator, *,
 @register_policy("SafeOptimisticConstrained")
 def safe_optimistic_constrained(env: Environment, rng: np.random.Generator, *,
                                 horizon: int | None = None, delta: float = 0.05,
-                                schedule: str = "doubling", width_scale: float = 1.0
+                                schedule: str = "doubling", width_scale: float = 1.0,
+                                safe_strategy: list[float] | None = None,
+                                safe_margins: list[float] | None = None
                                 ) -> SafeOptimisticConstrained:
     """Safe optimistic baseline mixing with x◇ (Pacchiano et al. 2021); not replicable.
 
-    x◇ is the environment's ``safe_strategy``; its margins α − G x◇ are given as known.
+    x◇ and its Slater margins as in :func:`safe_side` (the environment's, or given).
     """
     name = "SafeOptimisticConstrained"
-    alpha, G = constrained_problem(env, name, need_costs=True)
-    assert G is not None
-    x_safe = getattr(env, "safe_strategy", None)
-    if x_safe is None:
-        raise ValueError(f"policy {name!r} needs an environment with a strictly safe strategy "
-                         "(ConstrainedBandit(..., safe_strategy=...))")
+    alpha, x_safe, margins = safe_side(env, name, safe_strategy, safe_margins)
     return SafeOptimisticConstrained(env.n_arms, need_horizon(name, horizon), alpha, x_safe,
-                                     safe_margins=alpha - G @ np.asarray(x_safe, float),
-                                     delta=delta, schedule=schedule, width_scale=width_scale,
-                                     rng=rng)
+                                     safe_margins=margins, delta=delta, schedule=schedule,
+                                     width_scale=width_scale, rng=rng)

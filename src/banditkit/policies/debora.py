@@ -88,7 +88,7 @@ from ..validation import (
     check_positive_int,
     check_probability,
 )
-from .constrained_baselines import constrained_problem
+from .constrained_baselines import check_safe_strategy, constrained_problem, safe_side
 from .epoch_sampler import epoch_batch
 from .safe_lp import optimistic_strategy, snap_strategy
 
@@ -510,23 +510,8 @@ class DEBORAH(_ConstrainedDebora):
                  rho_per_estimate: float | None = None,
                  delta_per_estimate: float | None = None) -> None:
         K = _check_n_arms(n_arms)
-        x = np.asarray(safe_strategy, dtype=float)
-        if (x.shape != (K,) or not np.all(np.isfinite(x)) or np.any(x < 0)
-                or abs(float(x.sum()) - 1.0) > 1e-9):
-            raise ValueError(f"safe_strategy must be a probability vector over the K={K} arms "
-                             f"(non-negative, summing to 1), got {safe_strategy!r}")
         alpha = _check_thresholds(thresholds)
-        lam = np.atleast_1d(np.asarray(safe_margins, dtype=float))
-        if lam.shape != alpha.shape:
-            raise ValueError(f"safe_margins must have one entry per threshold (shape "
-                             f"{alpha.shape}), got shape {lam.shape}")
-        if not np.all(np.isfinite(lam)) or np.any(lam <= 0):
-            raise ValueError("safe_margins must be > 0: x◇ must be strictly safe, "
-                             "λ_i = α_i − g_iᵀx◇ > 0 (Assumption 2.1)")
-        if np.any(lam > alpha):
-            raise ValueError("safe_margins must be <= thresholds: λ_i = α_i − g_iᵀx◇ with costs "
-                             "in [0, 1] cannot exceed α_i (are these the costs g_iᵀx◇ rather "
-                             "than the margins?)")
+        x, lam = check_safe_strategy(safe_strategy, safe_margins, K, alpha)
         super().__init__(K, horizon, alpha, rho=rho, delta=delta, rng=rng,
                          width_scale=width_scale, rho_per_estimate=rho_per_estimate,
                          delta_per_estimate=delta_per_estimate)
@@ -582,16 +567,12 @@ def debora_s(env: Environment, rng: np.random.Generator, *, horizon: int | None 
 
 @register_policy("DEBORAH")
 def debora_h(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-             rho: float = 0.3, delta: float = 0.05, width_scale: float = 1.0) -> DEBORAH:
-    """DEBORA-H (Bollini et al., Algorithm 4): hard constraints, ρ-replicable; x◇ is the
-    environment's ``safe_strategy`` and its Slater margins α − G x◇ are given as known."""
-    alpha, G = constrained_problem(env, "DEBORAH", need_costs=True)
-    assert G is not None
-    x_safe = getattr(env, "safe_strategy", None)
-    if x_safe is None:
-        raise ValueError("policy 'DEBORAH' needs an environment with a strictly safe strategy "
-                         "(ConstrainedBandit(..., safe_strategy=...))")
-    x_safe = np.asarray(x_safe, dtype=float)
+             rho: float = 0.3, delta: float = 0.05, width_scale: float = 1.0,
+             safe_strategy: list[float] | None = None,
+             safe_margins: list[float] | None = None) -> DEBORAH:
+    """DEBORA-H (Bollini et al., Algorithm 4): hard constraints, ρ-replicable; x◇ and its
+    Slater margins as in :func:`~.constrained_baselines.safe_side` (the environment's, or
+    given: a live experiment gives both)."""
+    alpha, x_safe, margins = safe_side(env, "DEBORAH", safe_strategy, safe_margins)
     return DEBORAH(env.n_arms, need_horizon("DEBORAH", horizon), alpha, x_safe, rho=rho,
-                   delta=delta, safe_margins=alpha - G @ x_safe, width_scale=width_scale,
-                   rng=rng)
+                   delta=delta, safe_margins=margins, width_scale=width_scale, rng=rng)
