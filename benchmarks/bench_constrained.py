@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--horizons", type=float, nargs="+",
-                        default=[1e6, 1e9, 1e12, 1e15, 9e15])
+                        default=[1e6, 1e9, 1e12, 1e15, 1e18])
     parser.add_argument("--ucb1-max", type=float, default=1e6,
                         help="largest T at which UCB1 (one step per pull) is run")
     args = parser.parse_args()

@@ -82,3 +82,10 @@ def test_summary_has_one_row_per_point_and_algorithm(small_run):
     assert list(zip(summary["point"], summary["algorithm"], strict=True)) == [
         (0, "UCB1"), (0, "eps-greedy"), (1, "UCB1"), (1, "eps-greedy")]
     assert np.all(summary["n_ok"] == 4)
+
+
+def test_panel_titles_and_report_rows_write_large_round_numbers_as_powers_of_ten():
+    from banditkit.experiments.plots import point_label
+
+    assert point_label({"T": 10**18, "K": 4, "n": 9 * 10**15, "m": 1234567}) == \
+        "T=10¹⁸, K=4, n=9·10¹⁵, m=1234567"

@@ -27,7 +27,7 @@ from scipy import stats
 
 from .results import NONNEGATIVE, SUMMARY_METRICS
 
-__all__ = ["curve_band", "plot_file_stem", "write_plots"]
+__all__ = ["curve_band", "plot_file_stem", "point_label", "write_plots"]
 
 _LABELS = {"regret": "cumulative regret", "violation": "cumulative violation",
            "n_pulls": "samples (pulls)", "final_regret": "final regret",
@@ -142,12 +142,12 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
         ax.set_ylabel((plot.get("ylabel") if len(metrics) == 1 else None)
                       or _LABELS.get(metric, metric))
         if len(points) > 1:
-            ax.set_title(_point_label(result.config["points"][point]), fontsize=9)
+            ax.set_title(point_label(result.config["points"][point]), fontsize=9)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(_title(result.config) + " (mean, 95% band)", fontsize=10)
-    fig.tight_layout()
+    _tight_under_title(fig)
     _legend_outside(fig, axes.flat)
     return fig
 
@@ -187,7 +187,7 @@ def _sweep_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
         _non_replication_panel(axes[0, 1], pairs, plot, x, xs_all, algorithms, others, groups,
                                colours, dodge)
     fig.suptitle(_title(result.config), fontsize=10)
-    fig.tight_layout()
+    _tight_under_title(fig)
     _legend_outside(fig, axes.flat)
     return fig
 
@@ -407,7 +407,7 @@ def _error_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
         ax.set_ylim(floor / 2, 1.5)
         name = (plot.get("xlabel") or x) if len(panels) == 1 else x
         where = f"{name} = {values[0]:g}" if single else name
-        ax.set_xlabel(where if not fixed else f"{where}  ({_point_label(fixed)})")
+        ax.set_xlabel(where if not fixed else f"{where}  ({point_label(fixed)})")
         ax.set_ylabel(plot.get("ylabel") or "error probability")
         ax.grid(alpha=0.3, which="both")
         if col == 0:
@@ -427,13 +427,36 @@ def _error_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
             fax.grid(alpha=0.3)
     fig.suptitle(_title(result.config) + " (error rate, Wilson 95% interval; ▽: no error, "
                  f"drawn at 1/(2n) = {floor:.1e})", fontsize=10)
-    fig.tight_layout()
+    _tight_under_title(fig)
     return fig
 
 
-def _point_label(params: Mapping[str, Any]) -> str:
+def _tight_under_title(fig: Any) -> None:
+    """``tight_layout`` below the suptitle (it ignores it, so the first row's panel titles
+    ran into a two-line suptitle): 0.55 in are kept for the title whatever the height."""
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _number(v: Any) -> str:
+    """An integer of a million or more as a·10ᵏ (``10¹⁸``, ``9·10¹⁵``): a long digit string
+    does not fit a panel title and is hard to read."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and abs(v) >= 10**6:
+        k = len(str(abs(int(v)))) - 1
+        a, rest = divmod(abs(int(v)), 10**k)
+        if rest == 0:
+            sign = "-" if v < 0 else ""
+            power = "10" + str(k).translate(_SUPERSCRIPT)
+            return f"{sign}{power}" if a == 1 else f"{sign}{a}·{power}"
+    return str(v)
+
+
+def point_label(params: Mapping[str, Any]) -> str:
+    """A sweep point's parameters as ``k=v, ...`` (panel titles, report tables)."""
     parts = []
     for k, v in params.items():
-        text = str(v)
+        text = _number(v)
         parts.append(f"{k}={text if len(text) <= 30 else text[:27] + '...'}")
     return ", ".join(parts)

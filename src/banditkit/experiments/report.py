@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .plots import plot_file_stem
+from .plots import plot_file_stem, point_label
 from .results import SUMMARY_METRICS, error_difference
 
 __all__ = ["REPORT_NAME", "markdown_table", "render_report", "write_report"]
@@ -322,7 +322,7 @@ def _interval(mean: Any, lo: Any, hi: Any) -> str:
 def _short(value: Any) -> str:
     if isinstance(value, float) and np.isnan(value):
         return ""
-    text = str(value)
+    text = point_label(value) if isinstance(value, dict) else str(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
