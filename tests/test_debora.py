@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -242,20 +243,26 @@ def test_epoch_ends_at_the_first_doubling() -> None:
     assert N.sum() == T
 
 
-def test_horizon_of_1e15_in_seconds_with_exact_counts() -> None:
+def test_horizon_of_1e15_with_exact_counts_in_constant_memory() -> None:
     """The O(K) epochs reach T = 10¹⁵ (the paper's constants, K = 5, m = 2): every pull is
     accounted for in int64, at most K(⌈log₂T⌉ + 1) + 1 epochs, and the environment's
-    sufficient statistics answer each epoch at once."""
+    sufficient statistics answer each epoch at once (no batch is expanded pull by pull)."""
+    tracemalloc.start()  # numpy reports its buffers: one array per pull would need > 8 MB
     T = 10**15
     r, G, alpha = np.array([0.9, 0.7, 0.55, 0.4, 0.2]), np.array(
         [[0.9, 0.6, 0.4, 0.3, 0.1], [0.2, 0.3, 0.65, 0.5, 0.1]]), np.array([0.5, 0.5])
     env = ConstrainedBandit(r, G, alpha)
     p = DEBORAS(5, T, alpha, rho=0.3, delta=0.05, rng=3)
-    trial = simulate(p, env, horizon=T, seed=4, checkpoints=np.array([T // 10, T]))
+    try:
+        trial = simulate(p, env, horizon=T, seed=4, checkpoints=np.array([T // 10, T]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 10**6
     assert trial.n_pulls == T and p.counts.sum() == T and p.counts.dtype == np.int64
     np.testing.assert_array_equal(trial.counts, p.counts)
     assert trial.n_batches <= 5 * (math.ceil(math.log2(T)) + 1) + 1
-    assert 0 < trial.violation[-1] < T and trial.seconds < 30
+    assert 0 < trial.violation[-1] < T
 
 
 def test_horizons_past_2_to_the_53_are_exact_and_beyond_2_to_the_62_refused() -> None:
