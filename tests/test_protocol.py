@@ -184,3 +184,17 @@ def test_strings_and_nested_means_are_refused():
         ReplicableElimination(3, 1000, "0.3", np.random.default_rng(0))
     with pytest.raises(ValueError, match="1-D array with one mean per arm"):
         BernoulliBandit([[0.2, 0.3], [0.4, 0.5]])
+
+
+def test_observe_refuses_text_and_booleans():
+    """numpy would read '0.5' and True as numbers: a reward given as text or a flag is a
+    user's mistake (a CSV column read as strings), refused before any state changes."""
+    from banditkit.policies import UCB1
+
+    algo = UCB1(2, horizon=10)
+    b = algo.next_batch()
+    for bad in (["1"], [True], np.array(["0.5"]), [None]):
+        with pytest.raises(ValueError, match="rewards must be numbers"):
+            algo.observe(b, bad)
+    algo.observe(b, np.array([1]))  # integers are numbers
+    assert algo.t == 1

@@ -155,7 +155,9 @@ class BatchedEliminationBase(Algorithm):
         np.add.at(self.pulls, batch.arms, batch.counts)
         np.add.at(self.sums, batch.arms, rewards)
         self.remaining -= batch.n_pulls
-        if self._committed:
+        if self._committed or self._cut:
+            # a cut exploration batch ends the run (Algorithm.observe): its arms have unequal
+            # (some zero) pulls, on which the elimination rules are undefined
             return
         self.batch += 1
         self.c += math.floor(self.q**self.batch)

@@ -137,7 +137,9 @@ class PhasedLinearElimination(Algorithm):
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         self.remaining -= batch.n_pulls
-        if self.final_arm is not None:
+        if self.final_arm is not None or self._cut:
+            # a cut phase ends the run (Algorithm.observe): its pulls need not span R^d, and
+            # no later decision would use an elimination made on them
             return
         counts = batch.allocation(self.n_arms)
         sums = batch.arm_sums(rewards, self.n_arms)
