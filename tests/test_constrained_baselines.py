@@ -297,6 +297,30 @@ def test_given_safe_strategy_and_margins_override_the_environment_within_the_tru
                     safe_margins=(true + 0.01).tolist())
 
 
+@pytest.mark.parametrize("name", ["SafeOptimisticConstrained", "DEBORAH"])
+@pytest.mark.parametrize("params, match", [
+    ({"safe_strategy": [1.0, 0.0]}, "safe_strategy must be a probability vector over the K=5"),
+    ({"safe_strategy": "abc"}, "safe_strategy must be numbers"),
+    ({"safe_strategy": [1.0, 0.0, 0.0, 0.0, 0.0]}, "safe_strategy must be strictly safe"),
+])
+def test_safe_strategy_refusals_name_what_the_user_gave(name, params, match):
+    env = mixing_env()
+    assert np.any(A5 - G5[:, 0] <= 0)  # arm 0 alone is not strictly safe
+    with pytest.raises(ValueError, match=match):
+        make_policy(name, env, np.random.default_rng(0), horizon=100, **params)
+
+
+def test_environment_refusals_name_the_parameter():
+    with pytest.raises(ValueError, match="rewards must be numbers"):
+        ConstrainedBandit(["0.2", "0.9"], [[0.1, 0.2]], [0.5])
+    with pytest.raises(TypeError, match="concentration must be a number"):
+        ConstrainedBandit([0.2, 0.9], [[0.1, 0.2]], [0.5], noise="beta", concentration="10")
+    with pytest.raises(ValueError, match="safe_strategy must be a probability vector"):
+        ConstrainedBandit([0.2, 0.9], [[0.1, 0.2]], [0.5], safe_strategy=[1 + 1e-7, 0.0])
+    with pytest.raises(ValueError, match="K >= 2"):
+        ConstrainedBandit([0.2], [[0.1]], [0.5])
+
+
 BASE = {"n_arms": 5, "horizon": 100, "thresholds": A5, "delta": 0.1}
 
 

@@ -314,12 +314,14 @@ def test_debora_h_mixture_is_pessimistically_safe(factor: float | None) -> None:
         for rec in p.epochs:
             np.testing.assert_allclose(rec.widths, zeta(rec.counts, rp, dp, c), rtol=1e-12)
             s = rec.sigma
-            assert 0 <= s <= 1 / (1 + lam.min()) + 1e-12
+            assert 0 <= s <= 1 / (1 + lam.min()) + 1e-8
             w = np.minimum((rec.costs + rec.widths[None, :]) @ rec.optimistic, 1.0)
-            assert np.all(s * (alpha - lam) + (1 - s) * w <= alpha + 1e-12)
+            # σ_h keeps room r = 2K·2⁻³² for the rounding of the strategy played
+            assert p.rounding == 2 * r.size * 2.0**-32
+            assert np.all(s * (alpha - lam) + (1 - s) * w <= alpha - p.rounding / 2)
             np.testing.assert_allclose(rec.strategy, s * p.safe_strategy
                                        + (1 - s) * rec.optimistic, atol=1e-9)
-            assert np.all(G @ rec.strategy <= alpha + 1e-9)
+            assert np.all(G @ rec.strategy <= alpha)  # the rounded strategy, no tolerance
             if rec.start > 0 and np.all((rec.costs + rec.widths) @ rec.optimistic <= alpha):
                 assert s == 0  # V_h empty
             sigma0 = np.max((1 - alpha) / (1 - alpha + lam))
@@ -423,6 +425,22 @@ X4 = np.array([0.0, 0.0, 0.5, 0.5])
                        rho=0.1, delta=0.01, rng=r), "safe_margins must be <= thresholds"),
     (lambda r: DEBORAH(4, 100, [0.5, 0.5], X4, safe_margins=[0.1],
                        rho=0.1, delta=0.01, rng=r), "safe_margins must have one entry"),
+    # text is refused, not read as numbers; widths the LP cannot hold are refused up front
+    (lambda r: DEBORAS(4, 100, ["a", "b"], rho=0.1, delta=0.01, rng=r),
+     "thresholds must be numbers"),
+    (lambda r: DEBORAS(4, 100, "0.5", rho=0.1, delta=0.01, rng=r), "thresholds must be numbers"),
+    (lambda r: DEBORAH(4, 100, [0.5, 0.5], "abcd", safe_margins=[0.1, 0.1], rho=0.1,
+                       delta=0.01, rng=r), "safe_strategy must be numbers"),
+    (lambda r: DEBORAH(4, 100, [0.5, 0.5], X4, safe_margins=["a", "b"], rho=0.1, delta=0.01,
+                       rng=r), "safe_margins must be numbers"),
+    (lambda r: DEBORAS(3, 1000, [0.5], rho=0.3, delta=0.15 - 1e-13, rng=r),
+     r"zeta\(1\) = .* exceeds 1e\+13"),
+    (lambda r: DEBORAS(3, 1000, [0.5], rho=0.3, delta=0.05, rng=r, width_scale=1e12),
+     r"zeta\(1\) = .* lower width_scale"),
+    (lambda r: DEBORAH(4, 100, [0.5, 0.5], X4, safe_margins=[1e-10, 0.1], rho=0.1,
+                       delta=0.01, rng=r), "safe_margins must exceed 2K"),
+    (lambda r: DEBORA(3, 1000, rho=0.3, delta=0.05, rng=r, width_scale=1e20),
+     r"width_scale = 1e\+20 is too large"),
 ])
 def test_bad_input_refused_before_any_work(build, match) -> None:
     rng = np.random.default_rng(0)
@@ -465,3 +483,21 @@ def test_truncated_batch_ends_the_policy() -> None:
     p.observe(part, o.rewards, o.costs)
     if part.n_pulls < b.n_pulls:
         assert p.next_batch() is None
+
+
+def test_log2_horizon_is_exact_past_2_to_the_53() -> None:
+    """ρ' of DEBORA-S/H divides by ⌈log₂T⌉: 54 at T = 2⁵³ + 1 (math.log2 rounds it to 53)."""
+    from banditkit.policies.debora import debora_parameters
+
+    for T, log in [(2, 1), (3, 2), (4, 2), (2**53, 53), (2**53 + 1, 54), (2**62, 62)]:
+        rho_p, _ = debora_parameters("DEBORA-S", 2, T, 1, 0.3, 0.05)
+        assert rho_p == pytest.approx(0.3 / (2 * 2 * 4 * log), rel=1e-15)
+
+
+def test_simulate_refuses_a_cost_count_or_horizon_the_policy_was_not_built_for() -> None:
+    env = ConstrainedBandit(R4, G4[:1], A4[:1])  # m = 1
+    with pytest.raises(ValueError, match="m = 2 cost"):
+        simulate(DEBORAS(4, 100, A4, rho=0.1, delta=0.01, rng=0), env, horizon=100)
+    env = ConstrainedBandit(R4, G4, A4)
+    with pytest.raises(ValueError, match="exceeds the 100 pulls"):
+        simulate(DEBORAS(4, 100, A4, rho=0.1, delta=0.01, rng=0), env, horizon=1000)

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from numbers import Real
 
 import numpy as np
+
+from .validation import as_numbers
 
 __all__ = ["Algorithm", "Batch", "DecisionLog"]
 
@@ -291,21 +292,6 @@ class DecisionLog:
         return int(seg_len[arm_a != arm_b].sum()) + abs(na - nb)
 
 
-def _numbers(values: object, name: str) -> np.ndarray:
-    """``values`` as floats, refusing text and booleans (which numpy would convert)."""
-    raw = np.asarray(values)
-    if raw.dtype.kind == "O":
-        if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.number))
-               for v in raw.reshape(-1)):
-            raise ValueError(f"{name} must be numbers, got text, booleans or None")
-    elif raw.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be numbers, got an array of {raw.dtype}")
-    try:
-        return np.asarray(raw, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers, got {values!r}") from None
-
-
 def _check_run_sums(batch: Batch, sums: np.ndarray, bounds: tuple[float, float], name: str
                     ) -> None:
     """Refuse run sums that ``count`` values in ``bounds`` cannot produce."""
@@ -395,7 +381,7 @@ class Algorithm(ABC):
         if batch is not pending and not batch.is_prefix_of(pending):
             raise ValueError("batch must be the batch next_batch() returned, or a prefix of it "
                              "(Batch.truncated), in the same pull order")
-        rewards = _numbers(rewards, "rewards")
+        rewards = as_numbers(rewards, "rewards")
         if rewards.ndim != 1:
             raise ValueError(f"rewards must be a 1-D array with one sum per run of the batch, "
                              f"got shape {rewards.shape}")
@@ -408,7 +394,7 @@ class Algorithm(ABC):
             raise ValueError(f"costs are required: {type(self).__name__} observes the sums of "
                              f"its m = {self.n_costs} costs for every run")
         if costs is not None:
-            costs = _numbers(costs, "costs")
+            costs = as_numbers(costs, "costs")
             if costs.ndim == 1:
                 costs = costs[:, None]
             if costs.shape[0] != batch.n_runs:

@@ -69,8 +69,16 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         raise TypeError(f"env must be a banditkit Environment, got {type(env).__name__}")
     if algorithm.n_arms != env.n_arms:
         raise ValueError(f"algorithm has {algorithm.n_arms} arms but env has {env.n_arms}")
+    if algorithm.n_costs and getattr(env, "n_costs", 0) != algorithm.n_costs:
+        raise ValueError(f"algorithm observes m = {algorithm.n_costs} cost(s) per pull but env "
+                         f"has {getattr(env, 'n_costs', 0)}")
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
+        own = getattr(algorithm, "horizon", None)
+        if algorithm.kind == "regret" and isinstance(own, int) and horizon > own:
+            raise ValueError(f"horizon = {horizon} exceeds the {own} pulls that "
+                             f"{type(algorithm).__name__} was built for (its own horizon T): "
+                             "it would stop early and leave the rest of the run unplayed")
     elif not algorithm.stops_by_itself:
         raise ValueError(f"simulate needs a horizon for {type(algorithm).__name__}: it does "
                          "not stop by itself (pass horizon=T)")

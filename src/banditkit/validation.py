@@ -8,7 +8,9 @@ from numbers import Integral, Real
 import numpy as np
 
 __all__ = [
+    "as_numbers",
     "check_arms",
+    "check_distribution",
     "check_in_unit_interval",
     "check_integer",
     "check_positive",
@@ -108,10 +110,39 @@ def check_probability(value: object, name: str, *, open_low: bool = True,
     return v
 
 
+def as_numbers(values: object, name: str) -> np.ndarray:
+    """``values`` as a float array, refusing text, booleans and None, which numpy would
+    convert (``'0.5'`` → 0.5, ``True`` → 1.0, ``None`` → nan) or fail on with a message that
+    does not name ``name``."""
+    try:
+        raw = np.asarray(values)
+    except ValueError:  # ragged nesting
+        raise ValueError(f"{name} must be a rectangular array of numbers, got {values!r}"
+                         ) from None
+    if raw.dtype.kind == "O":
+        if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.number))
+               for v in raw.reshape(-1)):
+            raise ValueError(f"{name} must be numbers, got {values!r}")
+    elif raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be numbers, got {values!r}")
+    return np.asarray(raw, dtype=float)
+
+
+def check_distribution(values: object, n: int, name: str) -> np.ndarray:
+    """A probability vector over ``n`` items: shape (n,), finite, non-negative, summing to 1
+    within 1e-9 (returned as given, not renormalised)."""
+    x = as_numbers(values, name)
+    if (x.shape != (n,) or not np.all(np.isfinite(x)) or np.any(x < 0)
+            or abs(float(x.sum()) - 1.0) > 1e-9):
+        raise ValueError(f"{name} must be a probability vector over the K={n} arms "
+                         f"(non-negative, summing to 1), got {values!r}")
+    return x
+
+
 def check_in_unit_interval(values: object, name: str, shape: Sequence[int] | None = None
                            ) -> np.ndarray:
     """A finite float array with every entry in [0, 1] (optionally of a given shape)."""
-    arr = np.asarray(values, dtype=float)
+    arr = as_numbers(values, name)
     if shape is not None and arr.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
     if arr.size == 0:

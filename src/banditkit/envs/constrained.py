@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ..protocol import Batch
-from ..validation import check_in_unit_interval
+from ..validation import check_distribution, check_in_unit_interval, check_positive
 from .base import Environment, Outcome
 
 __all__ = ["ConstrainedBandit", "optimal_safe_strategy", "slater_strategy"]
@@ -95,7 +95,9 @@ class ConstrainedBandit(Environment):
     def __init__(self, rewards: np.ndarray, costs: np.ndarray, thresholds: np.ndarray, *,
                  noise: str = "bernoulli", concentration: float = 10.0,
                  safe_strategy: np.ndarray | None = None) -> None:
-        r = check_in_unit_interval(rewards, "rewards").reshape(-1)
+        r = check_in_unit_interval(rewards, "rewards")
+        if r.ndim != 1 or r.size < 2:
+            raise ValueError(f"rewards must be a 1-D array of K >= 2 means, got shape {r.shape}")
         G = np.atleast_2d(check_in_unit_interval(costs, "costs"))
         if G.shape[1] != r.size:
             raise ValueError(f"costs must have shape (m, K={r.size}), got {G.shape}")
@@ -103,8 +105,7 @@ class ConstrainedBandit(Environment):
                                        shape=(G.shape[0],))
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-        if not (np.isfinite(concentration) and concentration > 0):
-            raise ValueError(f"concentration must be positive, got {concentration}")
+        concentration = check_positive(concentration, "concentration")
         self.r, self.G, self.alpha = r, G, alpha
         self.noise, self.concentration = noise, float(concentration)
         self.n_arms = self.n_items = r.size
@@ -112,12 +113,11 @@ class ConstrainedBandit(Environment):
         self.optimal_strategy = optimal_safe_strategy(r, G, alpha)
         self.optimal_value = float(r @ self.optimal_strategy)
         if safe_strategy is not None:
-            x = np.asarray(safe_strategy, dtype=float).reshape(-1)
-            if x.shape != (r.size,) or np.any(x < 0) or not np.isclose(x.sum(), 1.0):
-                raise ValueError("safe_strategy must be a probability vector over the K arms")
+            x = check_distribution(safe_strategy, r.size, "safe_strategy")
             if not np.all(G @ x < alpha):
-                raise ValueError("safe_strategy must be strictly safe: G x < alpha for every "
-                                 "constraint")
+                raise ValueError(f"safe_strategy must be strictly safe: G x < alpha for every "
+                                 f"constraint, got margins alpha - G x = "
+                                 f"{np.round(alpha - G @ x, 6).tolist()}")
             self.safe_strategy: np.ndarray | None = x
         else:
             self.safe_strategy = None

@@ -50,7 +50,15 @@ from ..envs.base import Environment
 from ..protocol import Algorithm, Batch
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
-from ..validation import check_in_unit_interval, check_integer, check_positive, check_probability
+from ..validation import (
+    as_numbers,
+    check_distribution,
+    check_in_unit_interval,
+    check_integer,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
 from .epoch_sampler import epoch_batch
 from .safe_lp import optimistic_strategy
 
@@ -164,8 +172,8 @@ class OptimisticConstrained(Algorithm):
                  schedule: str = "doubling", width_scale: float = 1.0,
                  rng: SeedLike = None) -> None:
         n_arms = check_integer(n_arms, "n_arms", low=2)
-        self.horizon = check_integer(horizon, "horizon", low=1)
-        alpha = np.asarray(thresholds, dtype=float)
+        self.horizon = check_positive_int(horizon, "horizon")
+        alpha = as_numbers(thresholds, "thresholds")
         if alpha.ndim > 1:
             raise ValueError(f"thresholds must be a 1-D array (one per constraint), got shape "
                              f"{alpha.shape}")
@@ -346,12 +354,11 @@ def check_safe_strategy(safe_strategy: object, safe_margins: object, n_arms: int
     """x◇ and its Slater margins λ as DEBORA-H and the safe baseline take them (Bollini et al.,
     Assumption 2.1; Algorithm 4, line 5): x◇ a probability vector over the ``n_arms`` arms and
     0 < λ_i ≤ α_i, one margin per threshold α_i."""
-    x = np.asarray(safe_strategy, dtype=float)
-    if (x.shape != (n_arms,) or not np.all(np.isfinite(x)) or np.any(x < 0)
-            or abs(float(x.sum()) - 1.0) > 1e-9):
-        raise ValueError(f"safe_strategy must be a probability vector over the K={n_arms} arms "
-                         f"(non-negative, summing to 1), got {safe_strategy!r}")
-    lam = np.atleast_1d(np.asarray(safe_margins, dtype=float))
+    x = check_distribution(safe_strategy, n_arms, "safe_strategy")
+    if safe_margins is None:
+        raise ValueError("safe_margins must be given: x◇'s Slater margins α − G x◇, one per "
+                         "threshold")
+    lam = np.atleast_1d(as_numbers(safe_margins, "safe_margins"))
     if lam.shape != thresholds.shape:
         raise ValueError(f"safe_margins must have one entry per threshold (shape "
                          f"{thresholds.shape}), got shape {lam.shape}")
@@ -385,17 +392,19 @@ def safe_side(env: Environment, name: str, safe_strategy: object = None,
                          "safe_strategy=[...] (with safe_margins=[...] where the cost means "
                          "are unknown, as in a live experiment), or simulate a "
                          "ConstrainedBandit(..., safe_strategy=...)")
-    x = np.asarray(safe_strategy, dtype=float)
-    true = None
-    if G is not None and x.shape == (G.shape[1],):
-        true = alpha - G @ x
+    x = check_distribution(safe_strategy, env.n_arms, "safe_strategy")
+    true = None if G is None else alpha - G @ x
     if safe_margins is None:
         if true is None:
             raise ValueError(f"policy {name!r} needs x◇'s Slater margins α − G x◇: pass "
                              "safe_margins=[...], lower bounds on them (one per threshold), "
                              "where the cost means G are unknown, as in a live experiment")
+        if not np.all(true > 0):
+            raise ValueError(f"safe_strategy must be strictly safe (α − G x◇ > 0 for every "
+                             f"constraint), got margins α − G x◇ = "
+                             f"{np.round(true, 6).tolist()}")
         safe_margins = true
-    x, lam = check_safe_strategy(safe_strategy, safe_margins, env.n_arms, alpha)
+    x, lam = check_safe_strategy(x, safe_margins, env.n_arms, alpha)
     if true is not None and np.any(lam > true + 1e-12):
         raise ValueError(f"safe_margins must not exceed x◇'s true margins α − G x◇ = "
                          f"{np.round(true, 6).tolist()}: larger ones make the mixture unsafe")

@@ -90,7 +90,7 @@ from ..validation import (
 )
 from .constrained_baselines import check_safe_strategy, constrained_problem, safe_side
 from .epoch_sampler import epoch_batch
-from .safe_lp import optimistic_strategy, snap_strategy
+from .safe_lp import OUTPUT_GRID, optimistic_strategy, snap_strategy
 
 __all__ = [
     "DEBORA",
@@ -105,6 +105,11 @@ __all__ = [
 
 _ALGORITHMS = ("DEBORA", "DEBORA-S", "DEBORA-H")
 
+#: The largest width ζ(1) (an arm pulled once) that DEBORA-S/H accept: the LP's coefficients
+#: r̂ + ζ and ĝ − ζ must stay where HiGHS computes (it fails near 10¹⁵). The paper's constants
+#: stay far below (ζ(1) ≈ 7.5·10¹⁰ at K = 20, m = 4, T = 2⁶², ρ = 0.01, δ = 0.00499).
+MAX_WIDTH = 1e13
+
 
 def debora_parameters(algorithm: str, n_arms: int, horizon: int, n_costs: int, rho: float,
                       delta: float) -> tuple[float, float]:
@@ -118,7 +123,8 @@ def debora_parameters(algorithm: str, n_arms: int, horizon: int, n_costs: int, r
     if algorithm == "DEBORA":
         divisor = 2 * n_arms * max(1, math.ceil(math.log(horizon)))
     else:
-        divisor = 2 * (n_costs + 1) * n_arms**2 * max(1, math.ceil(math.log2(horizon)))
+        # ⌈log₂T⌉ in integers: math.log2 rounds 2⁵³ + 1 down to 53
+        divisor = 2 * (n_costs + 1) * n_arms**2 * max(1, (int(horizon) - 1).bit_length())
     return rho / divisor, delta / divisor
 
 
@@ -171,8 +177,7 @@ def _check_n_arms(n_arms: int) -> int:
 
 
 def _check_thresholds(thresholds: np.ndarray) -> np.ndarray:
-    alpha = check_in_unit_interval(np.atleast_1d(np.asarray(thresholds, dtype=float)),
-                                   "thresholds")
+    alpha = np.atleast_1d(check_in_unit_interval(thresholds, "thresholds"))
     if alpha.ndim != 1 or alpha.size < 1:
         raise ValueError(f"thresholds must be a 1-D array of m >= 1 values in [0, 1], got "
                          f"shape {alpha.shape}")
@@ -210,6 +215,10 @@ class _DeboraBase(Algorithm):
                              f"{(rho_p - 2 * delta_p) / (1 - 2 * delta_p):.3g} (the estimates "
                              f"run at rho'_c = 2 delta' + (rho' - 2 delta')/width_scale, which "
                              f"must stay <= 1), got {c}")
+        if not rho_c > 2 * delta_p:  # a huge width_scale: rho'_c rounds to 2 delta'
+            raise ValueError(f"width_scale = {c:.3g} is too large: rho'_c = 2 delta' + "
+                             f"(rho' - 2 delta')/width_scale must exceed 2 delta' = "
+                             f"{2 * delta_p:.3g} in floating point")
         super().__init__(K)
         self.horizon = T
         self.rho, self.delta = rho, delta
@@ -352,6 +361,13 @@ class _ConstrainedDebora(_DeboraBase):
         super().__init__(n_arms, horizon, alpha.size, rho=rho, delta=delta, rng=rng,
                          width_scale=width_scale, rho_per_estimate=rho_per_estimate,
                          delta_per_estimate=delta_per_estimate)
+        zeta_1 = float(self.widths(np.ones(1, dtype=np.int64))[0])
+        if not zeta_1 <= MAX_WIDTH:
+            raise ValueError(
+                f"the confidence width of an arm pulled once, zeta(1) = {zeta_1:.3g}, exceeds "
+                f"{MAX_WIDTH:.0e}, beyond which the LP solver loses the estimates (HiGHS "
+                f"fails near 1e15): lower width_scale (got {self.width_scale:.3g}) or widen "
+                f"rho - 2*delta (got rho={self.rho}, delta={self.delta})")
         K, m = self.n_arms, alpha.size
         self.thresholds = alpha
         self.n_costs = m
@@ -512,29 +528,41 @@ class DEBORAH(_ConstrainedDebora):
         K = _check_n_arms(n_arms)
         alpha = _check_thresholds(thresholds)
         x, lam = check_safe_strategy(safe_strategy, safe_margins, K, alpha)
+        # The strategies played are rounded to the 2⁻³² grid (snap_strategy, for replicable
+        # LPs): each rounding moves a cost g_iᵀx by at most K·2⁻³², and x_h is rounded twice
+        # (x◇, then the mixture). σ_h is computed against α − r and λ − r, r = 2K·2⁻³², so the
+        # rounded x_h keeps the pessimistic guarantee of Lemma 5.1 for α itself.
+        rounding = 2 * K * OUTPUT_GRID
+        if np.any(lam <= rounding):
+            raise ValueError(f"safe_margins must exceed 2K·2⁻³² = {rounding:.3g}: DEBORA-H plays "
+                             f"strategies rounded to a 2⁻³² grid (replicable LPs) and keeps that "
+                             f"rounding inside x◇'s margin, got {lam.tolist()}")
         super().__init__(K, horizon, alpha, rho=rho, delta=delta, rng=rng,
                          width_scale=width_scale, rho_per_estimate=rho_per_estimate,
                          delta_per_estimate=delta_per_estimate)
         self.safe_strategy = snap_strategy(x)
         self.safe_margins = lam
+        self.rounding = rounding
         self.sigmas: list[float] = []
 
     def sigma(self, x_tilde: np.ndarray, cost_estimates: np.ndarray, widths: np.ndarray
               ) -> float:
-        """σ_h of Eqs. (3)-(4) for x̃_h, ĝ_h and ζ_h."""
+        """σ_h of Eqs. (3)-(4) for x̃_h, ĝ_h and ζ_h, against α − r and λ − r (r the
+        rounding of the played strategy, see ``__init__``)."""
+        alpha, lam = self.thresholds - self.rounding, self.safe_margins - self.rounding
         w = (cost_estimates + widths[None, :]) @ x_tilde
-        at_risk = w > self.thresholds  # V_h
+        at_risk = w > alpha  # V_h
         if not at_risk.any():
             return 0.0
-        excess = np.minimum(w, 1.0) - self.thresholds
-        ratios = excess / (excess + self.safe_margins)
+        excess = np.minimum(w, 1.0) - alpha
+        ratios = excess / (excess + lam)
         return float(ratios[at_risk].max())
 
     def _strategy(self, x_tilde: np.ndarray, widths: np.ndarray, first: bool
                   ) -> tuple[float, np.ndarray]:
-        if first:  # line 5
-            excess = 1.0 - self.thresholds
-            sigma = float(np.max(excess / (excess + self.safe_margins)))
+        if first:  # line 5 (against α − r, λ − r as in sigma)
+            excess = 1.0 - (self.thresholds - self.rounding)
+            sigma = float(np.max(excess / (excess + self.safe_margins - self.rounding)))
         else:      # lines 19-24
             sigma = self.sigma(x_tilde, self.cost_estimates, widths)
         self.sigmas.append(sigma)
