@@ -180,3 +180,32 @@ def test_audit_reports_progress_as_pairs_finish(capsys):
               progress=True, name="R")
     err = capsys.readouterr().err
     assert "audit R: 3/3 pairs (100%)" in err and "\r" not in err
+
+
+def test_audit_passes_its_horizon_to_a_factory_that_takes_one():
+    """audit(registered_factory, horizon=T) plans the policy for T, as the CLI's
+    functools.partial does, instead of failing with "needs the horizon T"; a horizon the
+    caller bound (in params or a partial) is left alone, and a factory without one gets none."""
+    factory = get_policy("ReplicableElimination").factory
+    plain = audit(factory, ENV, pairs=3, seed=5, horizon=2000, params={"rho": 0.3, "beta": 20})
+    bound = audit(functools.partial(factory, horizon=2000), ENV, pairs=3, seed=5, horizon=2000,
+                  params={"rho": 0.3, "beta": 20})
+    given = audit(factory, ENV, pairs=3, seed=5, horizon=2000,
+                  params={"rho": 0.3, "beta": 20, "horizon": 2000})
+    for other in (bound, given):
+        assert np.array_equal(plain.regret, other.regret)
+        assert plain.differences.tolist() == other.differences.tolist()
+    assert plain.params == {"rho": 0.3, "beta": 20}  # the report shows what the caller gave
+    # a partial bound to another horizon keeps it: built for 1000, run for 2000 is refused
+    with pytest.raises(ValueError, match="exceeds the 1000 pulls"):
+        audit(functools.partial(factory, horizon=1000), ENV, pairs=1, seed=5, horizon=2000,
+              params={"rho": 0.3, "beta": 20})
+
+    def no_horizon(env, rng, rho):
+        from banditkit.policies import ReplicableElimination
+        return ReplicableElimination(env.n_arms, 2000, rho, rng, beta=20)
+
+    mine = audit(no_horizon, ENV, pairs=3, seed=5, horizon=2000, params={"rho": 0.3})
+    assert np.array_equal(mine.regret, plain.regret)
+    with pytest.raises(ValueError, match="needs the horizon T"):
+        audit(factory, ENV, pairs=1, seed=5, params={"rho": 0.3})

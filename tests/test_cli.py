@@ -219,3 +219,24 @@ def test_unreachable_dask_scheduler_is_refused_without_traceback(capsys, tmp_pat
                  "--out", str(tmp_path / "d")]) == 2
     err = capsys.readouterr().err
     assert "cannot reach the Dask scheduler" in err and "Traceback" not in err
+
+
+def test_param_true_and_false_in_any_case_are_booleans(capsys):
+    """``--param beta_floor=false`` is the boolean, as ``beta_floor=False`` is (it was refused:
+    the text 'false' is not a bool)."""
+    from banditkit.cli import key_value
+
+    for raw, value in [("false", False), ("False", False), ("FALSE", False), ("true", True),
+                       ("True", True), ("tRuE", True)]:
+        key, got = key_value(f"beta_floor={raw}")
+        assert key == "beta_floor" and got is value
+    assert key_value("name=falsey") == ("name", "falsey")
+    outs = []
+    for raw in ("false", "False"):
+        code, out, err = _call(["audit", "ReplicableElimination", "--instance", "bernoulli",
+                                "--pairs", "2", "--horizon", "45000", "--param", "rho=0.3",
+                                "--param", f"beta_floor={raw}", "--json"], capsys)
+        assert code == 0, err
+        outs.append(json.loads(out))
+    assert outs[0]["regret"] == outs[1]["regret"]
+    assert outs[0]["regret"]["mean"] == pytest.approx(5130.0)  # β = 400: docs/replicable.md

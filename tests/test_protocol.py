@@ -198,3 +198,12 @@ def test_observe_refuses_text_and_booleans():
             algo.observe(b, bad)
     algo.observe(b, np.array([1]))  # integers are numbers
     assert algo.t == 1
+
+
+def test_flags_among_numbers_are_refused():
+    from banditkit.validation import as_numbers
+
+    for bad in ([1.0, True], (True, 2), [[0.5, False]]):
+        with pytest.raises(ValueError, match="x must be numbers"):
+            as_numbers(bad, "x")
+    np.testing.assert_array_equal(as_numbers([1, 2.5], "x"), [1.0, 2.5])

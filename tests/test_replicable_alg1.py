@@ -92,8 +92,8 @@ def test_shared_xi_replicates_data_dependent_decisions():
 
 def test_lemma_rule_tops_every_active_arm_up_to_the_lemma_count_after_eliminations():
     """With the default ``"lemma"`` rule, after batch i every active arm has exactly the
-    Lemma 2.5 count for precision τ_i = sqrt(ln(2KTB)/c_i), also after the lowest arm has been
-    eliminated (T = 10⁹: the theory constants let batches fit)."""
+    Lemma 2.5 count for precision τ_i = min{1, sqrt(ln(2KTB)/c_i)}, also after the lowest arm
+    has been eliminated (T = 10⁹: the theory constants let batches fit)."""
     K, T, rho = 3, 10**9, 0.3
     env = BernoulliBandit(np.array([0.3, 0.5, 0.7]))
     B = math.ceil(math.log(T))
@@ -105,9 +105,35 @@ def test_lemma_rule_tops_every_active_arm_up_to_the_lemma_count_after_eliminatio
         simulate(alg, env, horizon=T, seed=stream(14, s, "environment"))
         pulls, c = np.zeros(K, dtype=np.int64), 0
         for i, batch in enumerate(alg.decisions.batches()[: alg.batch], start=1):
+            before = int(pulls[batch.arms[0]])
             pulls[batch.arms] += batch.counts
             c += math.floor(q**i)
-            want = repmean_samples(math.sqrt(math.log(2 * K * T * B) / c), delta, rho1)
+            tau = min(1.0, math.sqrt(math.log(2 * K * T * B) / c))  # line 9's cap
+            # while τ_i is capped the count does not grow: the batch pulls each arm once
+            want = max(repmean_samples(tau, delta, rho1), before + 1)
             assert pulls[batch.arms].tolist() == [want] * batch.arms.size
             after_elimination += batch.arms.size < K
     assert after_elimination >= 5  # seeds 1, 3, 4, 5 run batches without arm 0
+
+
+def test_line_9_caps_the_precision_at_1():
+    """Line 9 asks ReprMeanEstimation for τ = min{1, sqrt(ln(2KTB)/c_i)}: in early batches
+    (c_i < ln(2KTB)) the lemma rule tops the arms up to the Lemma 2.5 count for precision 1,
+    not for the vacuous precision sqrt(ln(2KTB)/c_i) > 1."""
+    alg = ReplicableBatchedElimination(3, 10**9, 0.3, 0)
+    log_term = math.log(2 * 3 * 10**9 * alg.n_batches)
+    assert alg.tau(1) == 1.0 and alg.tau(2) == 1.0
+    c = 10**4
+    assert alg.tau(c) == math.sqrt(log_term / c)
+    assert alg._samples_after(2) == repmean_samples(1.0, alg.delta, alg.rho_per_estimate)
+    # while τ_i = 1 the Lemma 2.5 count does not grow: batch 2 (c_2 = 9 < ln(2KTB) = 25.6)
+    # pulls each arm once, batch 3 (c_3 = 28) tops up to the count for τ_3 < 1
+    simulate(alg, BernoulliBandit(np.array([0.3, 0.5, 0.7])), horizon=10**9, seed=0)
+    counts = [b.counts.tolist() for b in alg.decisions.batches()[:3]]
+    first = repmean_samples(1.0, alg.delta, alg.rho_per_estimate)
+    third = repmean_samples(math.sqrt(log_term / 28), alg.delta, alg.rho_per_estimate)
+    assert counts == [[first] * 3, [1] * 3, [third - first - 1] * 3]
+    # confidence multiplies the square root; the cap stays 1
+    half = ReplicableBatchedElimination(3, 10**9, 0.3, 0, confidence=0.5)
+    assert half.tau(2) == min(1.0, 0.5 * math.sqrt(log_term / 2))
+    assert half.tau(c) == 0.5 * math.sqrt(log_term / c)

@@ -75,7 +75,7 @@ def test_algorithm1_lemma_rule_tops_up_to_the_lemma_sample_size():
     rho1, delta = rho / (K * B), 1 / (2 * K * T * B)
     assert alg.rho_per_estimate == pytest.approx(rho1) and alg.delta == pytest.approx(delta)
     first = alg.decisions.batches()[0].counts
-    tau1 = math.sqrt(math.log(2 * K * T * B) / math.floor(alg.q))
+    tau1 = min(1.0, math.sqrt(math.log(2 * K * T * B) / math.floor(alg.q)))  # line 9's cap
     assert np.all(first == repmean_samples(tau1, delta, rho1))
     # with the theory constants and a small horizon no batch fits: arm 0 for the whole horizon
     small = ReplicableBatchedElimination(6, 45_000, 0.3, 0)
@@ -139,3 +139,34 @@ def test_paper_constants_replicate_where_decisions_depend_on_data():
         elimination_batches.add(tuple(sorted(a.eliminated.items())))
     assert len(elimination_batches) > 1  # the decisions really depend on the rewards
     assert differ / n <= rho
+
+
+@pytest.mark.parametrize("cls", [ReplicableElimination, ReplicableBatchedElimination,
+                                 BatchedElimination])
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(confidence="1"), "confidence"), (dict(confidence=None), "confidence"),
+    (dict(confidence=True), "confidence"), (dict(q="2"), "q"), (dict(q="abc"), "q"),
+    (dict(q=None, confidence=-1.0), "confidence"),
+])
+def test_non_numbers_are_refused_naming_the_parameter(cls, kwargs, name):
+    """Text, None and booleans for q and confidence are refused with the parameter's name, as
+    rho='0.3' is (not numpy's "ufunc 'isfinite' not supported", nor accepted via float())."""
+    with pytest.raises((TypeError, ValueError), match=rf"^{name} must be"):
+        cls(3, 1000, **kwargs)
+
+
+def test_short_horizon_refusal_names_what_the_user_set():
+    """With the default ρ' = ρ/(KB) and δ = 1/(2KTB), Lemma 2.5's ρ' > 2δ is T > 1/ρ: the
+    refusal names the horizon and ρ, not two quantities the user never set."""
+    with pytest.raises(ValueError, match=r"^horizon T=3 is too short for rho=0\.3: .*"
+                                         r"T > 1/rho = 3\.333"):
+        ReplicableBatchedElimination(2, 3, 0.3, 0)
+    assert ReplicableBatchedElimination(2, 4, 0.3, 0).rho_per_estimate > 0  # T = 4 > 1/ρ
+    with pytest.raises(ValueError, match=r"^horizon T=5 is too short for rho=0\.3 \(rho_e = "
+                                         r"rho - rho_c = 0\.15.*T > 1/rho_e = 6\.667"):
+        ReplicableBatchedElimination(2, 5, 0.3, 0, commit="replicable-argmax")
+    with pytest.raises(ValueError, match=r"^rho_per_estimate=1e-06 must exceed 2\*delta = "
+                                         r"1/\(KTB\).*raise rho_per_estimate or the horizon"):
+        ReplicableBatchedElimination(2, 10**4, 0.3, 0, rho_per_estimate=1e-6)
+    with pytest.raises(ValueError, match=r"^delta=0\.2 is too large for rho=0\.3"):
+        ReplicableBatchedElimination(2, 1000, 0.3, 0, delta=0.2)

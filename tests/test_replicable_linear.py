@@ -230,3 +230,45 @@ def test_bad_constants_refused():
     with pytest.raises(ValueError, match="linear environment"):
         replicable_linear_lse(make_instance("bernoulli"), np.random.default_rng(0),
                               horizon=1000)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: ReplicableLinearElimination(np.eye(3), 10**5, 0.3, rng=0, **kw),
+    lambda **kw: LinearElimination(np.eye(3), 10**5, **kw),
+    lambda **kw: ReplicableLinearLSE(np.eye(3), 10**5, 0.3, rng=0, **kw),
+])
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(q=0.5), "q must be a finite number > 1"), (dict(q=1.0), "q must be"),
+    (dict(q="2"), "q must be a number"), (dict(n_batches=1), "n_batches must be >= 2"),
+])
+def test_linear_policies_refuse_what_the_k_armed_ones_refuse(make, kwargs, match):
+    """As for Algorithms 1 and 2: B ≥ 2 (batches 1..B−1 explore) and a given q > 1."""
+    with pytest.raises((TypeError, ValueError), match=match):
+        make(**kwargs)
+
+
+def test_algorithm3_refuses_a_blow_up_below_1():
+    """β < 1 makes ε̃_i > ε_i (fewer pulls than ε_i asks for); Algorithm 2 refuses β < 1 too."""
+    X = np.eye(3)
+    for beta in (0.5, 0.999):
+        with pytest.raises(ValueError, match=r"^beta must be >= 1"):
+            ReplicableLinearElimination(X, 1000, 0.3, rng=0, beta=beta)
+    assert ReplicableLinearElimination(X, 1000, 0.3, rng=0, beta=1).beta == 1.0
+    # the default q is below 1 when T < 10β (no batch fits): still accepted, one arm plays
+    alg = ReplicableLinearElimination(X, 1000, 0.3, rng=0)
+    assert alg.q < 1
+    assert simulate(alg, LinearBandit(X, np.array([0.1, 0.2, 0.3]), noise="rademacher"),
+                    horizon=1000, seed=0).counts.tolist() == [1000, 0, 0]
+
+
+@pytest.mark.parametrize("bad", [5, None, (0.0, 1.0, 2.0), ("-1", "1"), (True, 2), "ab",
+                                 (1.0, float("nan"))])
+def test_reward_range_must_be_a_pair_of_numbers(bad):
+    with pytest.raises(ValueError, match=r"^reward_range must be"):
+        ReplicableLinearLSE(np.eye(3), 1000, 0.3, rng=0, reward_range=bad)
+
+
+def test_algorithm4_short_horizon_refusal_names_horizon_and_rho():
+    with pytest.raises(ValueError, match=r"^horizon T=3 is too short for rho=0\.001: .*"
+                                         r"lse_rho = rho/\(dB\)"):
+        ReplicableLinearLSE(np.eye(3), 3, 0.001, rng=0)

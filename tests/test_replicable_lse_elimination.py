@@ -174,3 +174,10 @@ def test_paper_constants_replicate_where_decisions_depend_on_the_data(disc):
     res = audit(replicable_linear_lse, disc, pairs=15, horizon=T, seed=4,
                 params={"rho": RHO, "horizon": T})
     assert res.non_replication <= RHO
+
+
+@pytest.mark.parametrize("bad", [5, None, (0.0, 1.0, 2.0), ("0", "1"), (False, 1)])
+def test_replicable_lse_bounds_must_be_a_pair_of_numbers(bad):
+    with pytest.raises(ValueError, match=r"^bounds must be"):
+        replicable_lse(np.eye(2), np.array([10, 10]), np.array([5.0, 5.0]), rho=0.5,
+                       delta=0.01, xi=np.array([0.3, 0.6]), bounds=bad)

@@ -279,12 +279,15 @@ def _report(args: argparse.Namespace) -> int:
 # banditkit audit
 
 def key_value(text: str) -> tuple[str, Any]:
-    """``k=v`` with ``v`` read as a Python literal (number, tuple, True/None...) or a string."""
+    """``k=v`` with ``v`` read as a Python literal (number, tuple, True/None...) or a string;
+    ``true``/``false`` in any case are the booleans (``beta_floor=false``)."""
     import ast
 
     key, sep, raw = text.partition("=")
     if not sep or not key.isidentifier():
         raise argparse.ArgumentTypeError(f"must look like name=value, got {text!r}")
+    if raw.strip().lower() in ("true", "false"):
+        return key, raw.strip().lower() == "true"
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError):

@@ -119,6 +119,11 @@ def as_numbers(values: object, name: str) -> np.ndarray:
     except ValueError:  # ragged nesting
         raise ValueError(f"{name} must be a rectangular array of numbers, got {values!r}"
                          ) from None
+    if isinstance(values, (list, tuple)) and raw.dtype.kind in "iuf":
+        # numpy reads [True, 2] as integers: look for flags among the numbers
+        flat = np.asarray(values, dtype=object).reshape(-1)
+        if any(isinstance(v, (bool, np.bool_)) for v in flat):
+            raise ValueError(f"{name} must be numbers, got {values!r}")
     if raw.dtype.kind == "O":
         if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.number))
                for v in raw.reshape(-1)):

@@ -31,16 +31,32 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..design import design_value, g_optimal
-from ..validation import check_arms, check_probability
+from ..validation import as_numbers, check_arms, check_probability
 from .least_squares import LeastSquares
 from .replicable_mean import grid_width, hoeffding_radius, replicable_means
 
 __all__ = [
     "CoreSet",
     "ReplicableLSEResult",
+    "check_range",
     "core_set",
     "replicable_lse",
 ]
+
+
+def check_range(value: object, name: str) -> tuple[float, float]:
+    """A known range (lo, hi): two finite numbers with lo < hi. Text, booleans, None, a single
+    number or more than two numbers are refused with a ValueError naming ``name``."""
+    if isinstance(value, (tuple, list)) and any(isinstance(v, (bool, np.bool_)) for v in value):
+        # numpy reads (True, 2) as integers, which as_numbers cannot see
+        raise ValueError(f"{name} must be numbers, got {value!r}")
+    arr = as_numbers(value, name)
+    if arr.shape != (2,):
+        raise ValueError(f"{name} must be a pair (lo, hi) of numbers, got {value!r}")
+    lo, hi = float(arr[0]), float(arr[1])
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise ValueError(f"{name} must be finite with lo < hi, got {value!r}")
+    return lo, hi
 
 
 def _information(X: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -216,9 +232,7 @@ def replicable_lse(X: np.ndarray, counts: np.ndarray, sums: np.ndarray, *, rho: 
         raise ValueError(f"rho must exceed delta for the replicable LSE (each of the m queries "
                          f"needs rho/m > 2 delta/(2m)), got rho={rho}, delta={delta}")
     rho_a, delta_a = rho / m, delta / (2 * m)
-    lo, hi = (float(b) for b in bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise ValueError(f"bounds must be finite with lo < hi, got {bounds}")
+    lo, hi = check_range(bounds, "bounds")
     width = hi - lo
     scaled = (sums - counts * lo) / width
     eps = None if precision is None else np.asarray(precision, dtype=float) / width

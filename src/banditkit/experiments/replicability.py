@@ -252,7 +252,9 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
         executions, and noise keyed by ``(seed, "audit", j, e, "environment")`` for
         execution e ∈ {0, 1}.
     horizon : int, optional
-        Pulls per execution (required for regret policies).
+        Pulls per execution (required for regret policies). A factory that takes a ``horizon``
+        keyword (every registered regret policy) also gets it, as from the CLI, unless
+        ``params`` or a ``functools.partial`` already gives one.
     params : mapping, optional
         Keyword parameters of the factory.
     rho : float in (0, 1], optional
@@ -298,7 +300,19 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
             trials = lockstep([env] * len(xis), xis, noise, horizon, checkpoints, **params)
         first, second = trials[0::2], trials[1::2]
     else:
-        jobs = [(policy_factory, env, params, int(seed), j, horizon, checkpoints)
+        factory_params = params
+        if horizon is not None and "horizon" not in params:
+            # the policy plans for the horizon it runs for, as the CLI's functools.partial
+            # and the lock-step runners do; one the caller bound is left alone
+            import inspect
+
+            try:
+                takes = "horizon" in inspect.signature(policy_factory).parameters
+            except (TypeError, ValueError):  # no signature to read: pass nothing
+                takes = False
+            if takes and "horizon" not in (getattr(policy_factory, "keywords", None) or {}):
+                factory_params = {**params, "horizon": horizon}
+        jobs = [(policy_factory, env, factory_params, int(seed), j, horizon, checkpoints)
                 for j in range(pairs)]
         done = []
         with progress_bar(pairs, f"audit {name}".strip(), progress, unit="pair") as bar:

@@ -21,7 +21,7 @@ from abc import abstractmethod
 import numpy as np
 
 from ..protocol import Algorithm, Batch
-from ..validation import check_positive_int, check_probability
+from ..validation import check_positive, check_positive_int, check_probability
 from .commit import check_commit, commit_batch, replicable_commit_means
 
 __all__ = ["BatchedElimination", "BatchedEliminationBase", "default_n_batches"]
@@ -91,14 +91,11 @@ class BatchedEliminationBase(Algorithm):
                           else check_positive_int(n_batches, "n_batches"))
         if self.n_batches < 2:
             raise ValueError(f"n_batches must be >= 2, got {self.n_batches}")
-        self.q = T ** (1.0 / self.n_batches) if q is None else float(q)
-        if not (np.isfinite(self.q) and self.q > 1):
-            raise ValueError(f"q must be a number > 1, got {q}")
+        # q > 1: the batches must grow (the default T^{1/B} is > 1 for every T >= K >= 2)
+        self.q = T ** (1.0 / self.n_batches) if q is None else check_positive(q, "q", above=1.0)
         self.delta = (1.0 / (2 * K * T * self.n_batches) if delta is None
                       else check_probability(delta, "delta"))
-        if not (np.isfinite(confidence) and confidence > 0):
-            raise ValueError(f"confidence must be a positive number, got {confidence}")
-        self.confidence = float(confidence)
+        self.confidence = check_positive(confidence, "confidence")
         self.commit = check_commit(commit, replicable=self.xi_commit)
         self.rho_commit = 0.0  # ρ_c of a "replicable-argmax" commit (set by replicable subclasses)
 

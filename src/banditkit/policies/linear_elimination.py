@@ -65,10 +65,14 @@ class PhasedLinearElimination(Algorithm):
         default_b = max(2, math.ceil(math.log(horizon)))
         self.n_batches = (default_b if n_batches is None
                           else check_positive_int(n_batches, "n_batches"))
+        if self.n_batches < 2:  # batches i = 1..B−1 explore, batch B commits: B = 1 never looks
+            raise ValueError(f"n_batches must be >= 2, got {self.n_batches}")
         self.design_tol = check_positive(design_tol, "design_tol")
         unit = self._unit()
+        # A given q must make the batches grow (q > 1, as for the K-armed policies). The
+        # default (T/c)^(1/B) is below 1 only when T < c, where no batch fits at all.
         self.q = ((horizon / unit) ** (1.0 / self.n_batches) if q is None
-                  else check_positive(q, "q"))
+                  else check_positive(q, "q", above=1.0))
         self.active = np.arange(K)
         self.remaining = horizon
         self.phase = 0  # phases completed
@@ -191,8 +195,8 @@ class LinearElimination(PhasedLinearElimination):
     horizon : int
         T ≥ K.
     n_batches : int, optional
-        B; default ⌈ln T⌉ (at least 2).
-    q : float, optional
+        B ≥ 2; default ⌈ln T⌉ (at least 2).
+    q : float > 1, optional
         Growth of the batches; default (T / size_constant)^(1/B), so the batches fill T.
     size_constant : float
         The 10 of n_i = 10 d ln(1/δ)/ε_i².

@@ -19,11 +19,19 @@ uniform per batch; K offsets for a ``"replicable-argmax"`` commit), so two execu
 same numbers from ξ as long as their decisions agree.
 
 After the last batch that fits, the rest of the horizon plays the ``commit`` rule
-(:mod:`.commit`): the paper's lowest surviving index (default) and ``"round-robin"`` are covered
-by the proofs of Theorems 3 and 4 as they stand; ``"replicable-argmax"`` spends ρ_c =
-``commit_share`` · ρ (default ρ/2) on a replicable rounding of the surviving arms' means and runs
-the eliminations at ρ − ρ_c, so the whole policy stays ρ-replicable; ``"argmax"`` (the empirical
-best surviving arm) is not covered and its replicability is only measured.
+(:mod:`.commit`): the paper's lowest surviving index (default) and ``"round-robin"`` are
+functions of the active set, so they replicate whenever the eliminations do (the arguments of
+Theorems 3 and 4 as they stand); ``"replicable-argmax"`` spends ρ_c = ``commit_share`` · ρ
+(default ρ/2) on a replicable rounding of the surviving arms' means and runs the eliminations at
+ρ − ρ_c, so the budgets add up to ρ; ``"argmax"`` (the empirical best surviving arm) is not
+covered and its replicability is only measured.
+
+Algorithm 1's guarantee holds with explicit constants (Lemma 2.5, union bound over K·B
+estimates). Algorithm 2's does not at the printed β: Appendix B bounds the bad event by 16/√β per
+arm and batch, at most 6 batches per arm, i.e. 96K/√β (+ 2δ) ≤ ρ only for β ≥ 9216 K²/ρ², and
+concludes "β = Θ(K²/ρ²)"; the printed β = ⌊max{K²/ρ², 2304}⌋, which we use, is far below that
+(K = 6, ρ = 0.3: 2304 against 3.7·10⁶). Its replicability at these β is measured by the audits
+(``banditkit audit``), not implied by the proof's constants.
 """
 
 from __future__ import annotations
@@ -45,7 +53,9 @@ _SAMPLE_RULES = ("lemma", "literal")
 
 def paper_beta(n_arms: int, rho: float, *, floor: bool = True) -> int:
     """β = ⌊max{K²/ρ², 2304}⌋ (Algorithm 2, line 3); ``floor=False``: ⌊K²/ρ²⌋ (at least 1),
-    the part of β that replicability needs (the 2304 is for the regret proof)."""
+    the K²/ρ² part alone. Neither is what Appendix B's constants ask for replicability
+    (β ≥ 9216 K²/ρ², and β ≥ 2304 for its bound on how often an arm is in the bad event); the
+    audits measure what they achieve."""
     # relative slack so that e.g. K = 10, ρ = 0.1 gives 10000, not 9999 from 0.1² > 1/100
     return max(1, math.floor(max(n_arms**2 / rho**2 * (1 + 1e-12), 2304.0 if floor else 0.0)))
 
@@ -58,7 +68,8 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
     """Algorithm 1 of Esfandiari et al. (2023): batched elimination with replicable means.
 
     For i = 1, …, B − 1 (while the budget allows): pull every active arm, set
-    c_i = c_{i−1} + ⌊q^i⌋ and τ_i = sqrt(ln(2KTB)/c_i), estimate every active arm's mean with
+    c_i = c_{i−1} + ⌊q^i⌋ and τ_i = min{1, sqrt(ln(2KTB)/c_i)} (line 9; ``confidence``
+    multiplies the square root, the cap stays 1), estimate every active arm's mean with
     ``ReprMeanEstimation`` at δ = 1/(2KTB), precision τ_i and replicability ρ' = ρ/(KB), and
     eliminate arm a when μ̂_a < max μ̂ − 2τ_i. The rest of the horizon plays the active arm with
     the smallest index (``commit``).
@@ -78,10 +89,11 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
         How many pulls a batch takes. ``"lemma"`` (default, what the proof of Theorem 3 uses:
         "we need to pull an arm c_i/ρ_1² times"): after batch i every active arm has the
         Lemma 2.5 number of samples for a ρ'-replicable estimate of precision τ_i, so the batch
-        tops the arm up to that count. ``"literal"``: ⌊q^i⌋ pulls per batch as in the
-        pseudo-code; the estimate then only has the precision ε_i that Lemma 2.5 gives for c_i
-        samples (larger than τ_i), and the elimination margin is 2ε_i so that the best arm is
-        still kept with high probability.
+        tops the arm up to that count (while line 9's cap holds τ_i at 1 the count does not
+        grow, and such a batch pulls each active arm once). ``"literal"``: ⌊q^i⌋ pulls per
+        batch as in the pseudo-code; the estimate then only has the precision ε_i that Lemma
+        2.5 gives for c_i samples (larger than τ_i), and the elimination margin is 2ε_i so that
+        the best arm is still kept with high probability.
     n_batches, q, delta, confidence, commit
         See :class:`~banditkit.policies.batched_elimination.BatchedEliminationBase`.
     commit_share : float in (0, 1), optional
@@ -97,9 +109,10 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
 
     Deviations, all documented parameters: B = ⌈ln T⌉ for the paper's "log(T)"; the estimator
     is the explicit rounding of :mod:`banditkit.estimation.replicable_mean` (Lemma 2.5 rather
-    than the Ω(·) of Proposition 2). With the theory constants the ``"lemma"`` rule needs about
-    2K²B²/ρ² ≫ T samples per arm for moderate T, so no batch fits and the policy plays arm 0
-    throughout: replicable, with linear regret — the paper's experiment did not run Algorithm 1.
+    than the Ω(·) of Proposition 2). With the theory constants the ``"lemma"`` rule needs
+    2 ln(2/δ) K²B²/ρ² ≫ T samples per arm for moderate T (the count for precision τ_1 = 1),
+    so no batch fits and the policy plays arm 0 throughout: replicable, with linear regret —
+    the paper's experiment did not run Algorithm 1.
     """
 
     xi_commit = True
@@ -118,17 +131,43 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
                                  else check_probability(rho_per_estimate, "rho_per_estimate",
                                                         open_high=False))
         if not self.rho_per_estimate > 2 * self.delta:
-            raise ValueError(f"rho_per_estimate = {self.rho_per_estimate:.3g} must exceed "
-                             f"2*delta = {2 * self.delta:.3g} (Lemma 2.5)")
+            raise ValueError(self._lemma25_refusal(rho_per_estimate is None, delta is None))
         if sample_rule not in _SAMPLE_RULES:
             raise ValueError(f"sample_rule must be one of {_SAMPLE_RULES}, got {sample_rule!r}")
         self.sample_rule = sample_rule
         self.xi = as_generator(rng)
         self.estimates = np.zeros(self.n_arms)
 
+    def _lemma25_refusal(self, default_rho_e: bool, default_delta: bool) -> str:
+        """Why ρ' ≤ 2δ, in terms of what the user set (Lemma 2.5 needs ρ' > 2δ)."""
+        K, B, T = self.n_arms, self.n_batches, self.horizon
+        rpe, two_delta = self.rho_per_estimate, 2 * self.delta
+        split = self.rho_commit > 0  # commit="replicable-argmax": eliminations get ρ_e = ρ − ρ_c
+        r = "rho_e" if split else "rho"
+        rho_text = f"rho={self.rho:g}" + (
+            f" (rho_e = rho - rho_c = {self.rho_elimination:g} for the eliminations)"
+            if split else "")
+        if default_rho_e and default_delta:
+            # ρ_e/(KB) > 2/(2KTB)  ⟺  T > 1/ρ_e, whatever K and B
+            return (f"horizon T={T} is too short for {rho_text}: each estimate of Algorithm 1 "
+                    f"runs at rho' = {r}/(KB) = {rpe:.3g} with delta = 1/(2KTB) = "
+                    f"{self.delta:.3g}, and Lemma 2.5 needs rho' > 2*delta, i.e. "
+                    f"T > 1/{r} = {1 / self.rho_elimination:.4g}")
+        if default_delta:
+            return (f"rho_per_estimate={rpe:g} must exceed 2*delta = 1/(KTB) = {two_delta:.3g} "
+                    f"(Lemma 2.5; delta defaults to 1/(2KTB), here K={K}, T={T}, B={B}): "
+                    f"raise rho_per_estimate or the horizon (T > {1 / (K * B * rpe):.4g})")
+        if default_rho_e:
+            return (f"delta={self.delta:g} is too large for {rho_text}: each estimate runs at "
+                    f"rho' = {r}/(KB) = {rpe:.3g} (K={K}, B={B}), and Lemma 2.5 needs "
+                    f"rho' > 2*delta = {two_delta:.3g}: give delta < {rpe / 2:.3g}")
+        return (f"rho_per_estimate={rpe:g} must exceed 2*delta = {two_delta:.3g} "
+                f"(delta={self.delta:g}; Lemma 2.5)")
+
     def tau(self, c: int) -> float:
-        """τ_i = confidence · sqrt(ln(2KTB)/c_i), the precision asked of the estimator."""
-        return self.confidence * math.sqrt(self.log_term / c)
+        """τ_i = min{1, confidence · sqrt(ln(2KTB)/c_i)} (line 9), the precision asked of the
+        estimator. The cap: rewards lie in [0, 1], so a precision of 1 already says nothing."""
+        return min(1.0, self.confidence * math.sqrt(self.log_term / c))
 
     def _samples_after(self, c: int) -> int:
         """Samples per active arm once c_i = c (the cumulative count the batch tops up to)."""
@@ -178,12 +217,14 @@ class ReplicableElimination(BatchedEliminationBase):
         The internal randomness ξ (the thresholds Ū_i, and the commit's offsets).
     beta : int, optional
         The blow-up β; default :func:`paper_beta` = ⌊max{K²/ρ_e², 2304}⌋ with ρ_e = ρ − ρ_c the
-        eliminations' share of ρ (all of ρ unless ``commit="replicable-argmax"``). The floor
-        2304 is what the proof of Theorem 4 needs (12Ũ_t ≤ U_t/4); replicability itself comes
-        from K²/ρ².
+        eliminations' share of ρ (all of ρ unless ``commit="replicable-argmax"``). The proof of
+        Theorem 4 uses β ≥ 2304 (12Ũ_t ≤ U_t/4) to show an arm is in the bad event in at most
+        6 batches, and then needs 96K/√β ≤ ρ, i.e. β ≥ 9216 K²/ρ² (see Notes).
     beta_floor : bool
-        ``False`` drops the 2304 floor of the default β (β = ⌊K²/ρ_e²⌋): what replicability
-        alone asks for, outside the regret proof. Refused together with an explicit ``beta``.
+        ``False`` drops the 2304 floor of the default β (β = ⌊K²/ρ_e²⌋), which takes the
+        policy outside the proof's argument (β ≥ 2304 bounds how often an arm's decision can
+        hang on the threshold); replicability is then only measured. Refused together with an
+        explicit ``beta``.
     n_batches, q, delta, confidence, commit
         See :class:`~banditkit.policies.batched_elimination.BatchedEliminationBase`; δ defaults
         to 1/(2KTB), the ln(2KTB) of lines 13–14.
@@ -194,8 +235,11 @@ class ReplicableElimination(BatchedEliminationBase):
     Notes
     -----
     Replicability: Theorem 4's proof conditions on two executions having the same active set
-    and bounds the chance that a threshold Ū_i separates their decisions; the ``"lowest-index"``
-    and ``"round-robin"`` commits are functions of the active set, so the proof covers them.
+    and bounds the chance that a threshold Ū_i separates their decisions by 16/√β per arm and
+    batch, at most 6 batches per arm: 96K/√β + 2δ, which is ≤ ρ only for β ≥ 9216 K²/ρ². The
+    printed β (the default) is far smaller, so its replicability is measured by the audits,
+    not implied by the proof's constants. The ``"lowest-index"`` and ``"round-robin"`` commits
+    are functions of the active set, so they replicate whenever the eliminations do.
     ``"replicable-argmax"`` rounds the surviving arms' means at ρ_c/|A| each (ρ_c in all) after
     eliminations run with β from ρ_e = ρ − ρ_c, so the budgets add up to ρ. ``"argmax"``
     compares noisy means of close arms and is not covered.

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..envs.base import Environment
 from ..estimation.least_squares import LeastSquares
-from ..estimation.replicable_lse import CoreSet, core_set, replicable_lse
+from ..estimation.replicable_lse import CoreSet, check_range, core_set, replicable_lse
 from ..estimation.replicable_mean import repmean_precision
 from ..protocol import Batch
 from ..registry import need_horizon, register_policy
@@ -60,11 +60,13 @@ class ReplicableLinearElimination(LinearElimination):
     n_batches, q, size_constant, delta, confidence_scale, design_tol
         As in :class:`~banditkit.policies.linear_elimination.LinearElimination`
         (``confidence_scale`` multiplies ε_i and ε̃_i alike).
-    beta : float, optional
+    beta : float ≥ 1, optional
         The replicability blow-up β; default ⌊max(K²/ρ_e², 2304)⌋ (the paper, with ρ_e = ρ − ρ_c
         the eliminations' share of ρ: all of ρ unless ``commit="replicable-argmax"``). The bad
-        event of the proof has probability ≈ 16/sqrt(β) per arm, so smaller β trades
-        replicability for regret; the audit (``banditkit audit``) measures what a choice
+        event of the proof has probability ≤ 16/sqrt(β) per arm and batch, in at most 5
+        batches per arm (Appendix C, which uses β ≥ 2304 for that count), so the proof's
+        constants give ρ only for β ≥ 6400 K²/ρ²; smaller β (the default included) trades
+        replicability for regret, and the audit (``banditkit audit``) measures what a choice
         achieves.
     commit : {"lowest-index", "round-robin", "replicable-argmax", "argmax"}
         What the rest of the horizon plays after the last batch
@@ -112,6 +114,9 @@ class ReplicableLinearElimination(LinearElimination):
         self.rho_elimination, self.rho_commit = split_rho(self.rho, self.commit, commit_share)
         self.beta = (float(math.floor(max(K**2 / self.rho_elimination**2, 2304.0)))
                      if beta is None else check_positive(beta, "beta"))
+        if self.beta < 1:  # as Algorithm 2's β: a blow-up, never fewer pulls than ε_i asks for
+            raise ValueError(f"beta must be >= 1 (the blow-up of the batch sizes; beta < 1 "
+                             f"would make eps_tilde_i > eps_i), got {beta!r}")
         super().__init__(Xc, horizon, n_batches=n_batches, q=q, size_constant=size_constant,
                          delta=delta, confidence_scale=confidence_scale, design_tol=design_tol)
         # ξ: one uniform per batch for ε̄_i, then the commit grid's offset, drawn up front so
@@ -289,10 +294,7 @@ class ReplicableLinearLSE(PhasedLinearElimination):
         if allocation not in ("uniform", "design"):
             raise ValueError(f"allocation must be 'uniform' or 'design', got {allocation!r}")
         self.confidence, self.allocation = confidence, allocation
-        lo, hi = (float(b) for b in reward_range)
-        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-            raise ValueError(f"reward_range must be finite with lo < hi, got {reward_range}")
-        self.reward_range = (lo, hi)
+        self.reward_range = check_range(reward_range, "reward_range")
         self.min_mass = None if min_mass is None else check_probability(min_mass, "min_mass")
         L = _log1
         self.blowup = (d**3 * L(d) * L(L(d)) ** 2 * L(L(L(d))) * math.log(h) ** 2 / self.rho**2
@@ -303,8 +305,15 @@ class ReplicableLinearLSE(PhasedLinearElimination):
         self.lse_rho = (self.rho / (d * self.n_batches) if lse_rho is None
                         else check_probability(lse_rho, "lse_rho", open_high=False))
         if not self.lse_rho > self.delta:
-            raise ValueError(f"lse_rho must exceed delta, got lse_rho={self.lse_rho}, "
-                             f"delta={self.delta}")
+            if lse_rho is None and delta is None:
+                raise ValueError(
+                    f"horizon T={h} is too short for rho={self.rho:g}: the replicable LSE runs "
+                    f"at lse_rho = rho/(dB) = {self.lse_rho:.3g} with delta = 1/(2NT^2) = "
+                    f"{self.delta:.3g} (N={N}, d={d}, B={self.n_batches}), and needs "
+                    f"lse_rho > delta")
+            raise ValueError(f"lse_rho must exceed delta, got lse_rho={self.lse_rho:g}"
+                             f"{'' if lse_rho is not None else ' (rho/(dB))'}, "
+                             f"delta={self.delta:g}{'' if delta is not None else ' (1/(2NT^2))'}")
         self._xi = as_generator(rng)
         self._core: tuple[tuple[int, ...], CoreSet] | None = None
         self.epsilons: list[float] = []  # half the elimination margin of each batch
