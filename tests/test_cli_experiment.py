@@ -137,3 +137,29 @@ def test_a_live_debora_h_takes_its_safe_strategy_and_margins(tmp_path, capsys):
                                                   "safe_margins must be <= thresholds")]:
         assert main([*base[:2], str(tmp_path / "x.sqlite"), *base[2:], *extra]) == 2
         assert match in capsys.readouterr().err
+
+
+def test_a_bom_and_true_false_mixed_with_numbers_are_read(tmp_path, capsys):
+    names = tmp_path / "names.txt"
+    names.write_bytes("\ufeffcontrol\nblue\n".encode())
+    assert main(["experiment", "create", str(tmp_path / "u.sqlite"), "--algorithm", "UCB1",
+                 "--arms-file", str(names), "--horizon", "10", "--seed", "1"]) == 0
+    with Experiment.open(tmp_path / "u.sqlite") as exp:
+        assert exp.arm_names == ["control", "blue"]
+    path = tmp_path / "ab.sqlite"
+    assert _create(path) == 0
+    out = tmp_path / "day.csv"
+    assert main(["experiment", "assign", str(path), "4", "--out", str(out)]) == 0
+    units = pd.read_csv(out)["unit"].tolist()
+    answers = tmp_path / "a.csv"
+    answers.write_text("unit,reward\n" + "".join(
+        f"{u},{r}\n" for u, r in zip(units, ["TRUE", "1", "0", "false"], strict=True)),
+        encoding="utf-8")
+    assert main(["experiment", "record", str(path), str(answers)]) == 0
+    with Experiment.open(path) as exp:
+        got = exp.units().set_index("unit")["reward"]
+    assert [got[u] for u in units] == [1.0, 1.0, 0.0, 0.0]
+    capsys.readouterr()
+    answers.write_text(f"unit,reward\n{units[0]},1\n{units[1]},maybe\n", encoding="utf-8")
+    assert main(["experiment", "record", str(path), str(answers)]) == 2
+    assert "must hold numbers only" in capsys.readouterr().err

@@ -432,6 +432,44 @@ def test_opening_a_file_that_is_refused_leaves_it_unchanged(tmp_path):
     with pytest.raises(ExperimentError):
         Experiment.open(empty)
     assert empty.read_bytes() == b""
+    # experiment files refused by their format, their meta or on replay: left as they were
+    # (the WAL switch comes only once a file is accepted)
+    good = tmp_path / "good.sqlite"
+    with _create(good, "ReplicableElimination") as exp:
+        exp.record(exp.assign(18)["unit"].tolist(), [1.0] * 18)
+    for i, (edit, match) in enumerate([
+            ("UPDATE meta SET value = '2' WHERE key = 'format'", "format 2"),
+            ("UPDATE meta SET value = 'true' WHERE key = 'format'", "format True"),
+            ("UPDATE meta SET value = x'ff' WHERE key = 'seed'", "meta table cannot be read"),
+            ("UPDATE batches SET counts = '[6, 6, 7]' WHERE id = 0", "asks for other pulls"),
+            ("UPDATE batches SET arms = 'garbage' WHERE id = 0", "cannot be read"),
+            ("UPDATE batches SET counts = '[-1, 6, 6]' WHERE id = 0", "cannot be read")]):
+        edited = tmp_path / f"edited{i}.sqlite"
+        edited.write_bytes(good.read_bytes())
+        conn = sqlite3.connect(edited)
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute(edit)
+        conn.commit()
+        conn.close()
+        before = edited.read_bytes()
+        with pytest.raises(ExperimentError, match=match):
+            Experiment.open(edited)
+        assert edited.read_bytes() == before, edit
+
+
+def test_a_unit_whose_arm_is_not_an_arm_is_refused(tmp_path):
+    path = tmp_path / "e.sqlite"
+    with _create(path, "ReplicableElimination") as exp:
+        exp.assign(3)
+    for arm in (99, -1, "'x'"):
+        conn = sqlite3.connect(path)
+        conn.execute(f"UPDATE units SET arm = {arm} WHERE id = 1")
+        conn.commit()
+        conn.close()
+        with Experiment.open(path) as exp:
+            for call in (exp.status, exp.units):
+                with pytest.raises(ExperimentError, match="a unit's arm is"):
+                    call()
 
 
 class _FailingCommit:
@@ -469,3 +507,34 @@ def test_a_failed_commit_leaves_the_algorithm_as_the_file_says(tmp_path):
     exp = _finish(path, table, 4)
     assert exp.decisions().same_as(trial.decisions)
     exp.close()
+
+
+@pytest.mark.parametrize("algorithm, arms, params, match", [
+    ("UCB1", [None, "b"], {}, "every arm needs a name"),
+    ("UCB1", ["a", float("nan")], {}, "every arm needs a name"),
+    ("RAGE", np.eye(3) * 1e160, {}, "features must be at most 1e30"),
+    ("LinGapE", np.eye(3), {}, "pass theta_bound=S"),
+    ("ALBA", np.eye(3), {}, "pass theta_bound=S"),
+    ("XYOracle", np.eye(3), {}, "cannot run on live data"),
+])
+def test_arms_and_algorithms_that_cannot_run_live_are_refused_at_create(
+        tmp_path, algorithm, arms, params, match):
+    path = tmp_path / "e.sqlite"
+    with pytest.raises(ExperimentError, match=match):
+        Experiment.create(path, algorithm=algorithm, arms=arms, seed=0, params=params)
+    assert not path.exists()
+
+
+def test_an_algorithm_that_fails_on_the_arms_is_refused_in_one_message(tmp_path, monkeypatch):
+    """A failure inside the algorithm while it chooses a batch (a design or LP it cannot
+    compute on these arms) is an ExperimentError naming the algorithm, at create."""
+    from banditkit.identification.rage import RAGE
+
+    def fails(self):
+        raise np.linalg.LinAlgError("singular design")
+
+    monkeypatch.setattr(RAGE, "_next_batch", fails)
+    path = tmp_path / "e.sqlite"
+    with pytest.raises(ExperimentError, match=r"'RAGE' cannot choose its next batch.*singular"):
+        Experiment.create(path, algorithm="RAGE", arms=np.eye(2), seed=0)
+    assert not path.exists()

@@ -162,9 +162,17 @@ def _record(args: argparse.Namespace) -> int:
     if cost_columns and sorted(numbered) != list(range(1, len(numbered) + 1)):
         return _refuse(f"argument CSV: cost columns must be cost_1, ..., cost_m, got "
                        f"{cost_columns}")
+    import pandas as pd
+
     for column in ["unit", "reward", *cost_columns]:
         if frame[column].dtype.kind == "b" and column != "unit":
             frame[column] = frame[column].astype(float)  # true/false read as 1/0
+        elif frame[column].dtype.kind == "O" and column != "unit":
+            # true/false mixed with numbers: pandas leaves the column as text
+            text = frame[column].astype(str).str.strip().str.lower()
+            numbers = pd.to_numeric(text.replace({"true": "1", "false": "0"}), errors="coerce")
+            if frame[column].notna().all() and numbers.notna().all():
+                frame[column] = numbers.astype(float)
         if frame[column].dtype.kind not in "iuf":
             return _refuse(f"argument CSV: column {column!r} must hold numbers only (a "
                            "missing value or text was found)")
@@ -220,7 +228,7 @@ def _read_names(path: Path) -> list[str] | None:
     """The arm names of ``--arms-file``: one per line, surrounding spaces and blank lines
     dropped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM is not part of the first name
     except FileNotFoundError:
         _refuse(f"argument --arms-file: no file {str(path)!r}")
     except (UnicodeDecodeError, IsADirectoryError, PermissionError) as error:

@@ -35,11 +35,15 @@ def _arms_items(env: Environment, name: str) -> tuple[np.ndarray, np.ndarray]:
     return X, Z
 
 
-def _theta(env: Environment, name: str) -> np.ndarray:
+def _theta(env: Environment, name: str, fix: str) -> np.ndarray:
     theta = getattr(env, "theta", None)
     if theta is None:
-        raise ValueError(f"{name} needs an environment that knows its true theta")
+        raise ValueError(f"{name} needs the true theta of a simulated environment; {fix}")
     return np.asarray(theta, dtype=float)
+
+
+_ORACLE = "it is an oracle baseline for simulations and cannot run on live data"
+_BOUND = "otherwise pass theta_bound=S, a bound on ||theta*|| (as a live experiment must)"
 
 
 @register_policy("RAGE")
@@ -60,7 +64,7 @@ def xy_static(env: Environment, rng: np.random.Generator, *, horizon: int | None
 def xy_oracle(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
               delta: float = 0.05, gamma: float = 1.1) -> XYOracle:
     """Oracle XY-allocation that knows θ* (Fiez et al. 2019, Section 5)."""
-    return XYOracle(*_arms_items(env, "XYOracle"), delta, _theta(env, "XYOracle"),
+    return XYOracle(*_arms_items(env, "XYOracle"), delta, _theta(env, "XYOracle", _ORACLE),
                     gamma=gamma, rng=rng)
 
 
@@ -75,7 +79,7 @@ def xy_adaptive(env: Environment, rng: np.random.Generator, *, horizon: int | No
 def lingape(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
             delta: float = 0.05, theta_bound: float | None = None) -> LinGapE:
     """LinGapE (Xu et al. 2018, analysed form); S = ‖θ*‖ unless ``theta_bound`` is given."""
-    bound = (float(np.linalg.norm(_theta(env, "LinGapE"))) if theta_bound is None
+    bound = (float(np.linalg.norm(_theta(env, "LinGapE", _BOUND))) if theta_bound is None
              else theta_bound)
     return LinGapE(*_arms_items(env, "LinGapE"), delta, theta_bound=bound)
 
@@ -84,7 +88,7 @@ def lingape(env: Environment, rng: np.random.Generator, *, horizon: int | None =
 def alba(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
          delta: float = 0.05, theta_bound: float | None = None) -> ALBA:
     """ALBA with Y-ElimTil (Tao et al. 2018); S = ‖θ*‖ unless ``theta_bound`` is given."""
-    bound = (float(np.linalg.norm(_theta(env, "ALBA"))) if theta_bound is None
+    bound = (float(np.linalg.norm(_theta(env, "ALBA", _BOUND))) if theta_bound is None
              else theta_bound)
     return ALBA(*_arms_items(env, "ALBA"), delta, theta_bound=bound)
 

@@ -47,6 +47,19 @@ __all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]
 _CHUNK = 900
 
 
+def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
+    """``algorithm.next_batch()``, with a failure of the algorithm on this experiment's arms
+    (a design that cannot be computed, an LP the solver refuses) reported as one
+    ExperimentError rather than a traceback from deep inside it."""
+    try:
+        return algorithm.next_batch()
+    except (ArithmeticError, ValueError, RuntimeError, IndexError, np.linalg.LinAlgError
+            ) as error:
+        raise ExperimentError(f"algorithm {name!r} cannot choose its next batch on this "
+                              f"experiment's arms ({type(error).__name__}: {error}); check the "
+                              "features' scale and the parameters") from None
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
@@ -199,8 +212,10 @@ class Experiment:
                 "thresholds": None if thresholds is None else thresholds.tolist(),
                 "order": order,
                 "created": _now(), "banditkit": __version__}
-        # build the algorithm once before writing anything, so bad input creates no file
-        cls._build(meta, LiveArms(len(names), X, thresholds))
+        # build the algorithm and ask its first batch before writing anything, so that bad
+        # input (or arms the algorithm cannot work with) creates no file
+        first = cls._build(meta, LiveArms(len(names), X, thresholds))
+        _next_batch(first, algorithm)
         if X is not None:
             try:  # features an algorithm never reads would be silently dropped: refuse them
                 cls._build(meta, LiveArms(len(names), None, thresholds))
@@ -215,8 +230,13 @@ class Experiment:
     def open(cls, path: str | Path) -> Experiment:
         """Open an existing experiment file (in this or any other process)."""
         experiment = cls(Journal.open(path))
-        with experiment._transaction():
-            pass  # replays the stored batches now, so a damaged file is refused at once
+        try:
+            with experiment._transaction():
+                pass  # replays the stored batches now, so a damaged file is refused at once
+            experiment._journal.make_durable()  # writes: only once the file is accepted
+        except BaseException:
+            experiment.close()
+            raise
         return experiment
 
     @staticmethod
@@ -274,8 +294,13 @@ class Experiment:
                             "FROM batches WHERE id >= ? ORDER BY id", (self._observed,))
         for batch_id, arms, counts, reward_sums, cost_sums in rows:
             asked = self._ask()
-            stored = Batch(np.asarray(json.loads(arms), np.int64),
-                           np.asarray(json.loads(counts), np.int64))
+            try:
+                stored = Batch(np.asarray(json.loads(arms), np.int64),
+                               np.asarray(json.loads(counts), np.int64))
+            except (ValueError, TypeError) as error:  # JSONDecodeError is a ValueError
+                self._algorithm = None
+                raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch {batch_id} "
+                                      f"cannot be read ({error})") from None
             if (batch_id != self._observed or asked is None
                     or not np.array_equal(asked.arms, stored.arms)
                     or not np.array_equal(asked.counts, stored.counts)):
@@ -302,7 +327,7 @@ class Experiment:
         it (an identifier given a horizon stops there; its last batch is then a prefix, which
         ends its run), or ``None`` once it has stopped or spent the horizon."""
         assert self._algorithm is not None
-        batch = self._algorithm.next_batch()
+        batch = _next_batch(self._algorithm, self.algorithm_name)
         if batch is None or self.horizon is None:
             return batch
         left = self.horizon - self._algorithm.t
@@ -599,6 +624,7 @@ class Experiment:
         stats = np.full((K, 3), np.nan)
         bounds = algorithm.reward_range
         for arm, assigned, n, total, total_sq, non_binary in rows:
+            self._check_arm_index(arm)
             table[arm] = assigned, n
             if not n:
                 continue
@@ -624,11 +650,24 @@ class Experiment:
     def units(self) -> pd.DataFrame:
         """Every assignment: unit, batch, slot, arm, reward, costs, and when each happened."""
         with self._transaction() as conn:
-            frame = pd.read_sql_query(
-                "SELECT id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
-                "recorded_at, expired_at FROM units ORDER BY id", conn)
+            try:
+                frame = pd.read_sql_query(
+                    "SELECT id AS unit, batch, slot, arm AS arm_index, reward, costs, "
+                    "assigned_at, recorded_at, expired_at FROM units ORDER BY id", conn)
+            except pd.errors.DatabaseError as error:
+                raise ExperimentError(f"{str(self.path)!r} cannot be read ({error})") from None
+        for a in frame["arm_index"].unique():
+            self._check_arm_index(a)
         frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
         return frame
+
+    def _check_arm_index(self, arm: object) -> None:
+        """Refuse a stored unit whose arm is not one of the experiment's (a damaged or edited
+        file), instead of an IndexError or a silent count for arm −1."""
+        if (isinstance(arm, (bool, np.bool_)) or not isinstance(arm, (int, np.integer))
+                or not 0 <= int(arm) < len(self.arm_names)):
+            raise ExperimentError(f"{str(self.path)!r} is damaged: a unit's arm is {arm!r}, not "
+                                  f"one of the {len(self.arm_names)} arms")
 
     def decisions(self) -> Any:
         """The algorithm's decision log so far (:class:`banditkit.DecisionLog`): the same

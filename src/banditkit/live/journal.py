@@ -118,20 +118,34 @@ class Journal:
             conn = _connect(path)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as error:
+            if "readonly" in str(error):  # a WAL file in a read-only folder cannot be read
+                raise ExperimentError(_READ_ONLY.format(path=str(path))) from None
             raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file ({error})"
                                   ) from None
         if not {"meta", "batches", "units"} <= tables:
             conn.close()
             raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file (it lacks "
                                   "the meta, batches and units tables)")
-        _durable(conn, path)
         journal = cls(path, conn)
-        version = journal.meta().get("format")
-        if version != FORMAT:
+        try:
+            version = journal.meta().get("format")
+        except ExperimentError:
+            conn.close()
+            raise
+        if version != FORMAT or isinstance(version, bool):
             conn.close()
             raise ExperimentError(f"{str(path)!r} has experiment format {version!r}; this "
                                   f"banditkit reads format {FORMAT}")
         return journal
+
+    def make_durable(self) -> None:
+        """Switch an opened file to WAL and full sync: only once it has been accepted (format,
+        meta and replay), since the switch writes to the file."""
+        try:
+            _durable(self.conn, self.path)
+        except ExperimentError:
+            self.conn = _connect(self.path)  # _durable closed it; the caller gives up
+            raise
 
     def close(self) -> None:
         self.conn.close()
@@ -155,9 +169,13 @@ class Journal:
     def meta(self) -> dict[str, Any]:
         try:
             return {k: json.loads(v) for k, v in self.conn.execute("SELECT key, value FROM meta")}
-        except (sqlite3.DatabaseError, json.JSONDecodeError) as error:
+        except (sqlite3.DatabaseError, ValueError, TypeError) as error:  # JSON, text, type
             raise ExperimentError(f"{str(self.path)!r} is damaged: its meta table cannot be read "
                                   f"({error})") from None
+
+
+_READ_ONLY = ("{path!r} cannot be written (a read-only file or folder): a live experiment "
+              "writes every call, so it needs both writable")
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -175,9 +193,7 @@ def _durable(conn: sqlite3.Connection, path: Path) -> None:
     except sqlite3.OperationalError as error:
         conn.close()
         if "readonly" in str(error):
-            raise ExperimentError(f"{str(path)!r} cannot be written (a read-only file or "
-                                  "folder): a live experiment writes every call, so it needs "
-                                  "both writable") from None
+            raise ExperimentError(_READ_ONLY.format(path=str(path))) from None
         raise ExperimentError(f"{str(path)!r} cannot be opened ({error})") from None
 
 

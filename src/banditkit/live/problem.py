@@ -43,6 +43,8 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
         names = [str(i) for i in range(X.shape[0])]
     elif isinstance(arms, (Sequence, np.ndarray)) and not isinstance(arms, str):
         X = None
+        if any(a is None or (isinstance(a, float) and np.isnan(a)) for a in arms):
+            raise ExperimentError("arms: every arm needs a name (None or NaN was given)")
         names = [str(a) for a in arms]
         if any(not name.strip() for name in names):
             raise ExperimentError("arms: every arm name must be a non-empty string")
@@ -68,6 +70,10 @@ def _features(values: object) -> np.ndarray:
                          f"{X.shape}")
     if not np.isfinite(X).all():
         raise ExperimentError("arms: the feature matrix must be finite (no NaN or inf)")
+    if np.abs(X).max() > 1e30:  # the designs form fourth powers of the features
+        raise ExperimentError(f"arms: features must be at most 1e30 in absolute value (the "
+                              f"designs compute their fourth powers), got {np.abs(X).max():.3g}: "
+                              "rescale them")
     return X
 
 

@@ -1,6 +1,7 @@
 """UCB1 (Auer, Cesa-Bianchi and Fischer, 2002, "Finite-time analysis of the multiarmed bandit
 problem", Figure 1): pull each arm once, then the arm maximising
-μ̂_k + sqrt(2 ln t / n_k). Rewards are assumed to lie in [0, 1].
+μ̂_k + sqrt(2 ln t / n_k). Auer et al.'s analysis assumes rewards in [0, 1]; observe()
+does not refuse others, since UCB1 is also run as a baseline on Gaussian instances.
 
 Fully sequential: each batch is one pull. Ties go to the lowest index, so UCB1 has no internal
 randomness and two executions differ only through the rewards they see.
