@@ -324,6 +324,28 @@ def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
     exp.close()
 
 
+def test_status_gives_each_arms_mean_cost(tmp_path):
+    with Experiment.create(tmp_path / "e.sqlite", algorithm="DEBORAS", arms=["a", "b", "c"],
+                           seed=0, horizon=1000, thresholds=[0.5, 0.5]) as exp:
+        recorded: dict[str, list] = {}
+        rng = np.random.default_rng(0)
+        for _ in range(6):  # the first epochs: a few units each
+            units = exp.assign(50)
+            if units.empty:
+                break
+            costs = rng.random((len(units), 2)).round(3)
+            exp.record(units["unit"].tolist(), [1.0] * len(units), costs.tolist())
+            for arm, c in zip(units["arm"], costs, strict=True):
+                recorded.setdefault(arm, []).append(c)
+        state = exp.status()
+    assert recorded
+    for arm, costs in recorded.items():
+        np.testing.assert_allclose(state.arms.loc[arm, ["cost_1", "cost_2"]].to_numpy(float),
+                                   np.mean(costs, axis=0))
+    for arm in set("abc") - set(recorded):
+        assert state.arms.loc[arm, ["cost_1", "cost_2"]].isna().all()
+
+
 def test_a_constrained_experiment_records_costs_and_refuses_wrong_ones(tmp_path):
     with _create(tmp_path / "e.sqlite", "DEBORAS") as exp:
         units = exp.assign(3)["unit"].tolist()

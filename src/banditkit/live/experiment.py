@@ -606,6 +606,17 @@ class Experiment:
                     (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             frame = self._arm_table(rows, algorithm)
+            m = self._problem.n_costs
+            if m:  # mean of each cost per arm (units store their costs as a JSON list)
+                sums = ", ".join(f"TOTAL(json_extract(costs, '$[{i}]'))" for i in range(m))
+                cost_means = np.full((len(self.arm_names), m), np.nan)
+                for arm, n, *totals in conn.execute(
+                        f"SELECT arm, COUNT(costs), {sums} FROM units WHERE expired_at IS NULL "
+                        "AND costs IS NOT NULL GROUP BY arm"):
+                    self._check_arm_index(arm)
+                    cost_means[arm] = np.asarray(totals, dtype=float) / n
+                for i in range(m):
+                    frame[f"cost_{i + 1}"] = cost_means[:, i]
             recommendation = algorithm.recommendation
             return ExperimentStatus(
                 arms=frame, algorithm=self.algorithm_name, batches_observed=self._observed,
