@@ -51,3 +51,20 @@ def test_a_run_cut_inside_a_batch_ends_cleanly(name):
             algo = make_policy(name, env, np.random.default_rng(0), horizon=horizon)
             trial = simulate(algo, env, horizon=cut, seed=1)
             assert trial.n_pulls <= cut
+
+
+@pytest.mark.parametrize("name", ["LinearElimination", "ReplicableLinearElimination",
+                                  "ReplicableLinearLSE", "BatchedElimination",
+                                  "ReplicableBatchedElimination", "ReplicableElimination"])
+def test_a_cut_exploration_batch_eliminates_nothing(name):
+    """The partial data of a cut batch decides nothing: the active set stays as it was (some
+    linear fits would quietly accept pulls that do not span R^d)."""
+    env, horizon = _build(name)
+    algo = make_policy(name, env, np.random.default_rng(0), horizon=horizon)
+    batch = algo.next_batch()
+    assert batch.n_pulls > 1 and batch.n_runs > 1  # an exploration batch over several arms
+    before = np.array(algo.active).copy()
+    part = batch.truncated(1)
+    algo.observe(part, env.pull(part, np.random.default_rng(1)).rewards)
+    np.testing.assert_array_equal(algo.active, before)
+    assert algo.next_batch() is None

@@ -325,18 +325,27 @@ def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
 
 
 def test_status_gives_each_arms_mean_cost(tmp_path):
+    """cost_k is the mean over each arm's recorded, unexpired units only: units still waiting
+    for an answer and expired ones do not count."""
     with Experiment.create(tmp_path / "e.sqlite", algorithm="DEBORAS", arms=["a", "b", "c"],
                            seed=0, horizon=1000, thresholds=[0.5, 0.5]) as exp:
         recorded: dict[str, list] = {}
         rng = np.random.default_rng(0)
-        for _ in range(6):  # the first epochs: a few units each
+        for _ in range(40):  # the first (short) epochs, answered in full
             units = exp.assign(50)
-            if units.empty:
+            if len(units) >= 6:
                 break
             costs = rng.random((len(units), 2)).round(3)
             exp.record(units["unit"].tolist(), [1.0] * len(units), costs.tolist())
             for arm, c in zip(units["arm"], costs, strict=True):
                 recorded.setdefault(arm, []).append(c)
+        assert len(units) >= 6  # this epoch: some answered, some expired, some waiting
+        k = len(units) // 3
+        costs = rng.random((k, 2)).round(3)
+        exp.record(units["unit"][:k].tolist(), [1.0] * k, costs.tolist())
+        for arm, c in zip(units["arm"][:k], costs, strict=True):
+            recorded.setdefault(arm, []).append(c)
+        exp.expire(units["unit"][k:2 * k].tolist())
         state = exp.status()
     assert recorded
     for arm, costs in recorded.items():

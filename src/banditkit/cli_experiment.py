@@ -231,7 +231,7 @@ def _read_names(path: Path) -> list[str] | None:
         text = path.read_text(encoding="utf-8-sig")  # a BOM is not part of the first name
     except FileNotFoundError:
         _refuse(f"argument --arms-file: no file {str(path)!r}")
-    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as error:
+    except (UnicodeDecodeError, OSError) as error:
         _refuse(f"argument --arms-file: {str(path)!r} is not a readable UTF-8 text file "
                 f"({type(error).__name__})")
     else:

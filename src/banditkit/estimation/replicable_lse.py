@@ -47,9 +47,6 @@ __all__ = [
 def check_range(value: object, name: str) -> tuple[float, float]:
     """A known range (lo, hi): two finite numbers with lo < hi. Text, booleans, None, a single
     number or more than two numbers are refused with a ValueError naming ``name``."""
-    if isinstance(value, (tuple, list)) and any(isinstance(v, (bool, np.bool_)) for v in value):
-        # numpy reads (True, 2) as integers, which as_numbers cannot see
-        raise ValueError(f"{name} must be numbers, got {value!r}")
     arr = as_numbers(value, name)
     if arr.shape != (2,):
         raise ValueError(f"{name} must be a pair (lo, hi) of numbers, got {value!r}")

@@ -57,7 +57,8 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
             ) as error:
         raise ExperimentError(f"algorithm {name!r} cannot choose its next batch on this "
                               f"experiment's arms ({type(error).__name__}: {error}); check the "
-                              "features' scale and the parameters") from None
+                              "features' scale and the parameters (if they are sound, this is "
+                              "a banditkit bug: please report it)") from None
 
 
 def _now() -> str:

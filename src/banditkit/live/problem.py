@@ -43,7 +43,7 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
         names = [str(i) for i in range(X.shape[0])]
     elif isinstance(arms, (Sequence, np.ndarray)) and not isinstance(arms, str):
         X = None
-        if any(a is None or (isinstance(a, float) and np.isnan(a)) for a in arms):
+        if any(a is None or (np.ndim(a) == 0 and bool(pd.isna(a))) for a in arms):
             raise ExperimentError("arms: every arm needs a name (None or NaN was given)")
         names = [str(a) for a in arms]
         if any(not name.strip() for name in names):

@@ -156,7 +156,8 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
         if default_delta:
             return (f"rho_per_estimate={rpe:g} must exceed 2*delta = 1/(KTB) = {two_delta:.3g} "
                     f"(Lemma 2.5; delta defaults to 1/(2KTB), here K={K}, T={T}, B={B}): "
-                    f"raise rho_per_estimate or the horizon (T > {1 / (K * B * rpe):.4g})")
+                    f"raise rho_per_estimate or the horizon (T > {1 / (K * B * rpe):.4g} at this "
+                    f"B; a longer T also raises B, so somewhat less suffices)")
         if default_rho_e:
             return (f"delta={self.delta:g} is too large for {rho_text}: each estimate runs at "
                     f"rho' = {r}/(KB) = {rpe:.3g} (K={K}, B={B}), and Lemma 2.5 needs "
