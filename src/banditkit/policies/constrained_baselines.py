@@ -67,6 +67,7 @@ __all__ = [
     "OptimisticConstrained",
     "SafeOptimisticConstrained",
     "check_safe_strategy",
+    "check_thresholds",
     "constrained_problem",
     "hoeffding_widths",
     "mixing_coefficient",
@@ -173,11 +174,7 @@ class OptimisticConstrained(Algorithm):
                  rng: SeedLike = None) -> None:
         n_arms = check_integer(n_arms, "n_arms", low=2)
         self.horizon = check_positive_int(horizon, "horizon")
-        alpha = as_numbers(thresholds, "thresholds")
-        if alpha.ndim > 1:
-            raise ValueError(f"thresholds must be a 1-D array (one per constraint), got shape "
-                             f"{alpha.shape}")
-        self.alpha = check_in_unit_interval(np.atleast_1d(alpha), "thresholds")
+        self.alpha = check_thresholds(thresholds)
         self.delta = check_probability(delta, "delta")
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -347,6 +344,16 @@ def constrained_problem(env: Environment, name: str) -> tuple[np.ndarray, np.nda
         raise ValueError(f"policy {name!r} needs a constrained problem: thresholds α "
                          "(a ConstrainedBandit, or an Experiment created with thresholds)")
     return np.asarray(alpha, float), None if G is None else np.asarray(G, float)
+
+
+def check_thresholds(thresholds: object) -> np.ndarray:
+    """The cost thresholds α of a constrained policy: a 1-D array of m ≥ 1 values in [0, 1]
+    (a single number is m = 1)."""
+    alpha = np.atleast_1d(check_in_unit_interval(thresholds, "thresholds"))
+    if alpha.ndim != 1:
+        raise ValueError(f"thresholds must be a 1-D array of m >= 1 values in [0, 1], got "
+                         f"shape {alpha.shape}")
+    return alpha
 
 
 def check_safe_strategy(safe_strategy: object, safe_margins: object, n_arms: int,

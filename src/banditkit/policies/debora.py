@@ -83,12 +83,16 @@ from ..protocol import Algorithm, Batch
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike, as_generator
 from ..validation import (
-    check_in_unit_interval,
     check_positive,
     check_positive_int,
     check_probability,
 )
-from .constrained_baselines import check_safe_strategy, constrained_problem, safe_side
+from .constrained_baselines import (
+    check_safe_strategy,
+    check_thresholds,
+    constrained_problem,
+    safe_side,
+)
 from .epoch_sampler import epoch_batch
 from .safe_lp import OUTPUT_GRID, optimistic_strategy, snap_strategy
 
@@ -174,14 +178,6 @@ def _check_n_arms(n_arms: int) -> int:
     if K < 2:
         raise ValueError(f"n_arms must be >= 2 (K > 1), got {K}")
     return K
-
-
-def _check_thresholds(thresholds: np.ndarray) -> np.ndarray:
-    alpha = np.atleast_1d(check_in_unit_interval(thresholds, "thresholds"))
-    if alpha.ndim != 1 or alpha.size < 1:
-        raise ValueError(f"thresholds must be a 1-D array of m >= 1 values in [0, 1], got "
-                         f"shape {alpha.shape}")
-    return alpha
 
 
 class _DeboraBase(Algorithm):
@@ -357,7 +353,7 @@ class _ConstrainedDebora(_DeboraBase):
     def __init__(self, n_arms: int, horizon: int, thresholds: np.ndarray, *, rho: float,
                  delta: float, rng: SeedLike, width_scale: float,
                  rho_per_estimate: float | None, delta_per_estimate: float | None) -> None:
-        alpha = _check_thresholds(thresholds)
+        alpha = check_thresholds(thresholds)
         super().__init__(n_arms, horizon, alpha.size, rho=rho, delta=delta, rng=rng,
                          width_scale=width_scale, rho_per_estimate=rho_per_estimate,
                          delta_per_estimate=delta_per_estimate)
@@ -526,7 +522,7 @@ class DEBORAH(_ConstrainedDebora):
                  rho_per_estimate: float | None = None,
                  delta_per_estimate: float | None = None) -> None:
         K = _check_n_arms(n_arms)
-        alpha = _check_thresholds(thresholds)
+        alpha = check_thresholds(thresholds)
         x, lam = check_safe_strategy(safe_strategy, safe_margins, K, alpha)
         # The strategies played are rounded to the 2⁻³² grid (snap_strategy, for replicable
         # LPs): each rounding moves a cost g_iᵀx by at most K·2⁻³², and x_h is rounded twice
