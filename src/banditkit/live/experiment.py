@@ -225,7 +225,9 @@ class Experiment:
             else:
                 raise ExperimentError(f"arms: {algorithm} takes arm names, not features (it "
                                       "would ignore them); pass a list of names")
-        return cls(Journal.create(path, meta))
+        experiment = cls(Journal.create(path, meta))
+        experiment._algorithm = first  # built from this meta, its first batch asked: reuse it
+        return experiment
 
     @classmethod
     def open(cls, path: str | Path) -> Experiment:
