@@ -141,11 +141,7 @@ class Journal:
     def make_durable(self) -> None:
         """Switch an opened file to WAL and full sync: only once it has been accepted (format,
         meta and replay), since the switch writes to the file."""
-        try:
-            _durable(self.conn, self.path)
-        except ExperimentError:
-            self.conn = _connect(self.path)  # _durable closed it; the caller gives up
-            raise
+        _durable(self.conn, self.path)
 
     def close(self) -> None:
         self.conn.close()
