@@ -91,6 +91,7 @@ from .constrained_baselines import (
     check_safe_strategy,
     check_thresholds,
     constrained_problem,
+    mixing_coefficient,
     safe_side,
 )
 from .epoch_sampler import epoch_batch
@@ -545,23 +546,15 @@ class DEBORAH(_ConstrainedDebora):
               ) -> float:
         """σ_h of Eqs. (3)-(4) for x̃_h, ĝ_h and ζ_h, against α − r and λ − r (r the
         rounding of the played strategy, see ``__init__``)."""
-        return self._mixing(np.minimum((cost_estimates + widths[None, :]) @ x_tilde, 1.0))
-
-    def _mixing(self, w: np.ndarray) -> float:
-        """σ such that σ(α − λ) + (1 − σ)w ≤ α for the pessimistic costs ``w`` (≤ 1) of x̃, the
-        largest ratio (w_i − α_i)/(w_i − α_i + λ_i) over the constraints w exceeds (V_h),
-        against α − r and λ − r; 0 if there are none."""
-        alpha, lam = self.thresholds - self.rounding, self.safe_margins - self.rounding
-        at_risk = w > alpha  # V_h
-        if not at_risk.any():
-            return 0.0
-        excess = w - alpha
-        return float((excess / (excess + lam))[at_risk].max())
+        return mixing_coefficient((cost_estimates + widths[None, :]) @ x_tilde,
+                                  self.thresholds - self.rounding,
+                                  self.safe_margins - self.rounding)
 
     def _strategy(self, x_tilde: np.ndarray, widths: np.ndarray, first: bool
                   ) -> tuple[float, np.ndarray]:
         if first:  # line 5: the worst costs, w = 1 on every constraint
-            sigma = self._mixing(np.ones(self.n_costs))
+            sigma = mixing_coefficient(np.ones(self.n_costs), self.thresholds - self.rounding,
+                                       self.safe_margins - self.rounding)
         else:      # lines 19-24
             sigma = self.sigma(x_tilde, self.cost_estimates, widths)
         self.sigmas.append(sigma)
