@@ -118,7 +118,7 @@ def test_status_counts_means_and_intervals(tmp_path):
         units = exp.assign(6)  # the 6 pulls of arm a come first in batch order (18 in all)
         assert units["arm"].tolist() == ["a"] * 6
         exp.record(units["unit"], [1, 1, 0, 1, 0, 1])
-        state = exp.status()
+        state = exp.status(intervals="fixed")
     row = state.arms.loc["a"]
     assert (row["assigned"], row["recorded"]) == (6, 6)
     assert row["mean"] == pytest.approx(4 / 6)
@@ -134,7 +134,7 @@ def test_status_intervals_of_non_binary_rewards_stay_in_the_reward_range(tmp_pat
     with _create(tmp_path / "e.sqlite", "ReplicableElimination", order="batch") as exp:
         units = exp.assign(6)
         exp.record(units["unit"], [1.0, 0.9, 1.0, 0.95, 1.0, 1.0])
-        row = exp.status().arms.loc["a"]
+        row = exp.status(intervals="fixed").arms.loc["a"]
     # Student-t: mean 0.975, s = 0.0418, half-width 2.571 * s / sqrt(6) = 0.0439 -> clipped at 1
     assert row["mean"] == pytest.approx(0.975)
     assert row["low"] == pytest.approx(0.975 - 0.04389, abs=1e-4) and row["high"] == 1.0

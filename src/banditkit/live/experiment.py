@@ -34,12 +34,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..intervals import student_interval, wilson_interval
 from ..protocol import Algorithm, Batch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator, stream
 from .journal import ExperimentError, Journal
 from .problem import LiveArms, arm_names
+from .statistics import (
+    ArmSums,
+    arm_table,
+    check_alpha,
+    check_intervals,
+    describe,
+    missing_outcome_warnings,
+)
 
 __all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]
 
@@ -73,10 +80,12 @@ class ExperimentStatus:
     ----------
     arms : pandas.DataFrame
         One row per arm (index: the arm's name): ``assigned`` units (expired ones excluded),
-        ``recorded`` rewards, their ``mean`` and 95% interval ``low``/``high`` (Wilson for 0/1
-        rewards, Student-t otherwise, clipped to the algorithm's reward range), and ``active``
+        ``recorded`` rewards, their ``mean`` and interval ``low``/``high`` (of the kind
+        :attr:`intervals` names), the difference to the control arm ``diff`` with its interval
+        ``diff_low``/``diff_high`` and ``verdict`` (``better`` / ``worse`` / ``undecided``;
+        ``control`` on the control's row; :mod:`banditkit.live.statistics`), ``active``
         (``False`` once the algorithm eliminated the arm; missing for algorithms that keep no
-        active set).
+        active set) and ``cost_1``... (constrained policies).
     algorithm : str
         Registered name of the algorithm.
     batches_observed : int
@@ -95,6 +104,16 @@ class ExperimentStatus:
         The identified arm, for identifiers that have one.
     info : dict
         The algorithm's own facts (phases, eliminations...).
+    intervals : {"anytime", "fixed"}
+        Which intervals ``arms`` shows: confidence sequences valid at every look (default), or
+        fixed-n intervals valid only for one look decided in advance.
+    alpha : float
+        Their error probability (anytime: over all arms, differences and looks together).
+    control : str or None
+        The control arm the differences are taken to.
+    warnings : list of str
+        Problems found in the data (outcomes missing more often on some arm), each naming the
+        arms; printed first by ``str(status)``.
     """
 
     arms: pd.DataFrame
@@ -107,16 +126,25 @@ class ExperimentStatus:
     finished: bool
     recommendation: str | None
     info: dict = field(default_factory=dict)
+    intervals: str = "anytime"
+    alpha: float = 0.05
+    control: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    interval_note: str = ""
 
     def __str__(self) -> str:
         state = ("finished" if self.finished else
                  f"batch {self.batches_observed + 1}: {self.waiting} pull(s) waiting for a "
                  f"reward, {self.unassigned} not yet assigned")
-        lines = [f"{self.algorithm}: {state}",
+        lines = [f"WARNING: {warning}" for warning in self.warnings]
+        lines += [f"{self.algorithm}: {state}",
                  f"pulls observed: {self.pulls_observed}"
                  + ("" if self.budget_left is None else f", budget left: {self.budget_left}")]
         if self.recommendation is not None:
             lines.append(f"recommendation: {self.recommendation}")
+        lines.append(self.interval_note)
+        if self.control is not None:
+            lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
         with pd.option_context("display.width", 120, "display.max_columns", 20):
             lines.append(self.arms.to_string(float_format=lambda v: f"{v:.4g}"))
         return "\n".join(lines)
@@ -139,6 +167,8 @@ class Experiment:
             self.horizon: int | None = meta["horizon"]
             self.order: str = meta["order"]
             self.arm_names: list[str] = list(meta["arms"])
+            # files written before control= existed compare with the first arm
+            self.control: str = str(meta.get("control", self.arm_names[0]))
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
@@ -154,8 +184,8 @@ class Experiment:
     @classmethod
     def create(cls, path: str | Path, *, algorithm: str, arms: Any, seed: int,
                horizon: int | None = None, params: Mapping[str, Any] | None = None,
-               thresholds: Sequence[float] | None = None, order: str = "shuffled"
-               ) -> Experiment:
+               thresholds: Sequence[float] | None = None, order: str = "shuffled",
+               control: str | None = None) -> Experiment:
         """Create a new experiment file at ``path``.
 
         Parameters
@@ -182,6 +212,9 @@ class Experiment:
             A/B test requires. ``"batch"``: the algorithm's own pull order (a batched
             elimination asks for all pulls of arm 0, then of arm 1...). The algorithm sees the
             same run sums either way: a batch is observed once all its pulls have rewards.
+        control : str, optional
+            The arm every other arm is compared with in :meth:`status` (``diff``, ``verdict``);
+            default: the first arm.
         """
         from .. import __version__  # the package imports this module first
 
@@ -194,6 +227,11 @@ class Experiment:
             raise ExperimentError(f"horizon must be an integer >= 1, got {horizon!r}")
         if order not in ("shuffled", "batch"):
             raise ExperimentError(f"order must be 'shuffled' or 'batch', got {order!r}")
+        if control is None:
+            control = names[0]
+        elif not isinstance(control, str) or control not in names:
+            raise ExperimentError(f"control must be one of the arm names {names}, got "
+                                  f"{control!r}")
         params = dict(params or {})
         try:
             json.dumps(params, allow_nan=False)
@@ -211,7 +249,7 @@ class Experiment:
                 "horizon": None if horizon is None else int(horizon), "arms": names,
                 "features": None if X is None else X.tolist(),
                 "thresholds": None if thresholds is None else thresholds.tolist(),
-                "order": order,
+                "order": order, "control": control,
                 "created": _now(), "banditkit": __version__}
         # build the algorithm and ask its first batch before writing anything, so that bad
         # input (or arms the algorithm cannot work with) creates no file
@@ -589,8 +627,22 @@ class Experiment:
             return cur.rowcount
 
     # -- what it knows -------------------------------------------------------------------------
-    def status(self) -> ExperimentStatus:
-        """Per-arm counts, means and intervals, and where the algorithm stands."""
+    def status(self, intervals: str = "anytime", alpha: float = 0.05) -> ExperimentStatus:
+        """Per-arm counts, means, intervals, differences to the control, warnings, and where the
+        algorithm stands.
+
+        Parameters
+        ----------
+        intervals : {"anytime", "fixed"}
+            ``"anytime"`` (default): confidence sequences, valid at every look together (arms,
+            differences to the control and verdicts: error ≤ ``alpha`` over all of them and all
+            looks, however the algorithm allocated). ``"fixed"``: fixed-n intervals, each valid
+            only for one look decided in advance (:mod:`banditkit.live.statistics`).
+        alpha : float
+            Error probability, in (0, 1); also that of the missing-outcome check.
+        """
+        intervals = check_intervals(intervals)
+        alpha = check_alpha(alpha)
         with self._transaction() as conn:
             algorithm = self._algorithm
             assert algorithm is not None
@@ -608,7 +660,8 @@ class Experiment:
                     "SELECT COUNT(*) FROM units WHERE batch = ? AND expired_at IS NULL",
                     (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-            frame = self._arm_table(rows, algorithm)
+            frame = self._arm_table(rows, algorithm, intervals, alpha)
+            warnings = self._missing_outcomes(conn, alpha)
             m = self._problem.n_costs
             if m:  # mean of each cost per arm (units store their costs as a JSON list)
                 sums = ", ".join(f"TOTAL(json_extract(costs, '$[{i}]'))" for i in range(m))
@@ -628,38 +681,50 @@ class Experiment:
                 finished=pending is None,
                 recommendation=None if recommendation is None
                 else self.arm_names[int(recommendation)],
-                info=dict(algorithm.info))
+                info=dict(algorithm.info), intervals=intervals, alpha=alpha,
+                control=self.control, warnings=warnings,
+                interval_note=describe(intervals, alpha, len(self.arm_names),
+                                       algorithm.reward_range))
 
-    def _arm_table(self, rows: list[tuple], algorithm: Algorithm) -> pd.DataFrame:
-        """Per-arm counts, means and intervals from SQL aggregates (count, sum, sum of squares,
-        and whether any reward is other than 0/1): O(K) Python work however many units."""
+    def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
+                   alpha: float) -> pd.DataFrame:
+        """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
+        (count, sum, sum of squares, and whether any reward is other than 0/1): O(K) Python
+        work however many units."""
         K = len(self.arm_names)
-        table = np.zeros((K, 2), dtype=np.int64)
-        stats = np.full((K, 3), np.nan)
-        bounds = algorithm.reward_range
+        counts = np.zeros((K, 2), dtype=np.int64)
+        totals = np.zeros((K, 2))
+        binary = np.ones(K, dtype=bool)
         for arm, assigned, n, total, total_sq, non_binary in rows:
             self._check_arm_index(arm)
-            table[arm] = assigned, n
-            if not n:
-                continue
-            mean = total / n
-            if non_binary == 0:  # every reward 0 or 1: a proportion
-                low, high = wilson_interval(round(total), n)
-            else:
-                var = max(total_sq - n * mean * mean, 0.0) / (n - 1) if n > 1 else np.nan
-                _, _, low, high = student_interval(n, mean, float(np.sqrt(var)))
-                if bounds is not None and n > 1:
-                    low, high = max(low, bounds[0]), min(high, bounds[1])
-            stats[arm] = mean, low, high
-        frame = pd.DataFrame({"assigned": table[:, 0], "recorded": table[:, 1],
-                              "mean": stats[:, 0], "low": stats[:, 1], "high": stats[:, 2]},
-                             index=pd.Index(self.arm_names, name="arm"))
+            counts[arm] = assigned, n
+            totals[arm] = total, total_sq
+            binary[arm] = non_binary == 0
+        sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
+        frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
+                          alpha=alpha, control=self.arm_names.index(self.control))
         active = getattr(algorithm, "active", None)
         if active is not None:
             flags = np.zeros(K, dtype=bool)
             flags[np.asarray(active, dtype=np.int64)] = True
             frame["active"] = flags
         return frame
+
+    def _missing_outcomes(self, conn: sqlite3.Connection, alpha: float) -> list[str]:
+        """:func:`banditkit.live.statistics.missing_outcome_warnings` on each arm's units
+        assigned before its oldest unit still waiting (neither answered nor expired): units
+        assigned recently may simply not have answered yet."""
+        K = len(self.arm_names)
+        resolved = np.zeros(K, dtype=np.int64)
+        answered = np.zeros(K, dtype=np.int64)
+        for arm, n, m in conn.execute(
+                "WITH waiting(arm, first) AS (SELECT arm, MIN(id) FROM units WHERE reward IS "
+                "NULL AND expired_at IS NULL GROUP BY arm) "
+                "SELECT u.arm, COUNT(*), COUNT(u.reward) FROM units u LEFT JOIN waiting w ON "
+                "w.arm = u.arm WHERE w.first IS NULL OR u.id < w.first GROUP BY u.arm"):
+            self._check_arm_index(arm)
+            resolved[arm], answered[arm] = n, m
+        return missing_outcome_warnings(self.arm_names, resolved, answered, alpha)
 
     def units(self) -> pd.DataFrame:
         """Every assignment: unit, batch, slot, arm, reward, costs, and when each happened."""
