@@ -200,6 +200,8 @@ def _status(args: argparse.Namespace) -> int:
                    "pulls_observed": state.pulls_observed, "waiting": state.waiting,
                    "unassigned": state.unassigned, "budget_left": state.budget_left,
                    "finished": state.finished, "recommendation": state.recommendation,
+                   "intervals": state.intervals, "alpha": state.alpha,
+                   "control": state.control, "warnings": state.warnings,
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
         json.dump(summary, sys.stdout, indent=2, default=_json_default)
         print()

@@ -36,13 +36,21 @@ def student_interval(n: int, mean: float, sd: float, level: float = 0.95
     return mean, se, mean - half, mean + half
 
 
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (sensible at 0 or n successes, unlike mean ± t·se)."""
-    if n == 0:
-        return np.nan, np.nan
+def wilson_interval(successes: int | np.ndarray, n: int | np.ndarray, level: float = 0.95
+                    ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a proportion (sensible at 0 or n successes, unlike mean ± t·se).
+
+    Elementwise on arrays (NaN where n = 0); floats for scalar input.
+    """
     z = float(stats.norm.ppf(0.5 + level / 2))
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    k, n = np.broadcast_arrays(np.asarray(successes, dtype=float), np.asarray(n, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     # The interval always contains p; rounding must not push a bound past it at p = 0 or 1.
-    return float(min(p, max(0.0, centre - half))), float(max(p, min(1.0, centre + half)))
+    low = np.where(n > 0, np.minimum(p, np.maximum(0.0, centre - half)), np.nan)
+    high = np.where(n > 0, np.maximum(p, np.minimum(1.0, centre + half)), np.nan)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high

@@ -110,8 +110,15 @@ def confidence_sequence(successes: np.ndarray, n: np.ndarray, alpha: float,
     centre = np.divide(S, n, out=np.full(S.shape, 0.5), where=n > 0)
     centre = np.clip(centre, 0.0, 1.0)  # rounding of rescaled sums must not leave [0, 1]
 
-    def excluded(mu: np.ndarray) -> np.ndarray:
-        return log_mixture(S, n, mu, prior) >= threshold
+    from scipy.special import betaln, xlogy
+
+    a, b = prior
+    F = n - S
+    # log M_n(μ) = mixture − xlogy(S, μ) − xlogy(F, 1 − μ): the first term is fixed, compute once
+    bar = threshold - (betaln(a + S, b + F) - betaln(a, b))
+
+    def excluded(mu: np.ndarray) -> np.ndarray:  # log_mixture(S, n, mu, prior) >= threshold
+        return -xlogy(S, mu) - xlogy(F, 1.0 - mu) >= bar
 
     # lower end: log M is decreasing on [0, centre]; keep out = excluded, inside = kept
     out, inside = np.zeros(S.shape), centre.copy()

@@ -38,10 +38,13 @@ from .journal import ExperimentError
 __all__ = [
     "INTERVALS",
     "ArmSums",
+    "Comparison",
     "arm_table",
     "check_alpha",
     "check_intervals",
+    "compare",
     "describe",
+    "losing_arms",
     "missing_outcome_warnings",
 ]
 
@@ -51,7 +54,8 @@ INTERVALS = ("anytime", "fixed")
 
 @dataclass(frozen=True)
 class ArmSums:
-    """Per-arm aggregates of the units table (arrays of length K).
+    """Per-arm aggregates of the units table: arrays whose last axis is the K arms (leading
+    axes, if any, index looks or runs: :func:`compare` is elementwise over them).
 
     Attributes
     ----------
@@ -70,6 +74,20 @@ class ArmSums:
     total: np.ndarray
     total_sq: np.ndarray
     binary: np.ndarray
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Means, intervals, differences to the control and verdicts (arrays shaped as
+    :class:`ArmSums`'; NaN where an arm has no reward; the control's differences are NaN)."""
+
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    diff: np.ndarray
+    diff_low: np.ndarray
+    diff_high: np.ndarray
+    verdict: np.ndarray
 
 
 def check_intervals(intervals: object) -> str:
@@ -101,43 +119,53 @@ def describe(intervals: str, alpha: float, n_arms: int,
 
 def arm_table(names: list[str], sums: ArmSums, reward_range: tuple[float, float] | None,
               *, intervals: str, alpha: float, control: int) -> pd.DataFrame:
-    """The ``arms`` frame of a status: assigned, recorded, mean, low, high, diff, diff_low,
-    diff_high, verdict (see the module docstring for the intervals' meaning)."""
-    n = sums.n.astype(float)
+    """The ``arms`` frame of a status (one look): assigned, recorded, mean, low, high, diff,
+    diff_low, diff_high, verdict (see the module docstring for the intervals' meaning)."""
+    c = compare(sums, reward_range, intervals=intervals, alpha=alpha, control=control)
+    return pd.DataFrame({"assigned": sums.assigned.astype(np.int64),
+                         "recorded": sums.n.astype(np.int64), "mean": c.mean, "low": c.low,
+                         "high": c.high, "diff": c.diff, "diff_low": c.diff_low,
+                         "diff_high": c.diff_high, "verdict": c.verdict},
+                        index=pd.Index(names, name="arm"))
+
+
+def compare(sums: ArmSums, reward_range: tuple[float, float] | None, *, intervals: str,
+            alpha: float, control: int) -> Comparison:
+    """Means, intervals, differences to arm ``control`` and verdicts, elementwise over any
+    leading axes of ``sums`` (one status, or every look of many simulated runs at once)."""
+    n = np.asarray(sums.n, dtype=float)
+    K = n.shape[-1]
     has = n > 0
     mean = np.divide(sums.total, n, out=np.full(n.shape, np.nan), where=has)
     if intervals == "anytime":
-        low, high = _anytime(sums, reward_range, alpha / len(names))
+        low, high = _anytime(sums, reward_range, alpha / K)
     else:
         low, high = _fixed(sums, mean, reward_range, alpha)
     low, high = np.where(has, low, np.nan), np.where(has, high, np.nan)
-    diff = mean - mean[control]
+    diff = mean - mean[..., control, None]
     if intervals == "anytime":
         # on the event that every arm's sequence holds, the difference lies between these
-        diff_low, diff_high = low - high[control], high - low[control]
+        diff_low = low - high[..., control, None]
+        diff_high = high - low[..., control, None]
     else:
         diff_low, diff_high = _fixed_difference(sums, mean, control, alpha)
     verdict = np.where(diff_low > 0, "better", np.where(diff_high < 0, "worse", "undecided"))
     verdict = verdict.astype(object)
-    verdict[control] = "control"
+    verdict[..., control] = "control"
     for column in (diff, diff_low, diff_high):
-        column[control] = np.nan
-    return pd.DataFrame({"assigned": sums.assigned.astype(np.int64),
-                         "recorded": sums.n.astype(np.int64), "mean": mean, "low": low,
-                         "high": high, "diff": diff, "diff_low": diff_low,
-                         "diff_high": diff_high, "verdict": verdict},
-                        index=pd.Index(names, name="arm"))
+        column[..., control] = np.nan
+    return Comparison(mean, low, high, diff, diff_low, diff_high, verdict)
 
 
 def _anytime(sums: ArmSums, reward_range: tuple[float, float] | None, alpha: float
              ) -> tuple[np.ndarray, np.ndarray]:
-    K = sums.n.size
+    n = np.asarray(sums.n, dtype=float)
     if reward_range is None:
-        return np.full(K, np.nan), np.full(K, np.nan)
+        return np.full(n.shape, np.nan), np.full(n.shape, np.nan)
     lo, hi = reward_range
     span = hi - lo
-    successes = (sums.total - sums.n * lo) / span  # Σ (X − lo)/(hi − lo), in [0, n]
-    low, high = confidence_sequence(np.clip(successes, 0.0, sums.n), sums.n, alpha)
+    successes = (np.asarray(sums.total) - n * lo) / span  # Σ (X − lo)/(hi − lo), in [0, n]
+    low, high = confidence_sequence(np.clip(successes, 0.0, n), n, alpha)
     return lo + span * low, lo + span * high
 
 
@@ -145,27 +173,24 @@ def _fixed(sums: ArmSums, mean: np.ndarray, reward_range: tuple[float, float] | 
            alpha: float) -> tuple[np.ndarray, np.ndarray]:
     from ..intervals import student_interval, wilson_interval  # scipy: import lazily
 
-    K = sums.n.size
-    low, high = np.full(K, np.nan), np.full(K, np.nan)
-    for a in range(K):
-        n = int(sums.n[a])
-        if not n:
-            continue
-        if sums.binary[a]:  # every reward 0 or 1: a proportion
-            low[a], high[a] = wilson_interval(round(float(sums.total[a])), n, 1 - alpha)
-        elif n > 1:
-            _, _, low[a], high[a] = student_interval(n, float(mean[a]),
-                                                     float(np.sqrt(_variance(sums, mean)[a])),
-                                                     1 - alpha)
-            if reward_range is not None:
-                low[a], high[a] = max(low[a], reward_range[0]), min(high[a], reward_range[1])
+    n = np.asarray(sums.n, dtype=float)
+    binary = np.asarray(sums.binary, dtype=bool)
+    # every reward 0 or 1: a proportion, Wilson's interval
+    low, high = wilson_interval(np.round(sums.total), n, 1 - alpha)
+    low, high = np.where(binary, low, np.nan), np.where(binary, high, np.nan)
+    sd = np.sqrt(_variance(sums, mean))
+    for i in zip(*np.nonzero(~binary & (n > 1)), strict=True):  # other rewards: Student-t
+        _, _, low[i], high[i] = student_interval(int(n[i]), float(mean[i]), float(sd[i]),
+                                                 1 - alpha)
+        if reward_range is not None:
+            low[i], high[i] = max(low[i], reward_range[0]), min(high[i], reward_range[1])
     return low, high
 
 
 def _variance(sums: ArmSums, mean: np.ndarray) -> np.ndarray:
     """Sample variances (ddof 1) from the sums; NaN below two rewards."""
-    n = sums.n.astype(float)
-    squares = np.maximum(sums.total_sq - n * np.nan_to_num(mean) ** 2, 0.0)
+    n = np.asarray(sums.n, dtype=float)
+    squares = np.maximum(np.asarray(sums.total_sq) - n * np.nan_to_num(mean) ** 2, 0.0)
     return np.divide(squares, n - 1, out=np.full(n.shape, np.nan), where=n > 1)
 
 
@@ -174,12 +199,29 @@ def _fixed_difference(sums: ArmSums, mean: np.ndarray, control: int, alpha: floa
     from scipy.stats import norm
 
     var = _variance(sums, mean)
-    n = sums.n.astype(float)
+    n = np.asarray(sums.n, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(var / n + var[control] / n[control])
+        se = np.sqrt(var / n + var[..., control, None] / n[..., control, None])
     half = float(norm.ppf(1 - alpha / 2)) * se
-    diff = mean - mean[control]
+    diff = mean - mean[..., control, None]
     return diff - half, diff + half
+
+
+def losing_arms(resolved: np.ndarray, answered: np.ndarray, alpha: float
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The decision of :func:`missing_outcome_warnings`, elementwise over leading axes.
+
+    Returns
+    -------
+    losing : ndarray of bool
+        Arms whose answer-rate interval lies wholly below the highest lower end.
+    low, high : ndarray
+        Each arm's answer-rate confidence sequence at level 1 − α/K.
+    """
+    resolved = np.asarray(resolved, dtype=float)
+    K = resolved.shape[-1]
+    low, high = confidence_sequence(np.asarray(answered, dtype=float), resolved, alpha / K)
+    return high < low.max(axis=-1, keepdims=True), low, high
 
 
 def missing_outcome_warnings(names: list[str], resolved: np.ndarray, answered: np.ndarray,
@@ -216,9 +258,9 @@ def missing_outcome_warnings(names: list[str], resolved: np.ndarray, answered: n
     """
     resolved = np.asarray(resolved, dtype=float)
     answered = np.asarray(answered, dtype=float)
-    low, high = confidence_sequence(answered, resolved, alpha / len(names))
+    flags, low, high = losing_arms(resolved, answered, alpha)
     best = int(np.argmax(low))
-    losing = [a for a in range(len(names)) if high[a] < low[best]]
+    losing = np.flatnonzero(flags).tolist()
     if not losing:
         return []
 
