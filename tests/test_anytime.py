@@ -116,15 +116,28 @@ def test_the_verdict_says_better_when_the_arm_beats_the_control(intervals):
     assert frame.loc["same", "diff_low"] < 0 < frame.loc["same", "diff_high"]
 
 
-def test_fixed_intervals_are_wilson_and_a_normal_difference_at_level_one_minus_alpha():
+def test_fixed_intervals_are_wilson_and_newcombe_at_level_one_minus_alpha():
     sums = _sums([60, 50], [12, 20])
     frame = arm_table(["a", "b"], sums, (0.0, 1.0), intervals="fixed", alpha=0.1, control=0)
     from banditkit.intervals import wilson_interval
-    assert (frame.loc["b", "low"], frame.loc["b", "high"]) == \
-        pytest.approx(wilson_interval(20, 50, 0.9))
-    se = np.sqrt(0.4 * 0.6 / 49 + 0.2 * 0.8 * 60 / 59 / 60)
-    half = stats.norm.ppf(0.95) * se
-    assert frame.loc["b", "diff_low"] == pytest.approx(0.2 - half)
+    la, ua = wilson_interval(12, 60, 0.9)
+    lb, ub = wilson_interval(20, 50, 0.9)
+    assert (frame.loc["b", "low"], frame.loc["b", "high"]) == pytest.approx((lb, ub))
+    # Newcombe (1998) method 10, from the two Wilson intervals
+    assert frame.loc["b", "diff_low"] == pytest.approx(0.2 - np.hypot(0.4 - lb, ua - 0.2))
+    assert frame.loc["b", "diff_high"] == pytest.approx(0.2 + np.hypot(ub - 0.4, 0.2 - la))
+
+
+def test_fixed_differences_of_other_rewards_are_welch_normal_intervals():
+    # arm a: 40 rewards, mean 0.5, sd 0.2; arm b: 30 rewards, mean 0.6, sd 0.3 (ddof 1)
+    n = np.array([40, 30])
+    mean, sd = np.array([0.5, 0.6]), np.array([0.2, 0.3])
+    total_sq = sd ** 2 * (n - 1) + n * mean ** 2
+    sums = ArmSums(n, n, mean * n, total_sq, np.array([False, False]))
+    frame = arm_table(["a", "b"], sums, (0.0, 1.0), intervals="fixed", alpha=0.05, control=0)
+    half = stats.norm.ppf(0.975) * np.sqrt(0.04 / 40 + 0.09 / 30)
+    assert (frame.loc["b", "diff_low"], frame.loc["b", "diff_high"]) == \
+        pytest.approx((0.1 - half, 0.1 + half))
 
 
 def test_the_missing_outcome_warning_needs_the_answer_rates_apart_at_alpha_over_k():

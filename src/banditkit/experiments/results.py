@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..intervals import mean_interval, wilson_interval
+from ..intervals import mean_interval, newcombe_difference, wilson_interval
 from .records import TrialRecord
 
 __all__ = [
@@ -141,15 +141,8 @@ def error_difference(k1: int, n1: int, k2: int, n2: int, level: float = 0.95
     Newcombe, "Interval estimation for the difference between independent proportions",
     Statistics in Medicine 17 (1998).
     """
-    if n1 == 0 or n2 == 0:
-        return (np.nan,) * 3
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson_interval(k1, n1, level)
-    l2, u2 = wilson_interval(k2, n2, level)
-    diff = p1 - p2
-    lo = diff - float(np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2))
-    hi = diff + float(np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2))
-    return diff, lo, hi
+    diff, lo, hi = newcombe_difference(k1, n1, k2, n2, level)
+    return float(diff), float(lo), float(hi)
 
 
 def summarise(trials: pd.DataFrame) -> pd.DataFrame:

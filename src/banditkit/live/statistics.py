@@ -16,7 +16,8 @@ Two kinds of interval (``intervals=``):
     [0, 1]; an algorithm that declares none gets no anytime interval (NaN).
 ``"fixed"``
     Fixed-n intervals at level 1 − α each (Wilson's for 0/1 rewards, Student-t otherwise,
-    clipped to the reward range; differences: mean difference ± z·√(s²_a/n_a + s²_c/n_c)).
+    clipped to the reward range; differences: Newcombe's interval for 0/1 rewards, the mean
+    difference ± z·√(s²_a/n_a + s²_c/n_c) otherwise).
     Each is valid for **one look decided in advance** only and nothing is split across arms:
     looking repeatedly, or at K intervals together, errs far more often than α.
 
@@ -196,15 +197,24 @@ def _variance(sums: ArmSums, mean: np.ndarray) -> np.ndarray:
 
 def _fixed_difference(sums: ArmSums, mean: np.ndarray, control: int, alpha: float
                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Newcombe's interval (method 10, from the two Wilson intervals) where both arms' rewards
+    are 0/1; otherwise the mean difference ± z·√(s²_a/n_a + s²_c/n_c)."""
     from scipy.stats import norm
+
+    from ..intervals import newcombe_difference
 
     var = _variance(sums, mean)
     n = np.asarray(sums.n, dtype=float)
+    total = np.asarray(sums.total, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.sqrt(var / n + var[..., control, None] / n[..., control, None])
     half = float(norm.ppf(1 - alpha / 2)) * se
     diff = mean - mean[..., control, None]
-    return diff - half, diff + half
+    _, low, high = newcombe_difference(np.round(total), n, np.round(total[..., control, None]),
+                                       n[..., control, None], 1 - alpha)
+    binary = np.asarray(sums.binary, dtype=bool)
+    both = binary & binary[..., control, None]
+    return np.where(both, low, diff - half), np.where(both, high, diff + half)
 
 
 def losing_arms(resolved: np.ndarray, answered: np.ndarray, alpha: float
