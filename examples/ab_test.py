@@ -64,8 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         run_day(path, args.visitors, traffic)
         with Experiment.open(path) as exp:
             state = exp.status()
+        # the verdicts hold at every look (anytime-valid), so reading them daily is sound
         print(f"day {day:2d}: {state.pulls_observed:6d} visitors observed, per arm "
-              f"{state.arms['recorded'].to_dict()}")
+              f"{state.arms['recorded'].to_dict()}, vs {state.control}: "
+              f"{state.arms['verdict'].drop(state.control).to_dict()}")
+        for warning in state.warnings:
+            print(f"WARNING: {warning}")
         if state.finished:
             break
     with Experiment.open(path) as exp:
