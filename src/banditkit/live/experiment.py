@@ -39,6 +39,7 @@ from ..registry import get_policy, make_policy
 from ..rng import as_generator, stream
 from .journal import ExperimentError, Journal
 from .problem import LiveArms, arm_names
+from .propensity import batch_propensities
 from .statistics import (
     ArmSums,
     arm_table,
@@ -727,7 +728,10 @@ class Experiment:
         return missing_outcome_warnings(self.arm_names, resolved, answered, alpha)
 
     def units(self) -> pd.DataFrame:
-        """Every assignment: unit, batch, slot, arm, reward, costs, and when each happened."""
+        """Every assignment: unit, batch, slot, arm, reward, costs, when each happened, and
+        ``propensity``: the probability with which the design gave the unit its arm (the
+        batch's sampling strategy, or its share of the arm; :mod:`banditkit.live.propensity`),
+        for inverse-propensity re-analysis of the log."""
         with self._transaction() as conn:
             try:
                 frame = pd.read_sql_query(
@@ -735,9 +739,17 @@ class Experiment:
                     "assigned_at, recorded_at, expired_at FROM units ORDER BY id", conn)
             except pd.errors.DatabaseError as error:
                 raise ExperimentError(f"{str(self.path)!r} cannot be read ({error})") from None
+            batches = conn.execute("SELECT id, arms, counts, strategy FROM batches").fetchall()
         for a in frame["arm_index"].unique():
             self._check_arm_index(a)
         frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
+        try:
+            shares = batch_propensities(batches, len(self.arm_names))
+            frame["propensity"] = shares[frame["batch"].to_numpy(np.int64),
+                                         frame["arm_index"].to_numpy(np.int64)]
+        except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
+            raise ExperimentError(f"{str(self.path)!r} is damaged: its batches cannot be read "
+                                  f"({error})") from None
         return frame
 
     def _check_arm_index(self, arm: object) -> None:
