@@ -279,3 +279,18 @@ def test_bad_status_options_are_refused_and_change_nothing(tmp_path, kwargs, mat
         with pytest.raises(ExperimentError, match=match):
             exp.status(**kwargs)
         assert exp.units().equals(before)
+
+
+def test_only_units_before_an_arms_oldest_waiting_unit_count(tmp_path):
+    with _elimination(tmp_path / "e.sqlite", order="batch") as exp:
+        units = exp.assign(1350)  # 450 per arm: a's, then b's, then c's
+        ab = units[units["arm"] != "c"]
+        exp.record(ab["unit"], np.ones(len(ab)))
+        c = units.loc[units["arm"] == "c", "unit"].to_numpy()
+        lost, answered = c[1:181], c[181:]  # 40% of c's later units lost, c[0] still waiting
+        exp.expire(lost.tolist())
+        exp.record(answered, np.ones(answered.size))
+        assert exp.status().warnings == []  # c's oldest unit may yet answer: nothing to judge
+        exp.expire([int(c[0])])
+        (warning,) = exp.status().warnings
+    assert "arm(s) 'c' lose" in warning and "181 of 450" in warning

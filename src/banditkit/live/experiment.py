@@ -714,18 +714,29 @@ class Experiment:
     def _missing_outcomes(self, conn: sqlite3.Connection, alpha: float) -> list[str]:
         """:func:`banditkit.live.statistics.missing_outcome_warnings` on each arm's units
         assigned before its oldest unit still waiting (neither answered nor expired): units
-        assigned recently may simply not have answered yet."""
+        assigned recently may simply not have answered yet.
+
+        Two queries: one pass over the units for each arm's totals and its oldest waiting unit,
+        then the units from the oldest waiting one on (a range of the primary key: the recent
+        units only), which are taken off the totals."""
         K = len(self.arm_names)
-        resolved = np.zeros(K, dtype=np.int64)
-        answered = np.zeros(K, dtype=np.int64)
-        for arm, n, m in conn.execute(
-                "WITH waiting(arm, first) AS (SELECT arm, MIN(id) FROM units WHERE reward IS "
-                "NULL AND expired_at IS NULL GROUP BY arm) "
-                "SELECT u.arm, COUNT(*), COUNT(u.reward) FROM units u LEFT JOIN waiting w ON "
-                "w.arm = u.arm WHERE w.first IS NULL OR u.id < w.first GROUP BY u.arm"):
+        totals = np.zeros((K, 2), dtype=np.int64)
+        first = np.full(K, np.iinfo(np.int64).max, dtype=np.int64)
+        for arm, n, m, oldest in conn.execute(
+                "SELECT arm, COUNT(*), COUNT(reward), MIN(CASE WHEN reward IS NULL AND "
+                "expired_at IS NULL THEN id END) FROM units GROUP BY arm"):
             self._check_arm_index(arm)
-            resolved[arm], answered[arm] = n, m
-        return missing_outcome_warnings(self.arm_names, resolved, answered, alpha)
+            totals[arm] = n, m
+            if oldest is not None:
+                first[arm] = oldest
+        if (first < np.iinfo(np.int64).max).any():
+            cases = " ".join(f"WHEN {a} THEN ?" for a in range(K))
+            for arm, n, m in conn.execute(
+                    f"SELECT arm, COUNT(*), COUNT(reward) FROM units WHERE id >= ? AND "
+                    f"id >= (CASE arm {cases} END) GROUP BY arm",
+                    (int(first.min()), *map(int, first))):
+                totals[arm] -= (n, m)
+        return missing_outcome_warnings(self.arm_names, totals[:, 0], totals[:, 1], alpha)
 
     def units(self) -> pd.DataFrame:
         """Every assignment: unit, batch, slot, arm, reward, costs, when each happened, and
