@@ -293,4 +293,4 @@ def test_only_units_before_an_arms_oldest_waiting_unit_count(tmp_path):
         assert exp.status().warnings == []  # c's oldest unit may yet answer: nothing to judge
         exp.expire([int(c[0])])
         (warning,) = exp.status().warnings
-    assert "arm(s) 'c' lose" in warning and "181 of 450" in warning
+    assert "arm(s) 'c' lose" in warning and "answered 269 of 450" in warning
