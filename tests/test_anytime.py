@@ -294,3 +294,29 @@ def test_only_units_before_an_arms_oldest_waiting_unit_count(tmp_path):
         exp.expire([int(c[0])])
         (warning,) = exp.status().warnings
     assert "arm(s) 'c' lose" in warning and "answered 269 of 450" in warning
+
+
+def test_a_file_from_before_control_existed_compares_with_the_first_arm(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "e.sqlite"
+    _elimination(path, control="c").close()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DELETE FROM meta WHERE key = 'control'")
+    conn.close()
+    with Experiment.open(path) as exp:
+        assert exp.status().control == "a"
+
+
+def test_an_algorithm_without_a_reward_range_says_it_has_no_anytime_interval(tmp_path):
+    with Experiment.create(tmp_path / "u.sqlite", algorithm="UCB1", arms=["a", "b"], seed=0,
+                           horizon=50) as exp:
+        for _ in range(4):
+            got = exp.assign(1)
+            exp.record(got["unit"], [1.0])
+        state = exp.status()
+        fixed = exp.status(intervals="fixed")
+    assert state.arms["low"].isna().all() and "unavailable" in str(state)
+    assert set(state.arms["verdict"]) == {"control", "undecided"}
+    assert fixed.arms["low"].notna().all()
