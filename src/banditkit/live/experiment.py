@@ -807,7 +807,7 @@ class Experiment:
             arm, reason = leader(algorithm, frame["mean"].to_numpy(float), self.arm_names,
                                  finished=pending is None)
             if (self.algorithm_name in NOT_PROVED and self.params.get("commit") == "argmax"
-                    and "commit" in self.live_defaults):
+                    and "commit" in self.live_defaults and reason.startswith("committed")):
                 reason += ("; commit='argmax' is this live experiment's default (the paper's "
                            "'lowest-index' would favour the first-listed arm): replicability "
                            "of the commit is measured, not proved")
@@ -910,7 +910,7 @@ class Experiment:
                 if overall[a, 0] or overall[a, 1]:
                     fresh[(ALL_BATCHES, a)] = (int(overall[a, 0]), int(overall[a, 1]),
                                                *overall[a, 2:4], int(overall[a, 4]))
-            for key in sorted(set(stored) | set(fresh)):
+            for key in sorted(set(stored) | set(fresh), key=lambda k: (k[0] == ALL_BATCHES, k)):
                 want, got = fresh.get(key, (0, 0, 0.0, 0.0, 0)), stored.get(key)
                 if got is None or got[0::4] + got[1:2] != want[0::4] + want[1:2] or not \
                         np.allclose(got[2:4], want[2:4], rtol=1e-9, atol=1e-9):
