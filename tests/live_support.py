@@ -62,7 +62,7 @@ def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list:
     conn = sqlite3.connect(path, timeout=30)
     try:
         batches = {b: unpack_runs(a, c)
-                   for b, a, c in conn.execute("SELECT id, arms, counts FROM batches")}
+                   for b, a, c in conn.execute("SELECT batch, arms, counts FROM runs")}
         rows = {u: (b, s) for u, b, s in conn.execute(
             f"SELECT id, batch, slot FROM units WHERE id IN ({','.join('?' * len(units))})",
             units)}

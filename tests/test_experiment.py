@@ -236,7 +236,7 @@ def test_open_refuses_what_is_not_an_intact_experiment(tmp_path):
     with pytest.raises(ExperimentError, match="already exists"):
         _create(path, "ReplicableElimination")
     conn = sqlite3.connect(path)  # tamper with a stored batch: the replay must notice
-    conn.execute(f"UPDATE batches SET counts = x'{_runs_hex(5, 6, 7)}' WHERE id = 0")
+    conn.execute(f"UPDATE runs SET counts = x'{_runs_hex(5, 6, 7)}' WHERE batch = 0")
     conn.commit()
     conn.close()
     with pytest.raises(ExperimentError, match="other pulls than stored batch 0"):
@@ -255,8 +255,8 @@ def _check_consistent(path: Path) -> None:
     conn = sqlite3.connect(path)
     try:
         for b, counts, sums in conn.execute(
-                "SELECT id, counts, reward_sums FROM batches WHERE reward_sums IS NOT "
-                "NULL"):
+                "SELECT id, counts, reward_sums FROM batches JOIN runs ON runs.batch = id "
+                "WHERE reward_sums IS NOT NULL"):
             rows = conn.execute("SELECT slot, reward FROM units WHERE batch = ? AND "
                                 "expired_at IS NULL ORDER BY slot", (b,)).fetchall()
             counts = np.frombuffer(counts, dtype="<i8")
@@ -477,10 +477,10 @@ def test_opening_a_file_that_is_refused_leaves_it_unchanged(tmp_path):
             ("UPDATE meta SET value = 'true' WHERE key = 'format'", "format True"),
             ("UPDATE meta SET value = x'ff' WHERE key = 'seed'", "meta table cannot be read"),
             # runs are little-endian int64 arrays: 6, 6, 7 pulls; 'garbage'; -1, 6, 6
-            (f"UPDATE batches SET counts = x'{_runs_hex(6, 6, 7)}' WHERE id = 0",
+            (f"UPDATE runs SET counts = x'{_runs_hex(6, 6, 7)}' WHERE batch = 0",
              "asks for other pulls"),
-            ("UPDATE batches SET arms = 'garbage' WHERE id = 0", "cannot be read"),
-            (f"UPDATE batches SET counts = x'{_runs_hex(-1, 6, 6)}' WHERE id = 0",
+            ("UPDATE runs SET arms = 'garbage' WHERE batch = 0", "cannot be read"),
+            (f"UPDATE runs SET counts = x'{_runs_hex(-1, 6, 6)}' WHERE batch = 0",
              "cannot be read")]):
         edited = tmp_path / f"edited{i}.sqlite"
         edited.write_bytes(good.read_bytes())

@@ -216,3 +216,12 @@ def test_every_algorithm_runs_from_the_parameters_the_file_stores(tmp_path, name
     assert set(stored) == set(get_policy(name).parameters())  # every parameter in force
     with Experiment.open(tmp_path / "e.sqlite") as again:
         assert again.units()["arm_index"].tolist() == first["arm_index"].tolist()
+
+
+def test_a_budget_the_memory_cannot_hold_is_refused_by_name(tmp_path):
+    path = tmp_path / "g.sqlite"
+    with pytest.raises(ExperimentError, match=r"horizon: GBAI draws its pulls i.i.d.*37 GiB"):
+        Experiment.create(path, algorithm="GBAI", arms=np.eye(3), seed=0, horizon=10**9)
+    assert not path.exists()
+    Experiment.create(path, algorithm="ReplicableElimination", arms=["a", "b"], seed=0,
+                      horizon=10**9).close()  # runs of K arms: any budget

@@ -49,6 +49,13 @@ __all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]
 # SQLite's default limit on the variables of one statement is 999 (older builds): chunk lists.
 _CHUNK = 900
 
+#: Identifiers that draw their pulls i.i.d. (or shuffle an epoch's multiset) and hold the pull
+#: sequence of a batch in memory, about 40 bytes a pull while it is drawn and stored (ξ's
+#: uniforms, the sequence, its runs, the stored copy): a budget above :data:`MAX_SEQUENCE`
+#: is refused at create, naming it, instead of dying on an allocation of gigabytes later.
+SEQUENCE_IN_MEMORY = ("GBAI", "P1RAGE", "P1Peace", "MixedPeace", "Peace", "ODLinBAI")
+MAX_SEQUENCE = 50_000_000
+
 
 def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
     """``algorithm.next_batch()``, with a failure of the algorithm on this experiment's arms
@@ -224,6 +231,12 @@ class Experiment:
                                     or not isinstance(horizon, (int, np.integer))
                                     or horizon < 1):
             raise ExperimentError(f"horizon must be an integer >= 1, got {horizon!r}")
+        if algorithm in SEQUENCE_IN_MEMORY and horizon is not None and horizon > MAX_SEQUENCE:
+            raise ExperimentError(
+                f"horizon: {algorithm} draws its pulls i.i.d. and a live experiment holds a "
+                f"batch's pull sequence in memory (about 40 bytes a pull: {horizon:.3g} pulls "
+                f"need about {40 * horizon / 2**30:.0f} GiB); use a horizon of at most "
+                f"{MAX_SEQUENCE:.0e}")
         if order not in ("shuffled", "batch"):
             raise ExperimentError(f"order must be 'shuffled' or 'batch', got {order!r}")
         params = dict(params or {})
@@ -347,8 +360,9 @@ class Experiment:
             if self._checked != (batch_id, digest):
                 # once per batch and process: the stored runs against the algorithm's (O(runs)
                 # in C); later calls compare the digest alone
-                arms, counts = conn.execute("SELECT arms, counts FROM batches WHERE id = ?",
-                                            (batch_id,)).fetchone()
+                row = conn.execute("SELECT arms, counts FROM runs WHERE batch = ?",
+                                   (batch_id,)).fetchone()
+                arms, counts = row if row is not None else (None, None)
                 try:
                     stored = unpack_runs(arms, counts)
                 except ValueError as error:
@@ -428,11 +442,13 @@ class Experiment:
         if self._checked is None or self._checked[0] != batch_id:  # not stored yet
             arms, counts, digest = pack_runs(batch.arms, batch.counts)
             conn.execute(
-                "INSERT INTO batches (id, arms, counts, digest, strategy, n_pulls, asked_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (batch_id, arms, counts, digest,
+                "INSERT INTO batches (id, digest, strategy, n_pulls, asked_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (batch_id, digest,
                  None if batch.strategy is None else json.dumps(batch.strategy.tolist()),
                  batch.n_pulls, _now()))
+            conn.execute("INSERT INTO runs (batch, arms, counts) VALUES (?, ?, ?)",
+                         (batch_id, arms, counts))
             self._checked = (batch_id, digest)
         return batch_id, batch
 
@@ -920,8 +936,9 @@ class Experiment:
                         f"{self.arm_names[key[1]]!r} (assigned, recorded, reward sum) are "
                         f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
                         f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
-            rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches WHERE "
-                                "reward_sums IS NOT NULL ORDER BY id").fetchall()
+            rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches JOIN runs ON "
+                                "runs.batch = batches.id WHERE reward_sums IS NOT NULL "
+                                "ORDER BY id").fetchall()
             for batch_id, arms, counts, sums in rows:
                 batch = Batch(*unpack_runs(arms, counts))
                 rewards = np.array([r for (r,) in conn.execute(

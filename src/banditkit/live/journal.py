@@ -11,10 +11,13 @@ Tables
 ``meta``
     ``key → JSON value``: format version, algorithm, parameters, seed, arms, horizon.
 ``batches``
-    One row per batch the algorithm asked for, in order (``id`` 0, 1, ...): its runs (``arms``
-    and ``counts`` as little-endian int64 arrays, :func:`pack_runs`) with their SHA-256
-    ``digest``, ``handed`` (slots handed out so far: the cursor of the batch's slot order), and
-    once every unit of it has a reward, the run sums the algorithm observed (JSON).
+    One row per batch the algorithm asked for, in order (``id`` 0, 1, ...): the SHA-256
+    ``digest`` of its runs, ``handed`` (slots handed out so far: the cursor of the batch's slot
+    order), and once every unit of it has a reward, the run sums the algorithm observed (JSON).
+``runs``
+    Each batch's runs, ``arms`` and ``counts`` as little-endian int64 arrays
+    (:func:`pack_runs`); a table of their own, so that reading or updating a batch's small
+    columns never walks the megabytes of an i.i.d. batch's runs.
 ``units``
     One row per assignment: its batch, its ``slot`` (position in the batch's pull order), the
     arm, the reward and costs once recorded, or the time it expired. A slot holds at most one
@@ -51,8 +54,6 @@ _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE batches (
     id INTEGER PRIMARY KEY,
-    arms BLOB NOT NULL,
-    counts BLOB NOT NULL,
     digest TEXT NOT NULL,
     strategy TEXT,
     n_pulls INTEGER NOT NULL,
@@ -61,6 +62,11 @@ CREATE TABLE batches (
     reward_sums TEXT,
     cost_sums TEXT,
     observed_at TEXT
+);
+CREATE TABLE runs (
+    batch INTEGER PRIMARY KEY REFERENCES batches(id),
+    arms BLOB NOT NULL,
+    counts BLOB NOT NULL
 );
 CREATE TABLE units (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
