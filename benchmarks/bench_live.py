@@ -80,7 +80,7 @@ def _through_cli(path: Path, units: int, rng: np.random.Generator, folder: Path
     done, calls, k = 0, 0.0, 0
     while done < units:
         k += 1
-        out, answers = folder / f"a{k}.csv", folder / f"r{k}.csv"
+        out, answers = folder / f"{path.stem}-a{k}.csv", folder / f"{path.stem}-r{k}.csv"
         start = time.perf_counter()
         _cli("assign", str(path), str(units - done), "--out", str(out))
         calls += time.perf_counter() - start

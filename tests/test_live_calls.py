@@ -143,6 +143,10 @@ def test_hand_edits_are_refused_where_the_docs_say(tmp_path):
     path = _edited(tmp_path, "UPDATE batches SET reward_sums = '[3.0, 3.0, 2.0]' WHERE id = 0")
     with pytest.raises(ExperimentError, match="do not match the rewards recorded"):
         Experiment.open(path)
+    # a batch's digest edited (its runs left alone): refused on open
+    path = _edited(tmp_path, "UPDATE batches SET digest = 'ab' || substr(digest, 3) WHERE id = 1")
+    with pytest.raises(ExperimentError, match="asks for other pulls than stored batch 1"):
+        Experiment.open(path)
     # the totals edited: refused on open too
     path = _edited(tmp_path, "UPDATE totals SET reward = reward + 1 WHERE batch = 0 AND arm = 0")
     with pytest.raises(ExperimentError, match="do not match the rewards recorded"):
