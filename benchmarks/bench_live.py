@@ -11,9 +11,10 @@ identity for the linear identifiers, names a, b, c for ReplicableElimination (ρ
 defaults). Prints µs per unit of assign + record, ms per status, and each row's ratio to the
 10⁵ row of its algorithm and path, and (``first s``) the seconds of the first call on a
 fresh file (two units: P1-RAGE's first epoch is one pull, so its second epoch is asked
-then), which asks and stores the batch: once per batch, O(batch). Times are wall-clock on whatever machine runs it (upper
-bounds on a shared one). A budget an algorithm refuses (the i.i.d. identifiers hold their pull
-sequence in memory) is printed as refused, with the message.
+then), which asks and stores the batch: once per batch, O(batch). Times are wall-clock on
+whatever machine runs it (upper bounds on a shared one). A budget an algorithm refuses (the
+i.i.d. identifiers hold their pull sequence in memory) is printed as refused, with the
+message.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -70,7 +71,7 @@ def test_slot_order_is_the_same_whatever_the_call_sizes_and_keyed_by_seed_and_ba
     whole = slot_order(5, 2, n, 0, n)
     rng = np.random.default_rng(0)
     cuts = np.unique(np.r_[0, rng.integers(0, n, 30), n])
-    parts = np.concatenate([slot_order(5, 2, n, a, b - a) for a, b in zip(cuts[:-1], cuts[1:])])
+    parts = np.concatenate([slot_order(5, 2, n, a, b - a) for a, b in pairwise(cuts)])
     np.testing.assert_array_equal(parts, whole)
     assert not np.array_equal(whole, slot_order(6, 2, n, 0, n))  # the seed keys it
     assert not np.array_equal(whole, slot_order(5, 3, n, 0, n))  # and the batch
@@ -93,7 +94,7 @@ def test_the_same_seed_assigns_the_same_arms_whatever_the_call_sizes(tmp_path):
     sequences = []
     for i, sizes in enumerate([[18], [1, 5, 12], [7, 7, 4]]):
         with _rep(tmp_path / f"{i}.sqlite") as exp:
-            sequences.append(sum((exp.assign(k)["arm_index"].tolist() for k in sizes), []))
+            sequences.append([a for k in sizes for a in exp.assign(k)["arm_index"].tolist()])
     assert sequences[0] == sequences[1] == sequences[2]
 
 
@@ -229,3 +230,16 @@ def test_a_budget_the_memory_cannot_hold_is_refused_by_name(tmp_path):
     assert not path.exists()
     Experiment.create(path, algorithm="ReplicableElimination", arms=["a", "b"], seed=0,
                       horizon=10**9).close()  # runs of K arms: any budget
+
+
+def test_a_constrained_policy_names_the_arm_its_strategy_weighs_most(tmp_path):
+    with Experiment.create(tmp_path / "d.sqlite", algorithm="DEBORAS", arms=["a", "b", "c"],
+                           seed=0, horizon=400, thresholds=[0.5], params={"rho": 0.3}) as exp:
+        for _ in range(6):
+            units = exp.assign(100)
+            exp.record(units["unit"], (units["arm"] == "c").astype(float),
+                       [[0.2]] * len(units))
+        state = exp.status()
+        strategy = exp._algorithm._pending.strategy
+    assert state.leader == ["a", "b", "c"][int(np.argmax(strategy))]
+    assert state.reason.startswith("largest weight of the strategy")

@@ -75,6 +75,15 @@ def leader(algorithm: Algorithm, means: np.ndarray, names: list[str], *, finishe
                           + ", ".join(names[a] for a in arms))
     if active is not None and active.size == 1:
         return int(active[0]), "the only arm left (the others eliminated)"
+    batch = _commit_batch(algorithm)
+    if batch is not None and batch.strategy is not None:
+        # a constrained policy plays a distribution over arms (DEBORA's LP strategy): the
+        # arm it weighs most is where its traffic goes
+        strategy = np.asarray(batch.strategy, dtype=float)
+        top = int(np.argmax(strategy))
+        mix = ", ".join(f"{names[a]} {w:.2f}" for a, w in enumerate(strategy) if w > 0)
+        return top, (f"largest weight of the strategy it {'played last' if finished else 'plays'}"
+                     f" ({mix}); a strategy, not an identification")
     candidates = np.arange(len(names)) if active is None else active
     observed = np.asarray(means, dtype=float)[candidates]
     if candidates.size == 0 or np.all(np.isnan(observed)):
