@@ -825,8 +825,7 @@ class Experiment:
             if (self.algorithm_name in NOT_PROVED and self.params.get("commit") == "argmax"
                     and "commit" in self.live_defaults and reason.startswith("committed")):
                 reason += ("; commit='argmax' is this live experiment's default (the paper's "
-                           "'lowest-index' would favour the first-listed arm): replicability "
-                           "of the commit is measured, not proved")
+                           "'lowest-index' plays the first-listed surviving arm)")
             return ExperimentStatus(
                 arms=frame, algorithm=self.algorithm_name, batches_observed=self._observed,
                 pulls_observed=algorithm.t, waiting=waiting, unassigned=unassigned,
