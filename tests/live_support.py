@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from banditkit.envs.base import Environment, Outcome
+from banditkit.live.journal import unpack_runs
 from banditkit.protocol import Batch
 
 
@@ -60,8 +61,8 @@ def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list:
     ``table`` (costs) gives each unit's row of costs."""
     conn = sqlite3.connect(path, timeout=30)
     try:
-        batches = {b: (np.asarray(json.loads(a)), np.asarray(json.loads(c)))
-                   for b, a, c in conn.execute("SELECT id, arms, counts FROM batches")}
+        batches = {b: unpack_runs(a, c)
+                   for b, a, c in conn.execute("SELECT batch, arms, counts FROM runs")}
         rows = {u: (b, s) for u, b, s in conn.execute(
             f"SELECT id, batch, slot FROM units WHERE id IN ({','.join('?' * len(units))})",
             units)}

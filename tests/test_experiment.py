@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError, simulate
+from banditkit.live.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
 from live_support import TableBandit, drive, reward_table, unit_rewards
@@ -55,7 +56,10 @@ def _simulated(case: str, seed: int = 3):
     constrained = case in CONSTRAINED
     env = TableBandit(table, X, costs=_cost_table() if constrained else None,
                       alpha=THRESHOLDS if constrained else None)
-    algo = make_policy(name, env, as_generator(seed), horizon=horizon, **params)
+    # the experiment runs the parameters in force (live defaults included): so does the
+    # simulation it is compared with
+    algo = make_policy(name, env, as_generator(seed), horizon=horizon,
+                       **params_in_force(name, params)[0])
     return simulate(algo, env, horizon=horizon, seed=0), table
 
 
@@ -232,7 +236,7 @@ def test_open_refuses_what_is_not_an_intact_experiment(tmp_path):
     with pytest.raises(ExperimentError, match="already exists"):
         _create(path, "ReplicableElimination")
     conn = sqlite3.connect(path)  # tamper with a stored batch: the replay must notice
-    conn.execute("UPDATE batches SET counts = '[5, 6, 7]' WHERE id = 0")
+    conn.execute(f"UPDATE runs SET counts = x'{_runs_hex(5, 6, 7)}' WHERE batch = 0")
     conn.commit()
     conn.close()
     with pytest.raises(ExperimentError, match="other pulls than stored batch 0"):
@@ -251,11 +255,11 @@ def _check_consistent(path: Path) -> None:
     conn = sqlite3.connect(path)
     try:
         for b, counts, sums in conn.execute(
-                "SELECT id, counts, reward_sums FROM batches WHERE reward_sums IS NOT "
-                "NULL"):
+                "SELECT id, counts, reward_sums FROM batches JOIN runs ON runs.batch = id "
+                "WHERE reward_sums IS NOT NULL"):
             rows = conn.execute("SELECT slot, reward FROM units WHERE batch = ? AND "
                                 "expired_at IS NULL ORDER BY slot", (b,)).fetchall()
-            counts = np.asarray(json.loads(counts))
+            counts = np.frombuffer(counts, dtype="<i8")
             assert [r[0] for r in rows] == list(range(int(counts.sum())))
             per_pull = np.array([r[1] for r in rows])
             ends = np.cumsum(counts)
@@ -469,12 +473,15 @@ def test_opening_a_file_that_is_refused_leaves_it_unchanged(tmp_path):
     with _create(good, "ReplicableElimination") as exp:
         exp.record(exp.assign(18)["unit"].tolist(), [1.0] * 18)
     for i, (edit, match) in enumerate([
-            ("UPDATE meta SET value = '2' WHERE key = 'format'", "format 2"),
+            ("UPDATE meta SET value = '99' WHERE key = 'format'", "format 99"),
             ("UPDATE meta SET value = 'true' WHERE key = 'format'", "format True"),
             ("UPDATE meta SET value = x'ff' WHERE key = 'seed'", "meta table cannot be read"),
-            ("UPDATE batches SET counts = '[6, 6, 7]' WHERE id = 0", "asks for other pulls"),
-            ("UPDATE batches SET arms = 'garbage' WHERE id = 0", "cannot be read"),
-            ("UPDATE batches SET counts = '[-1, 6, 6]' WHERE id = 0", "cannot be read")]):
+            # runs are little-endian int64 arrays: 6, 6, 7 pulls; 'garbage'; -1, 6, 6
+            (f"UPDATE runs SET counts = x'{_runs_hex(6, 6, 7)}' WHERE batch = 0",
+             "asks for other pulls"),
+            ("UPDATE runs SET arms = 'garbage' WHERE batch = 0", "cannot be read"),
+            (f"UPDATE runs SET counts = x'{_runs_hex(-1, 6, 6)}' WHERE batch = 0",
+             "cannot be read")]):
         edited = tmp_path / f"edited{i}.sqlite"
         edited.write_bytes(good.read_bytes())
         conn = sqlite3.connect(edited)
@@ -488,6 +495,10 @@ def test_opening_a_file_that_is_refused_leaves_it_unchanged(tmp_path):
         assert edited.read_bytes() == before, edit
 
 
+def _runs_hex(*values: int) -> str:
+    return np.asarray(values, dtype="<i8").tobytes().hex()
+
+
 def test_a_unit_whose_arm_is_not_an_arm_is_refused(tmp_path):
     path = tmp_path / "e.sqlite"
     with _create(path, "ReplicableElimination") as exp:
@@ -498,7 +509,9 @@ def test_a_unit_whose_arm_is_not_an_arm_is_refused(tmp_path):
         conn.commit()
         conn.close()
         with Experiment.open(path) as exp:
-            for call in (exp.status, exp.units):
+            # status reads the running totals, which the edit left alone; units() lists the
+            # units themselves, and verify() recomputes the totals from them
+            for call in (exp.units, exp.verify):
                 with pytest.raises(ExperimentError, match="a unit's arm is"):
                     call()
 

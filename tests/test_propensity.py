@@ -64,7 +64,7 @@ def test_a_sampled_design_gives_its_strategy_not_the_batch_share(tmp_path):
 
 
 def test_a_strategy_wins_over_the_share_and_shares_follow_the_counts():
-    batches = [(1, "[0, 2]", "[3, 1]", None),  # any order of rows
-               (0, "[0, 1, 0]", "[2, 5, 3]", "[0.25, 0.25, 0.5]")]
+    batches = [(1, np.array([0, 2]), np.array([3, 1]), None),  # any order of rows
+               (0, np.array([0, 1, 0]), np.array([2, 5, 3]), "[0.25, 0.25, 0.5]")]
     np.testing.assert_allclose(batch_propensities(batches, 3),
                                [[0.25, 0.25, 0.5], [0.75, 0.0, 0.25]])

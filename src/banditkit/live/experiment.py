@@ -36,10 +36,13 @@ import pandas as pd
 
 from ..protocol import Algorithm, Batch
 from ..registry import get_policy, make_policy
-from ..rng import as_generator, stream
-from .journal import ExperimentError, Journal
+from ..rng import as_generator
+from .defaults import NOT_PROVED, params_in_force
+from .journal import ALL_BATCHES, ExperimentError, Journal, pack_runs, unpack_runs
+from .leader import leader
 from .problem import LiveArms, arm_names
 from .propensity import batch_propensities
+from .slots import slot_order
 from .statistics import (
     ArmSums,
     arm_table,
@@ -53,6 +56,13 @@ __all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]
 
 # SQLite's default limit on the variables of one statement is 999 (older builds): chunk lists.
 _CHUNK = 900
+
+#: Identifiers that draw their pulls i.i.d. (or shuffle an epoch's multiset) and hold the pull
+#: sequence of a batch in memory, about 40 bytes a pull while it is drawn and stored (ξ's
+#: uniforms, the sequence, its runs, the stored copy): a budget above :data:`MAX_SEQUENCE`
+#: is refused at create, naming it, instead of dying on an allocation of gigabytes later.
+SEQUENCE_IN_MEMORY = ("GBAI", "P1RAGE", "P1Peace", "MixedPeace", "Peace", "ODLinBAI")
+MAX_SEQUENCE = 50_000_000
 
 
 def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
@@ -115,6 +125,17 @@ class ExperimentStatus:
     warnings : list of str
         Problems found in the data (outcomes missing more often on some arm), each naming the
         arms; printed first by ``str(status)``.
+    leader : str or None
+        The arm the algorithm recommends or is committed to; before it has decided, the arm
+        leading on the observed means (among the active arms); ``None`` before any reward.
+    reason : str
+        Why ``leader`` is that arm: identified (eliminated the others, or the recommendation
+        at the end of the budget), committed by a named rule, or only leading on the observed
+        means (not a decision of the algorithm).
+    params : dict
+        Every parameter in force (given, live default, or the algorithm's default), as stored.
+    live_defaults : list of str
+        The parameters set by :data:`banditkit.live.defaults.LIVE_DEFAULTS`, not by the user.
     """
 
     arms: pd.DataFrame
@@ -132,6 +153,10 @@ class ExperimentStatus:
     control: str | None = None
     warnings: list[str] = field(default_factory=list)
     interval_note: str = ""
+    leader: str | None = None
+    reason: str = ""
+    params: dict = field(default_factory=dict)
+    live_defaults: list = field(default_factory=list)
 
     def __str__(self) -> str:
         state = ("finished" if self.finished else
@@ -143,6 +168,12 @@ class ExperimentStatus:
                  + ("" if self.budget_left is None else f", budget left: {self.budget_left}")]
         if self.recommendation is not None:
             lines.append(f"recommendation: {self.recommendation}")
+        lines.append(f"leader: {self.leader if self.leader is not None else '(none)'}"
+                     + (f" ({self.reason})" if self.reason else ""))
+        if self.params:
+            shown = ", ".join(f"{k}={v!r}" + (" [live default]" if k in self.live_defaults
+                                              else "") for k, v in self.params.items())
+            lines.append(f"params: {shown}")
         lines.append(self.interval_note)
         if self.control is not None:
             lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
@@ -164,6 +195,7 @@ class Experiment:
         try:
             self.algorithm_name: str = meta["algorithm"]
             self.params: dict[str, Any] = dict(meta["params"])
+            self.live_defaults: list[str] = list(meta.get("live_defaults", []))
             self.seed: int = int(meta["seed"])
             self.horizon: int | None = meta["horizon"]
             self.order: str = meta["order"]
@@ -180,6 +212,10 @@ class Experiment:
                                  None if thresholds is None else np.asarray(thresholds, float))
         self._algorithm: Algorithm | None = None
         self._observed = 0  # batches the in-memory algorithm has observed
+        # (batch id, digest) of the pending batch once compared with the algorithm's, and its
+        # cumulative run ends: later calls compare the digest only and find arms in O(log runs)
+        self._checked: tuple[int, str] | None = None
+        self._ends: tuple[int, np.ndarray] | None = None
 
     # -- creating and opening ----------------------------------------------------------------
     @classmethod
@@ -203,7 +239,10 @@ class Experiment:
         horizon : int, optional
             T: the number of pulls of a regret policy, the budget of a fixed-budget identifier.
         params : mapping, optional
-            The algorithm's parameters (JSON values), e.g. ``{"rho": 0.1}``.
+            The algorithm's parameters (JSON values), e.g. ``{"rho": 0.1}``. Parameters not
+            given take the live defaults (:data:`banditkit.live.defaults.LIVE_DEFAULTS`: the
+            batched eliminations commit to the empirical best surviving arm, not the paper's
+            lowest index), then the algorithm's own; the file stores every parameter in force.
         thresholds : sequence of float, optional
             Cost thresholds α of a constrained policy (its units then record m costs each).
         order : {"shuffled", "batch"}
@@ -226,6 +265,12 @@ class Experiment:
                                     or not isinstance(horizon, (int, np.integer))
                                     or horizon < 1):
             raise ExperimentError(f"horizon must be an integer >= 1, got {horizon!r}")
+        if algorithm in SEQUENCE_IN_MEMORY and horizon is not None and horizon > MAX_SEQUENCE:
+            raise ExperimentError(
+                f"horizon: {algorithm} draws its pulls i.i.d. and a live experiment holds a "
+                f"batch's pull sequence in memory (about 40 bytes a pull: {horizon:.3g} pulls "
+                f"need about {40 * horizon / 2**30:.0f} GiB); use a horizon of at most "
+                f"{MAX_SEQUENCE:.0e}")
         if order not in ("shuffled", "batch"):
             raise ExperimentError(f"order must be 'shuffled' or 'batch', got {order!r}")
         if control is None:
@@ -239,6 +284,15 @@ class Experiment:
         except (TypeError, ValueError) as error:
             raise ExperimentError(f"params must be JSON values (numbers, strings, lists) and "
                                   f"finite: {error}") from None
+        given = params
+        try:
+            entry = get_policy(algorithm) if isinstance(algorithm, str) else None
+        except ValueError as error:
+            raise ExperimentError(f"algorithm {algorithm!r}: {error}") from None
+        live_defaults: list[str] = []
+        if entry is not None and not [p for p in params if p not in entry.parameters()]:
+            # unknown parameters are refused by name when the algorithm is built below
+            params, live_defaults = params_in_force(algorithm, params)
         if thresholds is not None:
             values = _numbers(thresholds)
             if (values is None or values.dtype.kind == "b" or values.ndim != 1
@@ -246,7 +300,8 @@ class Experiment:
                 raise ExperimentError(f"thresholds must be a non-empty list of numbers in "
                                       f"[0, 1], one per cost, got {thresholds!r}")
             thresholds = values.astype(float)
-        meta = {"algorithm": algorithm, "params": params, "seed": int(seed),
+        meta = {"algorithm": algorithm, "params": params, "params_given": given,
+                "live_defaults": live_defaults, "seed": int(seed),
                 "horizon": None if horizon is None else int(horizon), "arms": names,
                 "features": None if X is None else X.tolist(),
                 "thresholds": None if thresholds is None else thresholds.tolist(),
@@ -320,7 +375,9 @@ class Experiment:
                 yield conn
         except BaseException as error:
             # the in-memory algorithm may be ahead of the rolled-back file: rebuild it next time
+            # (and check the stored batches again: a batch stored by the call is gone)
             self._algorithm = None
+            self._checked = self._ends = None
             if isinstance(error, sqlite3.DatabaseError):
                 raise ExperimentError(f"{str(self.path)!r} cannot be read or written "
                                       f"({error})") from None
@@ -332,37 +389,70 @@ class Experiment:
         if self._algorithm is None:
             self._algorithm = self._build(self._journal_meta(), self._problem)
             self._observed = 0
-        rows = conn.execute("SELECT id, arms, counts, reward_sums, cost_sums "
-                            "FROM batches WHERE id >= ? ORDER BY id", (self._observed,))
-        for batch_id, arms, counts, reward_sums, cost_sums in rows:
+            self._checked = self._ends = None
+        rows = conn.execute("SELECT id, digest, reward_sums, cost_sums FROM batches "
+                            "WHERE id >= ? ORDER BY id", (self._observed,)).fetchall()
+        for batch_id, digest, reward_sums, cost_sums in rows:
             asked = self._ask()
-            try:
-                stored = Batch(np.asarray(json.loads(arms), np.int64),
-                               np.asarray(json.loads(counts), np.int64))
-            except (ValueError, TypeError) as error:  # JSONDecodeError is a ValueError
-                self._algorithm = None
-                raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch {batch_id} "
-                                      f"cannot be read ({error})") from None
-            if (batch_id != self._observed or asked is None
-                    or not np.array_equal(asked.arms, stored.arms)
-                    or not np.array_equal(asked.counts, stored.counts)):
-                self._algorithm = None
-                raise ExperimentError(
-                    f"{str(self.path)!r}: replaying the experiment, {self.algorithm_name} asks "
-                    f"for other pulls than stored batch {batch_id} (the file was edited, or "
-                    "written by a banditkit whose algorithm differs); refusing to go on")
+            if batch_id != self._observed or asked is None:
+                self._mismatch(batch_id)
+            if self._checked != (batch_id, digest):
+                # once per batch and process: the stored runs against the algorithm's (O(runs)
+                # in C); later calls compare the digest alone
+                row = conn.execute("SELECT arms, counts FROM runs WHERE batch = ?",
+                                   (batch_id,)).fetchone()
+                arms, counts = row if row is not None else (None, None)
+                try:
+                    stored = unpack_runs(arms, counts)
+                except ValueError as error:
+                    self._algorithm = None
+                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                                          f"{batch_id} cannot be read ({error})") from None
+                if (not np.array_equal(asked.arms, stored[0])
+                        or not np.array_equal(asked.counts, stored[1])
+                        or digest != pack_runs(asked.arms, asked.counts)[2]):
+                    self._mismatch(batch_id)
+                self._checked = (batch_id, digest)
             if reward_sums is None:
                 break  # the pending batch
             try:
                 costs = (None if cost_sums is None
                          else np.asarray(json.loads(cost_sums), float))
-                self._algorithm.observe(asked, np.asarray(json.loads(reward_sums), float),
-                                        costs)
+                sums = np.asarray(json.loads(reward_sums), float)
+                self._check_totals(conn, batch_id, asked, sums)
+                self._algorithm.observe(asked, sums, costs)
             except (ValueError, TypeError) as error:
                 self._algorithm = None
                 raise ExperimentError(f"{str(self.path)!r} is damaged: the stored outcome of "
                                       f"batch {batch_id} is refused ({error})") from None
             self._observed += 1
+
+    def _mismatch(self, batch_id: int) -> None:
+        self._algorithm = None
+        raise ExperimentError(
+            f"{str(self.path)!r}: replaying the experiment, {self.algorithm_name} asks "
+            f"for other pulls than stored batch {batch_id} (the file was edited, or "
+            "written by a banditkit whose algorithm differs); refusing to go on")
+
+    def _check_totals(self, conn: sqlite3.Connection, batch_id: int, batch: Batch,
+                      sums: np.ndarray) -> None:
+        """Refuse an observed batch whose stored run sums disagree with the running totals of
+        its units (an edit of ``batches.reward_sums`` or of ``totals``): O(arms)."""
+        K = len(self.arm_names)
+        if sums.shape != (batch.n_runs,):
+            raise ValueError(f"{sums.size} run sums for {batch.n_runs} runs")
+        expected = batch.arm_sums(sums, K)
+        pulls = batch.allocation(K)
+        got = np.zeros(K)
+        counted = np.zeros(K, dtype=np.int64)
+        for arm, recorded, total in conn.execute(
+                "SELECT arm, recorded, reward FROM totals WHERE batch = ?", (batch_id,)):
+            self._check_arm_index(arm)
+            got[arm], counted[arm] = total, recorded
+        slack = 1e-9 * np.maximum(pulls, 1)
+        if not np.array_equal(counted, pulls) or np.any(np.abs(got - expected) > slack):
+            raise ValueError("its run sums do not match the rewards recorded for its units "
+                             "(the totals kept with them): the file was edited by hand")
 
     def _ask(self) -> Batch | None:
         """The algorithm's pending batch, cut to the horizon as :func:`banditkit.simulate` cuts
@@ -388,14 +478,17 @@ class Experiment:
         if batch is None:
             return None
         batch_id = self._observed
-        exists = conn.execute("SELECT 1 FROM batches WHERE id = ?", (batch_id,)).fetchone()
-        if not exists:
+        if self._checked is None or self._checked[0] != batch_id:  # not stored yet
+            arms, counts, digest = pack_runs(batch.arms, batch.counts)
             conn.execute(
-                "INSERT INTO batches (id, arms, counts, strategy, n_pulls, asked_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (batch_id, json.dumps(batch.arms.tolist()), json.dumps(batch.counts.tolist()),
+                "INSERT INTO batches (id, digest, strategy, n_pulls, asked_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (batch_id, digest,
                  None if batch.strategy is None else json.dumps(batch.strategy.tolist()),
                  batch.n_pulls, _now()))
+            conn.execute("INSERT INTO runs (batch, arms, counts) VALUES (?, ?, ?)",
+                         (batch_id, arms, counts))
+            self._checked = (batch_id, digest)
         return batch_id, batch
 
     # -- the exchange ------------------------------------------------------------------------
@@ -417,37 +510,106 @@ class Experiment:
         with self._transaction() as conn:
             pending = self._pending(conn)
             if pending is None:
-                return _units_frame([], [], [], self.arm_names)
+                frame = _units_frame([], [], [], self.arm_names)
+                frame.attrs["reason"] = self._finished_reason()
+                return frame
             batch_id, batch = pending
+            asked = int(n)  # Python ints: no overflow of a numpy n near 2**64
+            n = min(asked, batch.n_pulls)
+            # slots of expired units first (a partial index holds the expired ones only)
             reoffer = [r[0] for r in conn.execute(
                 "SELECT DISTINCT slot FROM units u WHERE batch = ? AND expired_at IS NOT NULL "
                 "AND NOT EXISTS (SELECT 1 FROM units v WHERE v.batch = u.batch AND "
-                "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot", (batch_id,))]
-            (handed,) = conn.execute("SELECT COUNT(DISTINCT slot) FROM units WHERE batch = ?",
+                "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot LIMIT ?",
+                (batch_id, n))]
+            (handed,) = conn.execute("SELECT handed FROM batches WHERE id = ?",
                                      (batch_id,)).fetchone()
-            n = min(int(n), batch.n_pulls)  # Python ints: no overflow of a numpy n near 2**64
-            slots = np.asarray(reoffer[:n], dtype=np.int64)
-            fresh = self._slot_order(batch_id, batch.n_pulls)[
-                handed: min(batch.n_pulls, handed + n - slots.size)]
-            slots = np.concatenate([slots, fresh]).astype(np.int64)
-            arms = batch.arms[np.searchsorted(np.cumsum(batch.counts), slots, side="right")]
+            take = min(batch.n_pulls - handed, n - len(reoffer))
+            slots = np.concatenate([np.asarray(reoffer, dtype=np.int64),
+                                    self._slot_order(batch_id, batch.n_pulls, handed, take)])
+            arms = batch.arms[np.searchsorted(self._run_ends(batch_id, batch), slots,
+                                              side="right")]
             now = _now()
             conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at) "
                              "VALUES (?, ?, ?, ?)",
                              [(batch_id, int(s), int(a), now)
                               for s, a in zip(slots, arms, strict=True)])
             # the write lock is held, so the new ids are consecutive and end at the last one
+            # (read before the totals' inserts, which move last_insert_rowid)
             (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
             ids = list(range(last - slots.size + 1, last + 1)) if slots.size else []
-        return _units_frame(ids, arms.tolist(), [batch_id] * len(ids), self.arm_names)
+            if take:
+                conn.execute("UPDATE batches SET handed = handed + ? WHERE id = ?",
+                             (take, batch_id))
+            per_arm = np.bincount(arms, minlength=len(self.arm_names))
+            self._add_totals(conn, batch_id, {int(a): (int(c), 0, 0.0, 0.0, 0)
+                                              for a in np.flatnonzero(per_arm)
+                                              for c in [per_arm[a]]})
+            frame = _units_frame(ids, arms.tolist(), [batch_id] * len(ids), self.arm_names)
+            frame.attrs["reason"] = (None if len(ids) == asked else
+                                     self._short_reason(conn, batch_id, batch, asked,
+                                                        len(ids)))
+        return frame
 
-    def _slot_order(self, batch_id: int, n_pulls: int) -> np.ndarray:
-        """The order in which the slots of a batch are handed out: the algorithm's pull order,
-        or (``order="shuffled"``) a permutation drawn from a stream of its own keyed by the
-        seed and the batch, so reopening the file hands out the same order."""
+    def _finished_reason(self) -> str:
+        algorithm = self._algorithm
+        assert algorithm is not None
+        if self.horizon is not None and algorithm.t >= self.horizon:
+            return (f"the experiment is finished: its horizon of {self.horizon} pulls is "
+                    "spent; no more units are assigned")
+        return (f"the experiment is finished: {self.algorithm_name} asks for no more pulls "
+                "(see status for its decision)")
+
+    def _short_reason(self, conn: sqlite3.Connection, batch_id: int, batch: Batch,
+                      asked: int, got: int) -> str:
+        """One line: why ``assign`` handed out ``got`` < ``asked`` units."""
+        (waiting,) = conn.execute(
+            "SELECT COALESCE(SUM(assigned - recorded), 0) FROM totals WHERE batch = ?",
+            (batch_id,)).fetchone()
+        size = f"batch {batch_id + 1} has {batch.n_pulls} pull(s)"
+        algorithm = self._algorithm
+        R = getattr(algorithm, "epoch_length", None)
+        if R is not None and getattr(algorithm, "update", None) == "periodic":
+            size += (f" (an epoch of Xiong et al.'s Algorithm 4: λ is refreshed after pull 1, "
+                     f"then every R = {R} pulls, line 8)")
+        elif batch.n_pulls == 1 and not algorithm.stops_by_itself:
+            size += f" ({self.algorithm_name} chooses one pull at a time)"
+        if self.horizon is not None and algorithm.t + batch.n_pulls >= self.horizon:
+            size += f" (the last before the horizon of {self.horizon})"
+        head = ("no unit assigned" if got == 0 else f"{got} of {asked} units assigned")
+        return (f"{head}: {size}, all now assigned; the algorithm needs their rewards "
+                f"({waiting} still waiting) before it chooses the next batch")
+
+    def _slot_order(self, batch_id: int, n_pulls: int, start: int = 0,
+                    count: int | None = None) -> np.ndarray:
+        """Slots ``start .. start + count − 1`` of the order in which the slots of a batch are
+        handed out: the algorithm's pull order, or (``order="shuffled"``) a keyed random
+        permutation evaluated at those positions only (:func:`.slots.slot_order`), the same
+        whatever the sizes of the calls and in any process."""
+        count = n_pulls - start if count is None else count
         if self.order == "batch":
-            return np.arange(n_pulls)
-        return stream(self.seed, "live-order", batch_id).permutation(n_pulls)
+            return np.arange(start, start + count, dtype=np.int64)
+        return slot_order(self.seed, batch_id, n_pulls, start, count)
+
+    def _run_ends(self, batch_id: int, batch: Batch) -> np.ndarray:
+        """Cumulative pulls at the end of each run of the pending batch (computed once)."""
+        if self._ends is None or self._ends[0] != batch_id:
+            self._ends = (batch_id, np.cumsum(batch.counts))
+        return self._ends[1]
+
+    @staticmethod
+    def _add_totals(conn: sqlite3.Connection, batch_id: int,
+                    deltas: Mapping[int, tuple[int, int, float, float, int]]) -> None:
+        """Add (assigned, recorded, reward, reward², non-binary) to the running totals of
+        (batch, arm) and of (all batches, arm), in the caller's transaction."""
+        rows = [(b, arm, *delta) for arm, delta in deltas.items()
+                for b in (batch_id, ALL_BATCHES)]
+        conn.executemany(
+            "INSERT INTO totals (batch, arm, assigned, recorded, reward, reward_sq, non_binary) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch, arm) DO UPDATE SET "
+            "assigned = assigned + excluded.assigned, recorded = recorded + excluded.recorded, "
+            "reward = reward + excluded.reward, reward_sq = reward_sq + excluded.reward_sq, "
+            "non_binary = non_binary + excluded.non_binary", rows)
 
     def record(self, units: Sequence[int], rewards: Sequence[float],
                costs: Sequence[Sequence[float]] | None = None) -> int:
@@ -488,7 +650,7 @@ class Experiment:
                 row = known.get(unit)
                 if row is None:
                     raise ExperimentError(f"units: unit {unit} was never assigned")
-                _, _, reward, stored_costs, expired_at = row
+                batch_id, _, reward, stored_costs, expired_at, arm = row
                 if expired_at is not None:
                     raise ExperimentError(f"units: unit {unit} expired at {expired_at} (its "
                                           "slot was offered to another unit); its reward "
@@ -504,10 +666,19 @@ class Experiment:
                                               "costs are recorded once")
                     continue
                 new.append((float(values[i]), None if unit_costs is None
-                            else json.dumps(unit_costs), unit))
+                            else json.dumps(unit_costs), unit, batch_id, arm))
             now = _now()
             conn.executemany("UPDATE units SET reward = ?, costs = ?, recorded_at = ? "
-                             "WHERE id = ?", [(r, c, now, u) for r, c, u in new])
+                             "WHERE id = ?", [(r, c, now, u) for r, c, u, _, _ in new])
+            deltas: dict[int, dict[int, list]] = {}
+            for r, _, _, b, a in new:
+                d = deltas.setdefault(b, {}).setdefault(a, [0, 0, 0.0, 0.0, 0])
+                d[1] += 1
+                d[2] += r
+                d[3] += r * r
+                d[4] += r not in (0.0, 1.0)
+            for b, per_arm in deltas.items():
+                self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
             self._observe_if_complete(conn)
         return len(new)
 
@@ -552,26 +723,44 @@ class Experiment:
         for start in range(0, ids.size, _CHUNK):
             chunk = ids[start: start + _CHUNK].tolist()
             marks = ",".join("?" * len(chunk))
-            for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at FROM "
-                                    f"units WHERE id IN ({marks})", chunk):
+            for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm "
+                                    f"FROM units WHERE id IN ({marks})", chunk):
                 found[row[0]] = row[1:]
         return found
 
     def _observe_if_complete(self, conn: sqlite3.Connection) -> None:
+        """Let the algorithm observe the pending batch once every pull has a reward: the count
+        comes from the running totals (O(arms)); the run sums too when every run is a
+        different arm and the rewards are 0/1 (integer sums: exact in any order), else they
+        are summed over the batch's units in slot order, once per batch."""
         pending = self._pending(conn)
         if pending is None:
             return
         batch_id, batch = pending
-        rows = conn.execute("SELECT slot, reward, costs FROM units WHERE batch = ? AND "
-                            "expired_at IS NULL AND reward IS NOT NULL ORDER BY slot",
-                            (batch_id,)).fetchall()
-        if len(rows) < batch.n_pulls:
+        K = len(self.arm_names)
+        recorded = np.zeros(K, dtype=np.int64)
+        totals = np.zeros(K)
+        non_binary = 0
+        for arm, n, total, odd in conn.execute(
+                "SELECT arm, recorded, reward, non_binary FROM totals WHERE batch = ?",
+                (batch_id,)):
+            self._check_arm_index(arm)
+            recorded[arm], totals[arm] = n, total
+            non_binary += odd
+        if int(recorded.sum()) < batch.n_pulls:
             return
-        per_pull = np.array([r[1] for r in rows], dtype=float)
-        reward_sums = batch.sum_runs(per_pull)
         cost_sums = None
-        if self._problem.n_costs:
-            cost_sums = batch.sum_runs(np.array([json.loads(r[2]) for r in rows], dtype=float))
+        if (not self._problem.n_costs and non_binary == 0
+                and np.unique(batch.arms).size == batch.n_runs):
+            reward_sums = totals[batch.arms]
+        else:
+            rows = conn.execute("SELECT slot, reward, costs FROM units WHERE batch = ? AND "
+                                "expired_at IS NULL AND reward IS NOT NULL ORDER BY slot",
+                                (batch_id,)).fetchall()
+            reward_sums = batch.sum_runs(np.array([r[1] for r in rows], dtype=float))
+            if self._problem.n_costs:
+                cost_sums = batch.sum_runs(np.array([json.loads(r[2]) for r in rows],
+                                                    dtype=float))
         assert self._algorithm is not None
         self._algorithm.observe(batch, reward_sums, cost_sums)
         self._observed += 1
@@ -614,6 +803,7 @@ class Experiment:
                 todo = [u for u in ids.tolist() if known[u][4] is None]
                 conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
                                  [(now, u) for u in todo])
+                self._withdraw(conn, [(known[u][0], known[u][5]) for u in todo])
                 return len(todo)
             if (isinstance(older_than, bool)
                     or not isinstance(older_than, (int, float, np.integer, np.floating))
@@ -622,10 +812,21 @@ class Experiment:
                                       f"{older_than!r}")
             now_s = time.time()  # older than the epoch means every unit: cut the cutoff there
             cutoff = datetime.fromtimestamp(now_s - min(float(older_than), now_s), UTC)
-            cur = conn.execute("UPDATE units SET expired_at = ? WHERE reward IS NULL AND "
-                               "expired_at IS NULL AND assigned_at < ?",
-                               (now, cutoff.isoformat(timespec="microseconds")))
-            return cur.rowcount
+            stale = conn.execute("SELECT id, batch, arm FROM units WHERE reward IS NULL AND "
+                                 "expired_at IS NULL AND assigned_at < ?",
+                                 (cutoff.isoformat(timespec="microseconds"),)).fetchall()
+            conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
+                             [(now, u) for u, _, _ in stale])
+            self._withdraw(conn, [(b, a) for _, b, a in stale])
+            return len(stale)
+
+    def _withdraw(self, conn: sqlite3.Connection, units: list[tuple[int, int]]) -> None:
+        """Take expired units (their (batch, arm)) out of the running totals."""
+        counts: dict[int, dict[int, int]] = {}
+        for b, a in units:
+            counts.setdefault(b, {})[a] = counts.get(b, {}).get(a, 0) + 1
+        for b, per_arm in counts.items():
+            self._add_totals(conn, b, {a: (-c, 0, 0.0, 0.0, 0) for a, c in per_arm.items()})
 
     # -- what it knows -------------------------------------------------------------------------
     def status(self, intervals: str = "anytime", alpha: float = 0.05) -> ExperimentStatus:
@@ -648,18 +849,16 @@ class Experiment:
             algorithm = self._algorithm
             assert algorithm is not None
             pending = self._ask()
+            # the running totals over all batches: O(arms), however many units
             rows = conn.execute(
-                "SELECT arm, COUNT(*), COUNT(reward), TOTAL(reward), TOTAL(reward * reward), "
-                "TOTAL(reward <> 0 AND reward <> 1) FROM units WHERE expired_at IS NULL "
-                "GROUP BY arm").fetchall()
+                "SELECT arm, assigned, recorded, reward, reward_sq, non_binary FROM totals "
+                "WHERE batch = ? AND (assigned <> 0 OR recorded <> 0)", (ALL_BATCHES,)
+            ).fetchall()
             waiting = unassigned = 0
             if pending is not None:
-                (answered,) = conn.execute(
-                    "SELECT COUNT(*) FROM units WHERE batch = ? AND expired_at IS NULL AND "
-                    "reward IS NOT NULL", (self._observed,)).fetchone()
-                (live,) = conn.execute(
-                    "SELECT COUNT(*) FROM units WHERE batch = ? AND expired_at IS NULL",
-                    (self._observed,)).fetchone()
+                answered, live = conn.execute(
+                    "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
+                    "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             frame = self._arm_table(rows, algorithm, intervals, alpha)
             warnings = self._missing_outcomes(conn, alpha)
@@ -675,6 +874,12 @@ class Experiment:
                 for i in range(m):
                     frame[f"cost_{i + 1}"] = cost_means[:, i]
             recommendation = algorithm.recommendation
+            arm, reason = leader(algorithm, frame["mean"].to_numpy(float), self.arm_names,
+                                 finished=pending is None)
+            if (self.algorithm_name in NOT_PROVED and self.params.get("commit") == "argmax"
+                    and "commit" in self.live_defaults and reason.startswith("committed")):
+                reason += ("; commit='argmax' is this live experiment's default (the paper's "
+                           "'lowest-index' plays the first-listed surviving arm)")
             return ExperimentStatus(
                 arms=frame, algorithm=self.algorithm_name, batches_observed=self._observed,
                 pulls_observed=algorithm.t, waiting=waiting, unassigned=unassigned,
@@ -685,7 +890,9 @@ class Experiment:
                 info=dict(algorithm.info), intervals=intervals, alpha=alpha,
                 control=self.control, warnings=warnings,
                 interval_note=describe(intervals, alpha, len(self.arm_names),
-                                       algorithm.reward_range))
+                                       algorithm.reward_range),
+                leader=None if arm is None else self.arm_names[arm], reason=reason,
+                params=dict(self.params), live_defaults=list(self.live_defaults))
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
                    alpha: float) -> pd.DataFrame:
@@ -750,12 +957,15 @@ class Experiment:
                     "assigned_at, recorded_at, expired_at FROM units ORDER BY id", conn)
             except pd.errors.DatabaseError as error:
                 raise ExperimentError(f"{str(self.path)!r} cannot be read ({error})") from None
-            batches = conn.execute("SELECT id, arms, counts, strategy FROM batches").fetchall()
+            batches = conn.execute("SELECT b.id, r.arms, r.counts, b.strategy FROM batches b "
+                                   "JOIN runs r ON r.batch = b.id").fetchall()
         for a in frame["arm_index"].unique():
             self._check_arm_index(a)
         frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
         try:
-            shares = batch_propensities(batches, len(self.arm_names))
+            shares = batch_propensities(
+                [(i, *unpack_runs(arms, counts), strategy)
+                 for i, arms, counts, strategy in batches], len(self.arm_names))
             frame["propensity"] = shares[frame["batch"].to_numpy(np.int64),
                                          frame["arm_index"].to_numpy(np.int64)]
         except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
@@ -770,6 +980,67 @@ class Experiment:
                 or not 0 <= int(arm) < len(self.arm_names)):
             raise ExperimentError(f"{str(self.path)!r} is damaged: a unit's arm is {arm!r}, not "
                                   f"one of the {len(self.arm_names)} arms")
+
+    def verify(self) -> int:
+        """Check every unit against what the file says was observed: O(units), read only.
+
+        :meth:`open` checks in O(arms) per batch that each observed batch's stored run sums
+        match the running totals kept with its units (an edit of ``batches.reward_sums`` or of
+        ``totals`` is refused there); an edit of the units themselves (``UPDATE units SET
+        reward = ...``) changes neither, so only this full pass finds it: it recomputes the
+        totals of every (batch, arm) and every observed batch's run sums from the units.
+
+        Returns
+        -------
+        int
+            Units checked. Raises :class:`ExperimentError` naming the first discrepancy.
+        """
+        with self._transaction() as conn:
+            K = len(self.arm_names)
+            stored: dict[tuple[int, int], tuple] = {
+                (b, a): (n, r, t, q, o) for b, a, n, r, t, q, o in conn.execute(
+                    "SELECT batch, arm, assigned, recorded, reward, reward_sq, non_binary "
+                    "FROM totals WHERE assigned <> 0 OR recorded <> 0")}
+            fresh: dict[tuple[int, int], tuple] = {}
+            overall = np.zeros((K, 5))
+            units = 0
+            for b, a, n, r, t, q, o in conn.execute(
+                    "SELECT batch, arm, COUNT(*), COUNT(reward), TOTAL(reward), "
+                    "TOTAL(reward * reward), TOTAL(reward <> 0 AND reward <> 1) FROM units "
+                    "WHERE expired_at IS NULL GROUP BY batch, arm"):
+                self._check_arm_index(a)
+                fresh[(b, a)] = (n, r, t, q, int(o))
+                overall[a] += (n, r, t, q, o)
+                units += n
+            for a in range(K):
+                if overall[a, 0] or overall[a, 1]:
+                    fresh[(ALL_BATCHES, a)] = (int(overall[a, 0]), int(overall[a, 1]),
+                                               *overall[a, 2:4], int(overall[a, 4]))
+            for key in sorted(set(stored) | set(fresh), key=lambda k: (k[0] == ALL_BATCHES, k)):
+                want, got = fresh.get(key, (0, 0, 0.0, 0.0, 0)), stored.get(key)
+                if got is None or got[0::4] + got[1:2] != want[0::4] + want[1:2] or not \
+                        np.allclose(got[2:4], want[2:4], rtol=1e-9, atol=1e-9):
+                    where = "all batches" if key[0] == ALL_BATCHES else f"batch {key[0]}"
+                    raise ExperimentError(
+                        f"{str(self.path)!r} is damaged: the units of {where}, arm "
+                        f"{self.arm_names[key[1]]!r} (assigned, recorded, reward sum) are "
+                        f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
+                        f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
+            rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches JOIN runs ON "
+                                "runs.batch = batches.id WHERE reward_sums IS NOT NULL "
+                                "ORDER BY id").fetchall()
+            for batch_id, arms, counts, sums in rows:
+                batch = Batch(*unpack_runs(arms, counts))
+                rewards = np.array([r for (r,) in conn.execute(
+                    "SELECT reward FROM units WHERE batch = ? AND expired_at IS NULL ORDER BY "
+                    "slot", (batch_id,))], dtype=float)
+                if rewards.size != batch.n_pulls or not np.allclose(
+                        batch.sum_runs(rewards), json.loads(sums), rtol=1e-9, atol=1e-9):
+                    raise ExperimentError(
+                        f"{str(self.path)!r} is damaged: the rewards of batch {batch_id}'s "
+                        "units do not sum to the run sums the algorithm observed (edited by "
+                        "hand?)")
+        return units
 
     def decisions(self) -> Any:
         """The algorithm's decision log so far (:class:`banditkit.DecisionLog`): the same

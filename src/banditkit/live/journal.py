@@ -11,16 +11,27 @@ Tables
 ``meta``
     ``key → JSON value``: format version, algorithm, parameters, seed, arms, horizon.
 ``batches``
-    One row per batch the algorithm asked for, in order (``id`` 0, 1, ...): its runs as JSON,
-    and once every unit of it has a reward, the run sums the algorithm observed.
+    One row per batch the algorithm asked for, in order (``id`` 0, 1, ...): the SHA-256
+    ``digest`` of its runs, ``handed`` (slots handed out so far: the cursor of the batch's slot
+    order), and once every unit of it has a reward, the run sums the algorithm observed (JSON).
+``runs``
+    Each batch's runs, ``arms`` and ``counts`` as little-endian int64 arrays
+    (:func:`pack_runs`); a table of their own, so that reading or updating a batch's small
+    columns never walks the megabytes of an i.i.d. batch's runs.
 ``units``
     One row per assignment: its batch, its ``slot`` (position in the batch's pull order), the
     arm, the reward and costs once recorded, or the time it expired. A slot holds at most one
     unit that has not expired (a partial unique index).
+``totals``
+    Running sums per (batch, arm) over the units that have not expired — ``assigned``,
+    ``recorded``, ``reward``, ``reward_sq``, ``non_binary`` (rewards other than 0 and 1) — and
+    the same per arm over all batches in the rows of batch −1, updated in the transaction that
+    changes the units: a call reads O(arms) of them instead of every unit of the batch.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -28,23 +39,34 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMAT", "ExperimentError", "Journal"]
+import numpy as np
+
+__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "pack_runs", "unpack_runs"]
 
 #: Version of the file layout; a file of another version is refused, never guessed at.
-FORMAT = 1
+#: 2: runs stored as int64 arrays with a digest, per-(batch, arm) running totals.
+FORMAT = 2
+
+#: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
+ALL_BATCHES = -1
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE batches (
     id INTEGER PRIMARY KEY,
-    arms TEXT NOT NULL,
-    counts TEXT NOT NULL,
+    digest TEXT NOT NULL,
     strategy TEXT,
     n_pulls INTEGER NOT NULL,
+    handed INTEGER NOT NULL DEFAULT 0,
     asked_at TEXT NOT NULL,
     reward_sums TEXT,
     cost_sums TEXT,
     observed_at TEXT
+);
+CREATE TABLE runs (
+    batch INTEGER PRIMARY KEY REFERENCES batches(id),
+    arms BLOB NOT NULL,
+    counts BLOB NOT NULL
 );
 CREATE TABLE units (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -58,7 +80,18 @@ CREATE TABLE units (
     expired_at TEXT
 );
 CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL;
-CREATE INDEX units_batch ON units(batch);
+CREATE INDEX units_expired_slot ON units(batch, slot) WHERE expired_at IS NOT NULL;
+CREATE INDEX units_waiting ON units(assigned_at) WHERE reward IS NULL AND expired_at IS NULL;
+CREATE TABLE totals (
+    batch INTEGER NOT NULL,
+    arm INTEGER NOT NULL,
+    assigned INTEGER NOT NULL DEFAULT 0,
+    recorded INTEGER NOT NULL DEFAULT 0,
+    reward REAL NOT NULL DEFAULT 0,
+    reward_sq REAL NOT NULL DEFAULT 0,
+    non_binary INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (batch, arm)
+);
 """
 
 _BUSY_MS = 30_000
@@ -172,6 +205,26 @@ class Journal:
 
 _READ_ONLY = ("{path!r} cannot be written (a read-only file or folder): a live experiment "
               "writes every call, so it needs both writable")
+
+
+def pack_runs(arms: np.ndarray, counts: np.ndarray) -> tuple[bytes, bytes, str]:
+    """A batch's runs as stored: little-endian int64 bytes of ``arms`` and ``counts``, and the
+    SHA-256 digest of both (compared on every call instead of the runs themselves)."""
+    a = np.ascontiguousarray(arms, dtype="<i8").tobytes()
+    c = np.ascontiguousarray(counts, dtype="<i8").tobytes()
+    digest = hashlib.sha256(len(a).to_bytes(8, "little") + a + c).hexdigest()
+    return a, c, digest
+
+
+def unpack_runs(arms: object, counts: object) -> tuple[np.ndarray, np.ndarray]:
+    """The runs :func:`pack_runs` stored; ``ValueError`` for anything else (an edited file)."""
+    if not isinstance(arms, bytes) or not isinstance(counts, bytes) or len(arms) % 8 \
+            or len(arms) != len(counts):
+        raise ValueError("runs must be two int64 arrays of one length")
+    a, c = np.frombuffer(arms, dtype="<i8"), np.frombuffer(counts, dtype="<i8")
+    if c.size and (c.min() < 1 or a.min() < 0):
+        raise ValueError("runs need arms >= 0 and counts >= 1")
+    return a.astype(np.int64), c.astype(np.int64)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

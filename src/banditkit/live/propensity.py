@@ -23,15 +23,16 @@ import numpy as np
 __all__ = ["batch_propensities"]
 
 
-def batch_propensities(batches: Iterable[tuple[int, str, str, str | None]], n_arms: int
-                       ) -> np.ndarray:
+def batch_propensities(batches: Iterable[tuple[int, np.ndarray, np.ndarray, str | None]],
+                       n_arms: int) -> np.ndarray:
     """Per batch, each arm's assignment probability: rows of a (batches, K) array.
 
     Parameters
     ----------
     batches : iterable of (id, arms, counts, strategy)
-        The batches table's rows: ids 0, 1, ... and the JSON lists of the batch's runs (arm of
-        each run, its pull count) and its strategy (or ``None``).
+        Ids 0, 1, ..., the batch's runs (arm of each run and its pull count, as
+        :func:`banditkit.live.journal.unpack_runs` reads them) and its strategy (JSON, or
+        ``None``).
     n_arms : int
         K.
     """
@@ -43,8 +44,8 @@ def batch_propensities(batches: Iterable[tuple[int, str, str, str | None]], n_ar
         if strategy is not None:
             table[i] = np.asarray(json.loads(strategy), dtype=float)
         else:
-            pulls = np.bincount(np.asarray(json.loads(arms), dtype=np.int64),
-                                weights=np.asarray(json.loads(counts), dtype=float),
+            pulls = np.bincount(np.asarray(arms, dtype=np.int64),
+                                weights=np.asarray(counts, dtype=float),
                                 minlength=n_arms)
             table[i] = pulls / pulls.sum()
     return table

@@ -1,0 +1,108 @@
+"""The README's live example, run as a new user would (only ρ given), with simulated
+conversions (rates 0.10 / 0.12 / 0.15 for arms a, b, c; 3,000 visitors a day): the live
+defaults must put most of the traffic on the best arm, and status must name it, through the
+Python API and through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from banditkit import Experiment
+from banditkit.live.defaults import LIVE_DEFAULTS, params_in_force
+from banditkit.registry import get_policy, policy_names
+
+RATES = {"a": 0.10, "b": 0.12, "c": 0.15}
+HORIZON, SEED, VISITORS = 30_000, 7, 3_000
+CLI_VISITORS = 10_000  # a CLI call costs seconds on a shared machine: fewer, larger days
+
+
+def _convert(arms: pd.Series, rng: np.random.Generator) -> np.ndarray:
+    return (rng.random(len(arms)) < arms.map(RATES).to_numpy()).astype(float)
+
+
+def test_the_readme_example_ends_on_the_best_arm_through_the_api(tmp_path):
+    path = tmp_path / "ab.sqlite"
+    Experiment.create(path, algorithm="ReplicableElimination", arms=list(RATES), seed=SEED,
+                      horizon=HORIZON, params={"rho": 0.2}).close()
+    rng = np.random.default_rng(0)
+    for _day in range(HORIZON // VISITORS + 2):
+        with Experiment.open(path) as exp:
+            served = 0
+            while served < VISITORS:
+                units = exp.assign(VISITORS - served)
+                if units.empty:
+                    break
+                exp.record(units["unit"], _convert(units["arm"], rng))
+                served += len(units)
+            if exp.status().finished:
+                break
+    with Experiment.open(path) as exp:
+        state = exp.status()
+    assert state.finished
+    recorded = state.arms["recorded"]
+    assert recorded.sum() == HORIZON
+    assert recorded["c"] > 0.6 * HORIZON, recorded.to_dict()  # the paper's rule: 4,608
+    assert recorded["a"] < recorded["c"]
+    assert state.leader == "c" and state.reason.startswith("committed"), state.reason
+    assert "argmax" in state.reason and "not proved" in state.reason
+    # every parameter in force is stored and shown, the live default marked
+    assert state.params["rho"] == 0.2 and state.params["commit"] == "argmax"
+    assert state.params["beta_floor"] is True and state.live_defaults == ["commit"]
+    text = str(state)
+    assert "leader: c (committed" in text and "commit='argmax' [live default]" in text
+
+
+def _cli(*args: str, cwd: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-m", "banditkit", "experiment", *args], cwd=cwd,
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_readme_example_ends_on_the_best_arm_through_the_cli(tmp_path):
+    _cli("create", "ab.sqlite", "--algorithm", "ReplicableElimination", "--arms", "a,b,c",
+         "--horizon", str(HORIZON), "--seed", str(SEED), "--param", "rho=0.2", cwd=tmp_path)
+    rng = np.random.default_rng(1)
+    for day in range(1, HORIZON // CLI_VISITORS + 4):
+        _cli("assign", "ab.sqlite", str(CLI_VISITORS), "--out", f"day{day}.csv", cwd=tmp_path)
+        units = pd.read_csv(tmp_path / f"day{day}.csv")
+        if units.empty:
+            break
+        answers = pd.DataFrame({"unit": units["unit"], "reward": _convert(units["arm"], rng)})
+        answers.to_csv(tmp_path / f"answers{day}.csv", index=False)
+        _cli("record", "ab.sqlite", f"answers{day}.csv", cwd=tmp_path)
+    text = _cli("status", "ab.sqlite", cwd=tmp_path)
+    assert "finished" in text.splitlines()[0]
+    assert "leader: c (committed" in text, text
+    arms = {row["arm"]: row for row in json.loads(_cli("status", "ab.sqlite", "--json",
+                                                        cwd=tmp_path))["arms"]}
+    assert arms["c"]["recorded"] > 0.6 * HORIZON, arms
+
+
+@pytest.mark.parametrize("name", sorted(LIVE_DEFAULTS))
+def test_live_defaults_name_parameters_the_algorithm_takes(name):
+    known = get_policy(name).parameters()
+    assert set(LIVE_DEFAULTS[name]) <= set(known)
+    for key, value in LIVE_DEFAULTS[name].items():
+        assert value != known[key]  # a live default that is the paper's would say nothing
+
+
+def test_given_parameters_win_over_live_defaults_and_every_parameter_is_stored(tmp_path):
+    params, live = params_in_force("ReplicableElimination", {"commit": "lowest-index"})
+    assert params["commit"] == "lowest-index" and live == []
+    assert set(params) == set(get_policy("ReplicableElimination").parameters())
+    with Experiment.create(tmp_path / "e.sqlite", algorithm="ReplicableElimination",
+                           arms=["x", "y"], seed=0, horizon=10_000,
+                           params={"commit": "lowest-index", "rho": 0.3}) as exp:
+        assert exp.status().params["commit"] == "lowest-index"
+        assert exp.status().live_defaults == []
+    assert all(name in policy_names() for name in LIVE_DEFAULTS)
