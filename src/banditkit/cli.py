@@ -408,7 +408,8 @@ SUBCOMMANDS: list[Subcommand] = [
                _run_dir_arguments, _report),
     Subcommand("audit", "replicability audit: pairs of executions sharing internal randomness",
                _audit_arguments, _audit),
-    Subcommand("experiment", "a live experiment: create, assign, record, status, expire (CSV)",
+    Subcommand("experiment", "a live experiment: create, assign, record, status, units, expire "
+               "(CSV)",
                lambda p: _experiment_module().add_arguments(p),
                lambda a: _experiment_module().run(a)),
 ]
