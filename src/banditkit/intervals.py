@@ -3,8 +3,13 @@ live experiment's status (:mod:`banditkit.live`)."""
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
-from scipy import stats
+
+# scipy is imported where a Student-t quantile is needed, not with this module: a live
+# experiment's status with 0/1 rewards needs only the normal quantile (the standard library's),
+# and scipy.stats cost every CLI call about a second (tests/test_startup.py).
 
 __all__ = ["mean_interval", "student_interval", "wilson_interval"]
 
@@ -32,7 +37,9 @@ def student_interval(n: int, mean: float, sd: float, level: float = 0.95
     if n == 1:
         return mean, np.nan, np.nan, np.nan
     se = sd / float(np.sqrt(n))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
+    from scipy.special import stdtrit  # the Student-t quantile (what stats.t.ppf calls)
+
+    half = float(stdtrit(n - 1, 0.5 + level / 2)) * se
     return mean, se, mean - half, mean + half
 
 
@@ -40,7 +47,7 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     """Wilson score interval of a proportion (sensible at 0 or n successes, unlike mean ± t·se)."""
     if n == 0:
         return np.nan, np.nan
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)  # scipy's norm.ppf to within 1e-15
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
