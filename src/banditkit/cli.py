@@ -380,7 +380,13 @@ def _audit(args: argparse.Namespace) -> int:
     factory = functools.partial(entry.factory, horizon=args.horizon)
     try:
         # build one first so that bad parameter values are refused before any work
-        factory(env, stream(args.seed, "audit", 0, "algorithm"), **params)
+        probe = factory(env, stream(args.seed, "audit", 0, "algorithm"), **params)
+        if args.horizon is not None:
+            # every execution's log is kept (and a lock-step runner holds each pull sequence)
+            from .simulate import check_memory
+
+            check_memory(probe, args.horizon, executions=2 * args.pairs,
+                         bytes_per_pull=8 if entry.lockstep is not None else 0)
         result = audit(factory, env, pairs=args.pairs, seed=args.seed, horizon=args.horizon,
                        params=params, rho=rho,
                        lockstep=entry.lockstep if args.horizon is not None else None,

@@ -167,6 +167,8 @@ class Experiment:
             take arm names; linear algorithms (RAGE, G-BAI, P1-RAGE, ...) take features.
         arms : list of str, 2-D array or DataFrame
             Arm names, or a feature matrix (one row per arm; a DataFrame's index names them).
+            Names are stored as text: ``arms=[1, 2, 3]`` names the arms ``'1'``, ``'2'``,
+            ``'3'`` (as ``status`` and ``assign`` show them).
         seed : int
             Seed of the algorithm's internal randomness ξ (as ``rng=seed`` would give it).
         horizon : int, optional
