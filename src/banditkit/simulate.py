@@ -84,6 +84,8 @@ def check_memory(algorithm: Algorithm, horizon: int, executions: int = 1,
         return  # long runs: a batched algorithm, whose log grows with its O(log T) batches
     runs = min(horizon, -(-horizon * batch.n_runs // batch.n_pulls))
     need = executions * (runs * BYTES_PER_RUN + horizon * bytes_per_pull)
+    if need <= 2**28:
+        return  # a quarter of a GiB: not worth reading the machine's memory for
     have = _available_memory()
     if need > have:
         per_run = (f"{batch.n_runs} run(s) per {batch.n_pulls} pull(s)" if batch.n_pulls > 1
