@@ -295,3 +295,20 @@ def test_a_read_only_experiment_refuses_writing_calls_by_name(tmp_path):
     with Experiment.open(path) as exp:
         assert not exp.readonly
         assert exp.units()["reward"].isna().all() and exp.units()["expired_at"].isna().all()
+
+
+def test_units_of_a_constrained_policy_carry_their_costs(tmp_path, capsys):
+    path = tmp_path / "c.sqlite"
+    assert main(["experiment", "create", str(path), "--algorithm", "DEBORAS", "--arms",
+                 "a,b,c", "--horizon", "1000", "--seed", "1", "--threshold", "0.5"]) == 0
+    with Experiment.open(path) as exp:
+        first = exp.assign(4)["unit"].tolist()  # DEBORA-S's first epoch may be short
+        exp.record(first[:1], [1.0], [[0.25]])
+        later = exp.assign(1)["unit"].tolist()
+    capsys.readouterr()
+    assert main(["experiment", "units", str(path)]) == 0
+    listed = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert list(listed.columns) == ["unit", "arm", "arm_index", "batch", "slot", "reward",
+                                    "cost_1", "assigned_at", "recorded_at", "expired_at"]
+    assert listed["unit"].tolist() == first + later
+    assert listed["cost_1"].iloc[0] == 0.25 and listed["cost_1"].iloc[1:].isna().all()

@@ -370,7 +370,7 @@ def _units(args: argparse.Namespace) -> int:
         raise
     # the columns of `assign` first, so the list can stand in for a lost assign file
     first = ["unit", "arm", "arm_index", "batch", "slot", "reward"]
-    stored = [None if c is None else json.loads(c) for c in frame["costs"]]
+    stored = [json.loads(c) if isinstance(c, str) else None for c in frame["costs"]]
     m = max((len(c) for c in stored if c is not None), default=0)  # constrained policies
     if m:
         import pandas as pd
