@@ -380,7 +380,13 @@ def _audit(args: argparse.Namespace) -> int:
     factory = functools.partial(entry.factory, horizon=args.horizon)
     try:
         # build one first so that bad parameter values are refused before any work
-        factory(env, stream(args.seed, "audit", 0, "algorithm"), **params)
+        probe = factory(env, stream(args.seed, "audit", 0, "algorithm"), **params)
+        if args.horizon is not None:
+            # every execution's log is kept (and a lock-step runner holds each pull sequence)
+            from .simulate import check_memory
+
+            check_memory(probe, args.horizon, executions=2 * args.pairs,
+                         bytes_per_pull=8 if entry.lockstep is not None else 0)
         result = audit(factory, env, pairs=args.pairs, seed=args.seed, horizon=args.horizon,
                        params=params, rho=rho,
                        lockstep=entry.lockstep if args.horizon is not None else None,
@@ -408,7 +414,8 @@ SUBCOMMANDS: list[Subcommand] = [
                _run_dir_arguments, _report),
     Subcommand("audit", "replicability audit: pairs of executions sharing internal randomness",
                _audit_arguments, _audit),
-    Subcommand("experiment", "a live experiment: create, assign, record, status, expire (CSV)",
+    Subcommand("experiment", "a live experiment: create, assign, record, status, units, expire "
+               "(CSV)",
                lambda p: _experiment_module().add_arguments(p),
                lambda a: _experiment_module().run(a)),
 ]

@@ -6,15 +6,23 @@
     banditkit experiment assign ab.sqlite 500 --out today.csv      # unit,arm,arm_index,batch
     banditkit experiment record ab.sqlite answers.csv              # unit,reward[,cost_1,...]
     banditkit experiment status ab.sqlite
+    banditkit experiment units ab.sqlite --unanswered --out waiting.csv   # recovery
     banditkit experiment expire ab.sqlite --older-than 86400
 
 Every refusal is one line naming what is wrong (exit status 2), never a traceback.
+
+No assigned unit is lost: ``--out`` is reserved before anything is assigned (an exclusive
+``OUT.partial`` beside it; a second call on the same name is refused), written there, synced
+and only then given its name, so the file is complete or absent; a closed standard output
+(``| head``) ends the call with one line saying how to list the units it assigned.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,10 +71,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     record.add_argument("path", help="the experiment file")
     record.add_argument("csv", type=Path, help="CSV with columns unit, reward (and cost_1, "
                         "..., cost_m for constrained policies)")
+    record.add_argument("--skip-expired", action="store_true",
+                        help="record the other units and list the expired ones skipped "
+                             "(default: a file with an expired unit is refused whole)")
 
-    status = actions.add_parser("status", help="per-arm counts, means, intervals; the state")
+    status = actions.add_parser("status", help="per-arm counts, means, intervals; the state "
+                                "(reads only: works on a read-only file)")
     status.add_argument("path", help="the experiment file")
     status.add_argument("--json", action="store_true", help="print the status as JSON")
+
+    units = actions.add_parser("units", help="list assigned units (CSV out; reads only)",
+                               description="List assigned units: unit, arm, arm_index, batch "
+                               "as `assign` prints them, then slot, reward, assigned_at, "
+                               "recorded_at, expired_at. The way back to the units of an "
+                               "`assign` whose output was lost (killed, closed pipe).")
+    units.add_argument("path", help="the experiment file")
+    units.add_argument("--out", type=Path, default=None, metavar="CSV",
+                       help="write the CSV here (a new file) instead of standard output")
+    units.add_argument("--unanswered", action="store_true",
+                       help="only units waiting for a reward (none recorded, not expired)")
 
     expire = actions.add_parser("expire", help="withdraw units that will never be answered")
     expire.add_argument("path", help="the experiment file")
@@ -118,33 +141,146 @@ def _create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _assign(args: argparse.Namespace) -> int:
-    from .live import Experiment
+def _open(args: argparse.Namespace, readonly: bool = False) -> Any:
+    """The experiment of ``args.path`` (reading commands open it read-only: nothing is
+    written, so a read-only file or folder can be read)."""
+    from .live import Experiment, ExperimentError
 
-    if args.out is not None:
-        if args.out.exists():
-            return _refuse(f"argument --out: {str(args.out)!r} exists; name a new file")
-        if not args.out.parent.is_dir():
-            return _refuse(f"argument --out: folder {str(args.out.parent)!r} does not exist")
-    with Experiment.open(args.path) as exp:
-        units = exp.assign(args.n)
-        if units.empty:
-            state = exp.status()
-            why = ("the algorithm has finished" if state.finished else
-                   f"the current batch waits for {state.waiting} reward(s) before the "
-                   "algorithm can ask for more")
-            print(f"banditkit experiment: no units assigned: {why}", file=sys.stderr)
-    if args.out is None:
-        units.to_csv(sys.stdout, index=False)
-    else:
-        units.to_csv(args.out, index=False)
-        print(f"assigned {len(units)} unit(s) -> {args.out}", file=sys.stderr)
+    if not Path(args.path).is_file():
+        raise ExperimentError(f"argument path: no experiment at {args.path!r} (create one with "
+                              "`banditkit experiment create`)")
+    return Experiment.open(args.path, readonly=readonly)
+
+
+def _assign(args: argparse.Namespace) -> int:
+    # reserve --out before anything is assigned: refused now, nothing is lost
+    target = None if args.out is None else _Reserved.take(args.out, args.path)
+    if isinstance(target, str):
+        return _refuse(target)
+    units = None
+    try:
+        with _open(args) as exp:
+            units = exp.assign(args.n)
+            if len(units) < args.n:
+                reason = units.attrs.get("reason")
+                if reason:
+                    print(f"banditkit experiment: {len(units)} of {args.n} unit(s) assigned: "
+                          f"{reason}", file=sys.stderr)
+                elif units.empty:
+                    state = exp.status()
+                    why = ("the algorithm has finished" if state.finished else
+                           f"the current batch waits for {state.waiting} reward(s) before "
+                           "the algorithm can ask for more")
+                    print(f"banditkit experiment: no units assigned: {why}", file=sys.stderr)
+    except BaseException:
+        if target is not None and units is None:
+            target.abandon()  # nothing was assigned: the name is free again
+        raise
+    recover = (f"banditkit experiment units {args.path} --unanswered" if units.empty else
+               f"they are units {units['unit'].min()} to {units['unit'].max()}: `banditkit "
+               f"experiment units {args.path} --unanswered` lists them")
+    if target is None:
+        return _to_stdout(units, f"{len(units)} unit(s) were assigned; {recover}")
+    try:
+        target.write(units)
+    except OSError as error:
+        target.abandon()
+        print(f"banditkit experiment: error: {len(units)} unit(s) were assigned but "
+              f"{str(args.out)!r} could not be written ({error.strerror or error}); "
+              f"{recover}", file=sys.stderr)
+        return 1
+    print(f"assigned {len(units)} unit(s) -> {args.out}", file=sys.stderr)
     return 0
 
 
-def _record(args: argparse.Namespace) -> int:
-    from .live import Experiment
+def _to_stdout(frame: Any, lost: str) -> int:
+    """Print ``frame`` as CSV; a reader that closes the pipe early (``| head``) ends the call
+    with one line on stderr (``lost``: what was not seen and how to get it back) and exit
+    status 1, not a BrokenPipeError traceback."""
+    try:
+        frame.to_csv(sys.stdout, index=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's own advice: point stdout at devnull so the flush at exit does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        print(f"banditkit experiment: standard output was closed before everything was "
+              f"written: {lost}", file=sys.stderr)
+        return 1
+    return 0
 
+
+class _Reserved:
+    """An output file reserved before any work: ``OUT.partial`` created exclusively (O_EXCL:
+    of two calls naming one file, the second is refused), written, synced to disk, then
+    linked to ``OUT`` (which fails rather than replace a file that appeared meanwhile) and
+    unlinked. ``OUT`` is therefore complete or absent, never truncated; a killed call leaves
+    only ``OUT.partial``, which blocks the name until removed."""
+
+    def __init__(self, out: Path, partial: Path, fd: int) -> None:
+        self.out, self.partial, self.fd = out, partial, fd
+
+    @classmethod
+    def take(cls, out: Path, experiment: str) -> _Reserved | str:
+        """The reservation, or the refusal (a message) when ``out`` cannot be written."""
+        if not out.name or not out.parent.is_dir():
+            return f"argument --out: folder {str(out.parent)!r} does not exist"
+        partial = out.with_name(out.name + ".partial")
+        try:
+            fd = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            return (f"argument --out: {str(partial)!r} exists: another call is writing "
+                    f"{str(out)!r} now, or one was killed before it finished (`banditkit "
+                    f"experiment units {experiment} --unanswered` lists the units it "
+                    "assigned); remove it to use the name")
+        except OSError as error:
+            return f"argument --out: {str(out)!r} cannot be written ({error.strerror or error})"
+        reserved = cls(out, partial, fd)
+        if out.exists():  # checked after the reservation: no call can create it in between
+            reserved.abandon()
+            return f"argument --out: {str(out)!r} exists; name a new file"
+        return reserved
+
+    def write(self, frame: Any) -> None:
+        with os.fdopen(self.fd, "w", encoding="utf-8", newline="") as handle:
+            self.fd = -1
+            frame.to_csv(handle, index=False)
+            handle.flush()
+            os.fsync(handle.fileno())  # on disk before it has its name
+        try:
+            os.link(self.partial, self.out)  # never replaces: fails if OUT appeared meanwhile
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            if self.out.exists():  # a file system without hard links: check, then rename
+                raise FileExistsError(errno.EEXIST, "exists", str(self.out)) from None
+            os.rename(self.partial, self.out)
+        self.partial.unlink(missing_ok=True)
+        _sync_folder(self.out.parent)
+
+    def abandon(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        self.partial.unlink(missing_ok=True)
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder, so that a name given to a file survives a crash (POSIX only)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems do not sync folders; the data itself was synced
+    finally:
+        os.close(fd)
+
+
+def _record(args: argparse.Namespace) -> int:
     frame = _read_csv(args.csv, "CSV")
     if frame is None:
         return 2
@@ -178,20 +314,33 @@ def _record(args: argparse.Namespace) -> int:
                            "missing value or text was found)")
     if frame["unit"].dtype.kind == "f":
         return _refuse("argument CSV: column 'unit' must hold integer unit ids")
-    costs = frame[cost_columns].to_numpy(dtype=float) if cost_columns else None
-    with Experiment.open(args.path) as exp:
-        n = exp.record(frame["unit"].to_numpy(), frame["reward"].to_numpy(dtype=float), costs)
+    if args.skip_expired and frame["unit"].duplicated().any():
+        return _refuse("argument CSV: each unit may appear once (unit "
+                       f"{frame.loc[frame['unit'].duplicated(), 'unit'].iloc[0]} repeats)")
+    skipped: list[int] = []
+    with _open(args) as exp:
+        if args.skip_expired:
+            # only the units of this file are looked up (O(rows)), expired ones set aside;
+            # record stays all-or-nothing for the rest
+            known = exp.units(ids=frame["unit"].to_numpy())
+            skipped = known.loc[known["expired_at"].notna(), "unit"].tolist()
+            frame = frame[~frame["unit"].isin(skipped)]
+        costs = frame[cost_columns].to_numpy(dtype=float) if cost_columns else None
+        n = 0 if frame.empty else exp.record(frame["unit"].to_numpy(),
+                                             frame["reward"].to_numpy(dtype=float), costs)
         state = exp.status()
     print(f"recorded {n} new reward(s) ({len(frame) - n} already recorded); "
           f"{state.pulls_observed} pulls observed, "
           + ("finished" if state.finished else f"{state.waiting} waiting in the current batch"))
+    if skipped:
+        print(f"banditkit experiment: skipped {len(skipped)} expired unit(s) (their slots "
+              f"went to other units; their rewards are not recorded): "
+              f"{','.join(map(str, skipped))}", file=sys.stderr)
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    from .live import Experiment
-
-    with Experiment.open(args.path) as exp:
+    with _open(args, readonly=True) as exp:
         state = exp.status()
     if args.json:
         from .cli import _json_default
@@ -210,9 +359,43 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _expire(args: argparse.Namespace) -> int:
-    from .live import Experiment
+def _units(args: argparse.Namespace) -> int:
+    target = None if args.out is None else _Reserved.take(args.out, args.path)
+    if isinstance(target, str):
+        return _refuse(target)
+    try:
+        with _open(args, readonly=True) as exp:
+            frame = exp.units(unanswered=args.unanswered)
+    except BaseException:
+        if target is not None:
+            target.abandon()
+        raise
+    # the columns of `assign` first, so the list can stand in for a lost assign file
+    first = ["unit", "arm", "arm_index", "batch", "slot", "reward"]
+    stored = [json.loads(c) if isinstance(c, str) else None for c in frame["costs"]]
+    m = max((len(c) for c in stored if c is not None), default=0)  # constrained policies
+    if m:
+        import pandas as pd
 
+        costs = pd.DataFrame([[None] * m if c is None else c for c in stored],
+                             columns=[f"cost_{i + 1}" for i in range(m)], index=frame.index)
+        frame = pd.concat([frame, costs], axis=1)
+        first += list(costs.columns)
+    frame = frame[[*first, "assigned_at", "recorded_at", "expired_at"]]
+    if target is None:
+        return _to_stdout(frame, f"`banditkit experiment units {args.path} --out FILE` "
+                          "writes the list to a file")
+    try:
+        target.write(frame)
+    except OSError as error:
+        target.abandon()
+        return _refuse(f"argument --out: {str(args.out)!r} could not be written "
+                       f"({error.strerror or error})")
+    print(f"{len(frame)} unit(s) -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def _expire(args: argparse.Namespace) -> int:
     units = None
     if args.units is not None:
         try:
@@ -220,7 +403,7 @@ def _expire(args: argparse.Namespace) -> int:
         except ValueError:
             return _refuse(f"argument --units: must be unit ids separated by commas, got "
                            f"{args.units!r}")
-    with Experiment.open(args.path) as exp:
+    with _open(args) as exp:
         n = exp.expire(units, older_than=args.older_than)
     print(f"expired {n} unit(s); their slots will be assigned again")
     return 0
@@ -256,4 +439,4 @@ def _read_csv(path: Path, what: str, **kwargs: Any) -> Any:
 
 
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
-            "expire": _expire}
+            "expire": _expire, "units": _units}

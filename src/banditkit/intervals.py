@@ -3,8 +3,13 @@ live experiment's status (:mod:`banditkit.live`)."""
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
-from scipy import stats
+
+# scipy is imported where a Student-t quantile is needed, not with this module: a live
+# experiment's status with 0/1 rewards needs only the normal quantile (the standard library's),
+# and scipy.stats cost every CLI call about a second (tests/test_startup.py).
 
 __all__ = ["mean_interval", "newcombe_difference", "student_interval", "wilson_interval"]
 
@@ -32,7 +37,9 @@ def student_interval(n: int, mean: float, sd: float, level: float = 0.95
     if n == 1:
         return mean, np.nan, np.nan, np.nan
     se = sd / float(np.sqrt(n))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
+    from scipy.special import stdtrit  # the Student-t quantile (what stats.t.ppf calls)
+
+    half = float(stdtrit(n - 1, 0.5 + level / 2)) * se
     return mean, se, mean - half, mean + half
 
 
@@ -42,7 +49,7 @@ def wilson_interval(successes: int | np.ndarray, n: int | np.ndarray, level: flo
 
     Elementwise on arrays (NaN where n = 0); floats for scalar input.
     """
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)  # scipy's norm.ppf to within 1e-15
     k, n = np.broadcast_arrays(np.asarray(successes, dtype=float), np.asarray(n, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / n

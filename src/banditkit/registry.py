@@ -59,7 +59,7 @@ class PolicyEntry:
 
 
 _REGISTRY: dict[str, PolicyEntry] = {}
-_loaded = False
+_imported = 0  # providers imported so far, in PROVIDERS' order
 
 
 def register_policy(name: str, *, lockstep: Callable[..., list] | None = None,
@@ -75,12 +75,14 @@ def register_policy(name: str, *, lockstep: Callable[..., list] | None = None,
     return wrap
 
 
-def _load() -> dict[str, PolicyEntry]:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in PROVIDERS:
-            importlib.import_module(module)
+def _load(name: str | None = None) -> dict[str, PolicyEntry]:
+    """The registry with every provider imported, or (``name`` given) only as many providers,
+    in order, as it takes to find ``name``: building one algorithm does not import all the
+    others (the constrained policies' LP solvers cost a CLI call about a second)."""
+    global _imported
+    while _imported < len(PROVIDERS) and (name is None or name not in _REGISTRY):
+        _imported += 1
+        importlib.import_module(PROVIDERS[_imported - 1])
     return _REGISTRY
 
 
@@ -90,7 +92,7 @@ def policy_names() -> list[str]:
 
 def get_policy(name: str) -> PolicyEntry:
     """The entry called ``name``; unknown names raise ``ValueError`` listing the known ones."""
-    registry = _load()
+    registry = _load(name)
     try:
         return registry[name]
     except KeyError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -13,9 +14,15 @@ from .rng import SeedLike, as_generator
 from .trial import Trial
 from .validation import check_positive_int
 
-__all__ = ["default_checkpoints", "simulate"]
+__all__ = ["check_checkpoints", "check_memory", "default_checkpoints", "simulate"]
 
 _MAX_EMPTY_BATCHES = 10_000
+
+#: Bytes a trial holds per run of its decision log: arms and counts (int64, 16 B) in arrays that
+#: double as they grow (the old and new copies coexist: 32 B), the merged runs (16 B), the
+#: per-run regret and its intermediates (gap per run, times count: 16 B) and the cumulative
+#: sums that the checkpoints interpolate (ends and totals: 16 B).
+BYTES_PER_RUN = 80
 
 
 def default_checkpoints(horizon: int, n: int = 100) -> np.ndarray:
@@ -23,6 +30,72 @@ def default_checkpoints(horizon: int, n: int = 100) -> np.ndarray:
     horizon = check_positive_int(horizon, "horizon")
     # ⌈horizon·i/n⌉ in integers: floats would miss the horizon itself beyond 2⁵³
     return np.unique(np.array([-(-horizon * i // n) for i in range(1, n + 1)], dtype=np.int64))
+
+
+def check_checkpoints(checkpoints: object, horizon: int | None) -> np.ndarray:
+    """``checkpoints`` as int64, refused unless they are strictly increasing integers in
+    [1, horizon] (in [1, ∞) without a horizon)."""
+    arr = np.asarray(checkpoints)
+    if arr.dtype.kind == "f" and arr.size and np.all(np.isfinite(arr)) and np.all(
+            arr == np.round(arr)):
+        arr = arr.astype(np.int64)  # 200.0 is the integer 200
+    top = "horizon" if horizon is None else f"horizon = {horizon}"
+    if (arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or arr.dtype == bool
+            or int(arr.min()) < 1 or (horizon is not None and int(arr.max()) > horizon)
+            or np.any(np.diff(arr) <= 0)):
+        shown = repr(checkpoints) if len(repr(checkpoints)) <= 60 else \
+            f"{type(checkpoints).__name__} of {arr.size} values"
+        raise ValueError(f"checkpoints must be strictly increasing integers in [1, {top}], got "
+                         f"{shown}")
+    return arr.astype(np.int64)
+
+
+def _available_memory() -> int:
+    """Bytes of memory this process could still get (MemAvailable on Linux, else the
+    machine's physical memory)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**63 - 1  # unknown: refuse nothing
+
+
+def check_memory(algorithm: Algorithm, horizon: int, executions: int = 1,
+                 bytes_per_pull: int = 0) -> None:
+    """Refuse a horizon whose decision logs cannot fit in memory, before the run.
+
+    A trial keeps its decision log: one run per pull for a fully sequential policy (UCB1) or
+    an identifier sampling arms i.i.d. (G-BAI's batches), a handful per batch for the batched
+    eliminations. The runs per pull are read from the algorithm's first batch (asking is free:
+    the protocol hands the same batch out again); when they are at least one in four pulls,
+    they are extrapolated to ``horizon``, otherwise the log grows with the batches, not the
+    pulls, and nothing is refused; ``executions`` trials held at once (an audit keeps all its
+    pairs) and ``bytes_per_pull`` more per pull and execution (a lock-step runner's pull
+    sequence) are added. The estimate errs low for policies whose later batches cut finer.
+    """
+    batch = algorithm.next_batch()
+    if batch is None or batch.n_pulls == 0 or 4 * batch.n_runs < batch.n_pulls:
+        return  # long runs: a batched algorithm, whose log grows with its O(log T) batches
+    runs = min(horizon, -(-horizon * batch.n_runs // batch.n_pulls))
+    need = executions * (runs * BYTES_PER_RUN + horizon * bytes_per_pull)
+    if need <= 2**28:
+        return  # a quarter of a GiB: not worth reading the machine's memory for
+    have = _available_memory()
+    if need > have:
+        per_run = (f"{batch.n_runs} run(s) per {batch.n_pulls} pull(s)" if batch.n_pulls > 1
+                   else "one pull per batch")
+        fits = max(1, int(horizon * have / need))
+        raise ValueError(
+            f"horizon = {horizon} cannot fit in memory: {type(algorithm).__name__} asks for "
+            f"{per_run}, so {executions} execution(s) would keep about {runs:.3g} runs each, "
+            f"{need / 2**30:.3g} GiB against {have / 2**30:.3g} GiB available; use a horizon "
+            f"below about {fits:.2g}")
 
 
 def _cumulative_at(per_run: np.ndarray, counts: np.ndarray, checkpoints: np.ndarray
@@ -56,8 +129,13 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
     seed : int, SeedSequence or Generator
         The environment's noise stream.
     checkpoints : array of int, optional
-        Times at which cumulative regret (and violation) are recorded; defaults to 100 evenly
-        spaced times up to ``horizon`` (or up to the pulls made, when there is no horizon).
+        Times at which cumulative regret (and violation) are recorded: strictly increasing
+        integers in [1, horizon]; defaults to 100 evenly spaced times up to ``horizon`` (or up
+        to the pulls made, when there is no horizon; checkpoints past them then hold the
+        final totals).
+
+    A horizon whose decision log cannot fit in memory (:func:`check_memory`: UCB1 keeps one
+    run per pull) is refused before the run.
 
     Returns
     -------
@@ -82,9 +160,13 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
     elif not algorithm.stops_by_itself:
         raise ValueError(f"simulate needs a horizon for {type(algorithm).__name__}: it does "
                          "not stop by itself (pass horizon=T)")
+    if checkpoints is not None:
+        checkpoints = check_checkpoints(checkpoints, horizon)
     rng = as_generator(seed)
 
     start = time.perf_counter()
+    if horizon is not None:
+        check_memory(algorithm, horizon)
     t = 0
     stopped = False
     empty = 0

@@ -6,13 +6,11 @@ differences. ``round_allocation(weights, n)`` turns a design into ``n`` pulls (P
 efficient rounding, Fiez et al. 2019, Appendix B).
 """
 
-from .differences import Differences
-from .frank_wolfe import g_optimal
-from .information import design_value
-from .pairwise import pairwise_design
-from .result import Design, DesignConvergenceWarning
-from .rounding import round_allocation, rounding_min_samples
-from .xy import xy_optimal
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 __all__ = [
     "Design",
@@ -25,3 +23,24 @@ __all__ = [
     "rounding_min_samples",
     "xy_optimal",
 ]
+
+# imported on first use (PEP 562): importing one module of the package does not import them
+# all (and scipy with them)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".differences": ["Differences"],
+    ".frank_wolfe": ["g_optimal"],
+    ".information": ["design_value"],
+    ".pairwise": ["pairwise_design"],
+    ".result": ["Design", "DesignConvergenceWarning"],
+    ".rounding": ["round_allocation", "rounding_min_samples"],
+    ".xy": ["xy_optimal"],
+}, globals())
+
+if TYPE_CHECKING:
+    from .differences import Differences
+    from .frank_wolfe import g_optimal
+    from .information import design_value
+    from .pairwise import pairwise_design
+    from .result import Design, DesignConvergenceWarning
+    from .rounding import round_allocation, rounding_min_samples
+    from .xy import xy_optimal

@@ -55,6 +55,9 @@ class LinearBandit(Environment):
         self.X = check_arms(X, "X")
         self.Z = self.X if Z is None else check_arms(Z, "Z")
         d = self.X.shape[1]
+        if self.Z.shape[0] < 2:  # the items to choose between (Z = X unless given)
+            raise ValueError(f"{'Z' if Z is not None else 'X'} must hold at least 2 items to "
+                             f"choose between (rows), got {self.Z.shape[0]}")
         if self.Z.shape[1] != d:
             raise ValueError(f"Z must have d = {d} columns like X, got {self.Z.shape[1]}")
         self.theta = _check_theta(theta, d)

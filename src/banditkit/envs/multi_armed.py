@@ -24,8 +24,9 @@ class StationaryBandit(Environment):
         if means.ndim != 1:
             raise ValueError(f"means must be a 1-D array with one mean per arm, got shape "
                              f"{means.shape}")
-        if means.size < 1:
-            raise ValueError("means must hold at least one arm")
+        if means.size < 2:  # with one arm there is nothing to choose or identify
+            raise ValueError(f"means must hold at least 2 arms (one mean per arm), got "
+                             f"{means.size}")
         if not np.all(np.isfinite(means)):
             raise ValueError("means must be finite numbers")
         self.means = means

@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where a pool is started: `banditkit --help` builds this parser
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["BACKENDS", "Backend", "BackendUnavailable", "DaskBackend", "ProcessBackend",
            "SerialBackend", "make_backend"]
@@ -94,6 +96,8 @@ class ProcessBackend(Backend):
         if not tasks:
             return
         workers = min(self.workers, len(tasks))
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
         self._pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
                                          initargs=(fn, shared))
         pending: dict[Future, Any] = {self._pool.submit(_run_in_worker, t): t for t in tasks}

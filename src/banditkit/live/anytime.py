@@ -49,6 +49,8 @@ continuous monitoring) are covered by the same supremum.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["PRIOR", "confidence_sequence", "log_mixture"]
@@ -58,6 +60,24 @@ PRIOR: tuple[float, float] = (0.5, 0.5)
 
 # Bisection halves the bracket 60 times: 2**-60 < 1e-18, far below any printed digit.
 _STEPS = 60
+
+# math.lgamma, elementwise: scipy.special (betaln, xlogy) costs about 0.8 s to import, which
+# every CLI `status` would pay (tests/test_startup.py); the arrays here hold one value per arm
+# (or per arm and look), so a Python-level lgamma is cheap.
+_lgamma = np.vectorize(math.lgamma, otypes=[float])
+
+
+def betaln(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
+    """log B(a, b) for a, b > 0, elementwise."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return _lgamma(a) + _lgamma(b) - _lgamma(a + b)
+
+
+def xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x·log(y), with 0·log(0) = 0 (as scipy.special.xlogy)."""
+    x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x == 0, 0.0, x * np.log(y))
 
 
 def log_mixture(successes: np.ndarray, n: np.ndarray, mu: np.ndarray,
@@ -73,8 +93,6 @@ def log_mixture(successes: np.ndarray, n: np.ndarray, mu: np.ndarray,
     prior : (a, b)
         The Beta prior of the mixture.
     """
-    from scipy.special import betaln, xlogy  # lazily: keeps the CLI's start-up light
-
     a, b = prior
     S = np.asarray(successes, dtype=float)
     F = np.asarray(n, dtype=float) - S
@@ -109,8 +127,6 @@ def confidence_sequence(successes: np.ndarray, n: np.ndarray, alpha: float,
     threshold = np.log(1.0 / alpha)
     centre = np.divide(S, n, out=np.full(S.shape, 0.5), where=n > 0)
     centre = np.clip(centre, 0.0, 1.0)  # rounding of rescaled sums must not leave [0, 1]
-
-    from scipy.special import betaln, xlogy
 
     a, b = prior
     F = n - S

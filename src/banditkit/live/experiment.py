@@ -234,6 +234,8 @@ class Experiment:
             take arm names; linear algorithms (RAGE, G-BAI, P1-RAGE, ...) take features.
         arms : list of str, 2-D array or DataFrame
             Arm names, or a feature matrix (one row per arm; a DataFrame's index names them).
+            Names are stored as text: ``arms=[1, 2, 3]`` names the arms ``'1'``, ``'2'``,
+            ``'3'`` (as ``status`` and ``assign`` show them).
         seed : int
             Seed of the algorithm's internal randomness ξ (as ``rng=seed`` would give it).
         horizon : int, optional
@@ -258,6 +260,7 @@ class Experiment:
         """
         from .. import __version__  # the package imports this module first
 
+        _check_path(path)
         names, X = arm_names(arms)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ExperimentError(f"seed must be a non-negative integer, got {seed!r}")
@@ -324,13 +327,27 @@ class Experiment:
         return experiment
 
     @classmethod
-    def open(cls, path: str | Path) -> Experiment:
-        """Open an existing experiment file (in this or any other process)."""
-        experiment = cls(Journal.open(path))
+    def open(cls, path: str | Path, readonly: bool = False) -> Experiment:
+        """Open an existing experiment file (in this or any other process).
+
+        Parameters
+        ----------
+        path : str or Path
+            The experiment file.
+        readonly : bool
+            Open it for reading only (``status``, ``units``, ``decisions``): nothing is
+            written, so a read-only file or folder can be read; ``assign``, ``record`` and
+            ``expire`` are then refused.
+        """
+        _check_path(path)
+        if not isinstance(readonly, bool):
+            raise ExperimentError(f"readonly must be True or False, got {readonly!r}")
+        experiment = cls(Journal.open(path, readonly=readonly))
         try:
             with experiment._transaction():
                 pass  # replays the stored batches now, so a damaged file is refused at once
-            experiment._journal.make_durable()  # writes: only once the file is accepted
+            if not readonly:
+                experiment._journal.make_durable()  # writes: only once the file is accepted
         except BaseException:
             experiment.close()
             raise
@@ -364,6 +381,17 @@ class Experiment:
     @property
     def path(self) -> Path:
         return self._journal.path
+
+    @property
+    def readonly(self) -> bool:
+        """Opened with ``readonly=True``: it reads, and refuses every call that writes."""
+        return self._journal.readonly
+
+    def _check_writable(self, call: str) -> None:
+        if self._journal.readonly:
+            raise ExperimentError(f"{call} writes to the experiment, which was opened "
+                                  "read-only (Experiment.open(path, readonly=True)); open it "
+                                  "with readonly=False to write")
 
     # -- one transaction per call, with the algorithm brought up to date -----------------------
     @contextmanager
@@ -505,6 +533,7 @@ class Experiment:
         -------
         DataFrame with columns ``unit`` (int id), ``arm`` (name), ``arm_index``, ``batch``.
         """
+        self._check_writable("assign")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
         with self._transaction() as conn:
@@ -625,6 +654,7 @@ class Experiment:
         int
             Units newly recorded.
         """
+        self._check_writable("record")
         ids = _as_ids(units)
         values = _numbers(rewards)
         if values is None or values.ndim != 1 or values.size != ids.size:
@@ -786,6 +816,7 @@ class Experiment:
         int
             Units expired.
         """
+        self._check_writable("expire")
         if (units is None) == (older_than is None):
             raise ExperimentError("expire needs exactly one of units= or older_than=")
         with self._transaction() as conn:
@@ -945,16 +976,49 @@ class Experiment:
                 totals[arm] -= (n, m)
         return missing_outcome_warnings(self.arm_names, totals[:, 0], totals[:, 1], alpha)
 
-    def units(self) -> pd.DataFrame:
-        """Every assignment: unit, batch, slot, arm, reward, costs, when each happened, and
-        ``propensity``: the probability with which the design gave the unit its arm (the
-        batch's sampling strategy, or its share of the arm; :mod:`banditkit.live.propensity`),
-        for inverse-propensity re-analysis of the log."""
+    def units(self, ids: Sequence[int] | None = None, unanswered: bool = False
+              ) -> pd.DataFrame:
+        """Assignments: unit, batch, slot, arm, reward, costs, and when each happened.
+
+        The recovery path when the output of :meth:`assign` was lost (a killed process, a
+        closed pipe): every unit it assigned is here, with the ``assigned_at`` time of its call.
+
+        Parameters
+        ----------
+        ids : sequence of int, optional
+            Only these units (a unit never assigned has no row). Looked up by id: the cost is
+            O(len(ids)), not O(units in the experiment).
+        unanswered : bool
+            Only units waiting for a reward: no reward recorded and not expired.
+
+        Returns
+        -------
+        DataFrame with columns ``unit``, ``batch``, ``slot``, ``arm`` (name), ``arm_index``,
+        ``reward``, ``costs`` (JSON list or None), ``assigned_at``, ``recorded_at``,
+        ``expired_at`` and ``propensity``: the probability with which the design gave the unit
+        its arm (the batch's sampling strategy, or its share of the arm;
+        :mod:`banditkit.live.propensity`), for inverse-propensity re-analysis of the log; one
+        row per unit in id order.
+        """
+        if not isinstance(unanswered, bool):
+            raise ExperimentError(f"unanswered must be True or False, got {unanswered!r}")
+        wanted = None if ids is None else _as_ids(ids, allow_empty=True)
+        where = " AND reward IS NULL AND expired_at IS NULL" if unanswered else ""
+        columns = ("id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
+                   "recorded_at, expired_at")
         with self._transaction() as conn:
             try:
-                frame = pd.read_sql_query(
-                    "SELECT id AS unit, batch, slot, arm AS arm_index, reward, costs, "
-                    "assigned_at, recorded_at, expired_at FROM units ORDER BY id", conn)
+                if wanted is None:
+                    frame = pd.read_sql_query(f"SELECT {columns} FROM units WHERE 1{where} "
+                                              "ORDER BY id", conn)
+                else:  # by primary key, in chunks: O(len(ids)) whatever the experiment holds
+                    parts = [pd.read_sql_query(
+                        f"SELECT {columns} FROM units WHERE id IN "
+                        f"({','.join('?' * len(chunk))}){where}", conn, params=chunk)
+                        for chunk in (wanted[i: i + _CHUNK].tolist()
+                                      for i in range(0, max(wanted.size, 1), _CHUNK))]
+                    frame = pd.concat(parts, ignore_index=True).sort_values(
+                        "unit", ignore_index=True)
             except pd.errors.DatabaseError as error:
                 raise ExperimentError(f"{str(self.path)!r} cannot be read ({error})") from None
             batches = conn.execute("SELECT b.id, r.arms, r.counts, b.strategy FROM batches b "
@@ -1062,14 +1126,39 @@ def _numbers(values: Any) -> np.ndarray | None:
     return arr
 
 
-def _as_ids(units: Any) -> np.ndarray:
+def _check_path(path: object) -> None:
+    """Refuse a path that is not a file name (None, a number...) in one message, rather than
+    the TypeError ``Path(path)`` raises."""
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        raise ExperimentError(f"path must be a file name (str or pathlib.Path), got "
+                              f"{_brief(path)}")
+
+
+def _brief(value: object) -> str:
+    """What was given, in a few words: its type, and its value only when that is short (a
+    Series or a long list would dump itself into the message)."""
+    text = repr(value)
+    kind = type(value).__name__
+    size = getattr(value, "size", None) if hasattr(value, "shape") else (
+        len(value) if isinstance(value, (list, tuple)) else None)
+    dtype = getattr(value, "dtype", None)
+    if len(text) <= 40 and "\n" not in text:
+        return text if size is None else f"{kind} {text}"
+    details = ", ".join(d for d in (None if size is None else f"{size} values",
+                                    None if dtype is None else f"dtype {dtype}") if d)
+    return f"a {kind}" + (f" ({details})" if details else "")
+
+
+def _as_ids(units: Any, allow_empty: bool = False) -> np.ndarray:
     try:
         arr = np.asarray(units) if units is not None else np.empty(0)
     except (TypeError, ValueError):
         arr = np.empty(0)
+    if arr.size == 0 and allow_empty and units is not None and arr.ndim == 1:
+        return arr.astype(np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "iu" or arr.size == 0:
         raise ExperimentError(f"units must be a non-empty list of unit ids (integers), got "
-                              f"{units!r}")
+                              f"{_brief(units)}")
     if arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(np.int64).max:
         raise ExperimentError(f"units: {int(arr.max())} is not a unit id (ids are below 2**63)")
     if np.unique(arr).size != arr.size:

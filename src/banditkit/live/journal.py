@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -105,9 +106,11 @@ class ExperimentError(ValueError):
 class Journal:
     """An open experiment file (one SQLite connection)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool = False) -> None:
         self.path = path
         self.conn = conn
+        #: opened for reading only (``Journal.open(path, readonly=True)``)
+        self.readonly = readonly
         self._identity = _identity(path)
 
     def check_still_there(self) -> None:
@@ -140,7 +143,9 @@ class Journal:
         return journal
 
     @classmethod
-    def open(cls, path: str | Path) -> Journal:
+    def open(cls, path: str | Path, readonly: bool = False) -> Journal:
+        """Open an existing experiment file; ``readonly`` opens it for reading only (SQLite's
+        ``mode=ro``), which works on a read-only file or in a read-only folder."""
         path = Path(path)
         if not path.is_file():
             raise ExperimentError(f"no experiment at {str(path)!r} (create one with "
@@ -148,9 +153,15 @@ class Journal:
         try:
             # read before writing anything (the WAL switch writes): a file that is refused
             # must be left exactly as it was
-            conn = _connect(path)
+            conn = _connect_read_only(path) if readonly else _connect(path)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as error:
+            if "readonly" in str(error) and readonly:
+                raise ExperimentError(f"{str(path)!r} cannot be read: its -wal file holds "
+                                      "commits not yet in the file, and the folder is "
+                                      "read-only (SQLite needs to write its -shm index "
+                                      "beside it); open it once where the folder is writable"
+                                      ) from None
             if "readonly" in str(error):  # a WAL file in a read-only folder cannot be read
                 raise ExperimentError(_READ_ONLY.format(path=str(path))) from None
             raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file ({error})"
@@ -159,7 +170,7 @@ class Journal:
             conn.close()
             raise ExperimentError(f"{str(path)!r} is not a banditkit experiment file (it lacks "
                                   "the meta, batches and units tables)")
-        journal = cls(path, conn)
+        journal = cls(path, conn, readonly)
         try:
             version = journal.meta().get("format")
         except ExperimentError:
@@ -181,9 +192,10 @@ class Journal:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: the write lock first, then everything or nothing."""
+        """One write transaction: the write lock first, then everything or nothing. On a
+        read-only journal, a read transaction (one consistent snapshot, no lock taken)."""
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN" if self.readonly else "BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
             raise ExperimentError(f"{str(self.path)!r} is locked by another process for more "
                                   f"than {_BUSY_MS // 1000} s ({error})") from None
@@ -231,6 +243,28 @@ def _connect(path: Path) -> sqlite3.Connection:
     # isolation_level=None: transactions are opened explicitly (BEGIN IMMEDIATE), never
     # implicitly by the sqlite3 module.
     return sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``: SQLite refuses every write on it).
+
+    A WAL file needs its ``-shm`` index, which SQLite creates beside it: in a read-only folder
+    it cannot, and ``mode=ro`` fails (SQLITE_READONLY_DIRECTORY). When no ``-wal`` file holds
+    commits the main file lacks, the file alone is the whole experiment, so it is opened
+    ``immutable`` (no locks, no ``-shm``); no writer can be at work in a folder it cannot
+    create its ``-wal`` in. A non-empty ``-wal`` left there is refused rather than ignored.
+    """
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_MS / 1000, isolation_level=None)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except sqlite3.OperationalError as error:
+        conn.close()
+        wal = path.with_name(path.name + "-wal")
+        if "readonly" not in str(error) or (wal.exists() and wal.stat().st_size > 0):
+            raise
+    return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
 
 
 def _durable(conn: sqlite3.Connection, path: Path) -> None:

@@ -26,7 +26,7 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
 
     ``arms`` is a sequence of distinct names (K-armed), a 2-D array of features (one row per
     arm, named ``"0"``, ``"1"``, ...), or a pandas DataFrame of features whose index names the
-    arms.
+    arms. Names are stored as text: ``[1, 2, 3]`` names the arms ``"1"``, ``"2"``, ``"3"``.
     """
     if isinstance(arms, pd.DataFrame):
         if arms.index.isna().any():
@@ -34,8 +34,8 @@ def arm_names(arms: object) -> tuple[list[str], np.ndarray | None]:
                                   "missing one)")
         X = _features(arms.to_numpy())
         names = [str(i) for i in arms.index]
-    elif isinstance(arms, np.ndarray) and arms.ndim == 2:
-        X = _features(arms)
+    elif isinstance(arms, np.ndarray) and arms.ndim >= 2:
+        X = _features(arms)  # refuses 3-D and more, by shape
         names = [str(i) for i in range(X.shape[0])]
     elif isinstance(arms, Sequence) and not isinstance(arms, str) and arms and all(
             isinstance(a, Sequence) and not isinstance(a, str) for a in arms):

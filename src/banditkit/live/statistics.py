@@ -199,7 +199,7 @@ def _fixed_difference(sums: ArmSums, mean: np.ndarray, control: int, alpha: floa
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Newcombe's interval (method 10, from the two Wilson intervals) where both arms' rewards
     are 0/1; otherwise the mean difference ± z·√(s²_a/n_a + s²_c/n_c)."""
-    from scipy.stats import norm
+    from statistics import NormalDist
 
     from ..intervals import newcombe_difference
 
@@ -208,7 +208,7 @@ def _fixed_difference(sums: ArmSums, mean: np.ndarray, control: int, alpha: floa
     total = np.asarray(sums.total, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.sqrt(var / n + var[..., control, None] / n[..., control, None])
-    half = float(norm.ppf(1 - alpha / 2)) * se
+    half = NormalDist().inv_cdf(1 - alpha / 2) * se
     diff = mean - mean[..., control, None]
     _, low, high = newcombe_difference(np.round(total), n, np.round(total[..., control, None]),
                                        n[..., control, None], 1 - alpha)

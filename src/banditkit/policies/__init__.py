@@ -1,14 +1,11 @@
 """Regret-minimising policies: UCB1, batched and replicable elimination (K-armed and linear),
 and the constrained policies (DEBORA, DEBORA-S, DEBORA-H and their optimistic baselines)."""
 
-from .batched_elimination import BatchedElimination
-from .constrained_baselines import OptimisticConstrained, SafeOptimisticConstrained
-from .debora import DEBORA, DEBORAH, DEBORAS
-from .linear_elimination import LinearElimination
-from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
-from .replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
-from .ucb import UCB1
-from .ucb_lockstep import ucb1_lockstep
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 __all__ = [
     "DEBORA",
@@ -25,3 +22,26 @@ __all__ = [
     "SafeOptimisticConstrained",
     "ucb1_lockstep",
 ]
+
+# imported on first use (PEP 562): importing one module of the package does not import them
+# all (and scipy with them)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".batched_elimination": ["BatchedElimination"],
+    ".constrained_baselines": ["OptimisticConstrained", "SafeOptimisticConstrained"],
+    ".debora": ["DEBORA", "DEBORAH", "DEBORAS"],
+    ".linear_elimination": ["LinearElimination"],
+    ".replicable_elimination": ["ReplicableBatchedElimination", "ReplicableElimination"],
+    ".replicable_linear": ["ReplicableLinearElimination", "ReplicableLinearLSE"],
+    ".ucb": ["UCB1"],
+    ".ucb_lockstep": ["ucb1_lockstep"],
+}, globals())
+
+if TYPE_CHECKING:
+    from .batched_elimination import BatchedElimination
+    from .constrained_baselines import OptimisticConstrained, SafeOptimisticConstrained
+    from .debora import DEBORA, DEBORAH, DEBORAS
+    from .linear_elimination import LinearElimination
+    from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
+    from .replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
+    from .ucb import UCB1
+    from .ucb_lockstep import ucb1_lockstep
