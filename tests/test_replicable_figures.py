@@ -49,8 +49,9 @@ def test_fig1_runs_every_commit_rule_of_algorithms_1_and_2_and_two_ucb_constants
     ucb = sorted(p["exploration"] for p in params.values() if "exploration" in p)
     assert ucb == sorted(UCB_CONSTANTS) and 2.0 in ucb
     # every algorithm's ratio to UCB1 with Auer's c = 2 is reported
-    assert {den for _, den in FIG1.ratios} == {"UCB1"} and params["UCB1"]["exploration"] == 2.0
-    assert {num for num, _ in FIG1.ratios} == set(names) - {"UCB1"}
+    assert {den for _, den in FIG1.ratios} == {"UCB1 (c = 2)"}
+    assert params["UCB1 (c = 2)"]["exploration"] == 2.0
+    assert {num for num, _ in FIG1.ratios} == set(names) - {"UCB1 (c = 2)"}
     assert FIG1.paired and FIG1.trials == 20  # 10 pairs, as the paper
 
 
@@ -60,7 +61,7 @@ def test_fig1_json_gives_identical_pairs_with_an_interval_per_algorithm(fig1_run
     assert set(pairs) == {a.name for a in FIG1.algorithms}
     for row in pairs.values():
         assert row["pairs"] == 2 and 0 <= row["ci_lo"] <= row["non_replication"] <= row["ci_hi"]
-    assert pairs["UCB1"]["identical"] == 0  # UCB1 never replicates 5000 rounds
+    assert pairs["UCB1 (c = 2)"]["identical"] == 0  # UCB1 never replicates 5000 rounds
     assert pairs["ReplicableElimination (Alg. 2)"]["identical"] == 2
     assert pairs["ReplicableElimination (Alg. 2)"]["rho"] == 0.3
 

@@ -2,7 +2,11 @@
 and the constrained policies (DEBORA, DEBORA-S, DEBORA-H and their optimistic baselines)."""
 
 from .batched_elimination import BatchedElimination
-from .constrained_baselines import OptimisticConstrained, SafeOptimisticConstrained
+from .constrained_baselines import (
+    OptimisticConstrained,
+    OptimisticMixingConstrained,
+    SafeOptimisticConstrained,
+)
 from .debora import DEBORA, DEBORAH, DEBORAS
 from .linear_elimination import LinearElimination
 from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
@@ -18,6 +22,7 @@ __all__ = [
     "BatchedElimination",
     "LinearElimination",
     "OptimisticConstrained",
+    "OptimisticMixingConstrained",
     "ReplicableBatchedElimination",
     "ReplicableElimination",
     "ReplicableLinearElimination",
