@@ -193,8 +193,8 @@ def summarise(trials: pd.DataFrame) -> pd.DataFrame:
     Trial facts (``FigureSpec.trial_facts``, listed in ``trials.attrs["trial_facts"]``, e.g. a
     constrained policy's unsafe rounds) are per-trial outcomes, summarised the same way after
     the metrics: an ``any_*`` fact (0 or 1 per trial) as a proportion with its Wilson interval,
-    a non-negative one with its interval clipped at 0. The point's parameters (and instance facts) are carried as
-    columns.
+    a non-negative one with its interval clipped at 0. The point's parameters (and instance
+    facts) are carried as columns.
     """
     if trials.empty:
         return pd.DataFrame(columns=["point", "algorithm", "n_ok", "n_failed"])
