@@ -49,8 +49,8 @@ def cases(T: int):
         5, T, hard.alpha, hard.safe_strategy, rho=0.3, delta=0.05, safe_margins=margins,
         rng=rng)
     yield "constrained-hard(0.1)", "Optimistic + Eq. (4) mixing", hard, (
-        lambda rng: OptimisticMixingConstrained(5, T, hard.alpha, hard.safe_strategy, safe_margins=margins, delta=0.05,
-                                                rng=rng))
+        lambda rng: OptimisticMixingConstrained(5, T, hard.alpha, hard.safe_strategy,
+                                                safe_margins=margins, delta=0.05, rng=rng))
 
 
 def main() -> None:
