@@ -171,7 +171,7 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
         for group in _coinciding(drawn):
             algorithm, sel = drawn[group[0]]
             k = algorithms.index(algorithm)
-            label = " = ".join(drawn[i][0] for i in group)
+            label = " ≡ ".join(drawn[i][0] for i in group)  # names hold "=" already
             if len(group) > 1:
                 label += " (identical curves)"
             # markers start at a different place on each curve, so curves that nearly
