@@ -333,3 +333,22 @@ def test_the_old_baseline_name_builds_the_renamed_policy_with_a_warning():
     b = simulate(old, env, horizon=3000, seed=5)
     np.testing.assert_array_equal(a.counts, b.counts)
     assert new.sigmas == old.sigmas
+
+
+def test_a_log_curve_band_reaching_zero_is_cut_at_the_axis_and_said_so():
+    # two trials far apart: the Student-t band of their mean reaches below 0
+    curves = _curves({"A": lambda t, i: t * (1 + 20 * i), "B": lambda t, i: t + i})
+    config = _curve_config(["A", "B"])
+    fig = plots._curve_figure(plt, _result(pd.DataFrame(), config, curves), config["plot"])
+    try:
+        [ax] = _visible(fig)
+        bottom = ax.get_ylim()[0]
+        assert bottom > 0
+        lows = [path.vertices[:, 1].min() for coll in ax.collections  # the bands
+                for path in coll.get_paths()]
+        assert min(lows) >= bottom * (1 - 1e-9)
+        # A's band reaches 0: drawn down to the axis bottom, not shrunk to look tight
+        assert np.isclose(min(lows), bottom)
+        assert "bands reaching 0 are cut at the log axis' bottom" in fig._suptitle.get_text()
+    finally:
+        plt.close(fig)
