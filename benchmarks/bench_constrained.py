@@ -26,8 +26,8 @@ from banditkit.policies import (
     DEBORAH,
     DEBORAS,
     OptimisticConstrained,
+    OptimisticMixingConstrained,
     ReplicableElimination,
-    SafeOptimisticConstrained,
     ucb1_lockstep,
 )
 from banditkit.rng import derive_seed, stream
@@ -48,8 +48,9 @@ def cases(T: int):
     yield "constrained-hard(0.1)", "DEBORA-H", hard, lambda rng: DEBORAH(
         5, T, hard.alpha, hard.safe_strategy, rho=0.3, delta=0.05, safe_margins=margins,
         rng=rng)
-    yield "constrained-hard(0.1)", "Safe optimistic", hard, lambda rng: SafeOptimisticConstrained(
-        5, T, hard.alpha, hard.safe_strategy, safe_margins=margins, delta=0.05, rng=rng)
+    yield "constrained-hard(0.1)", "Optimistic + Eq. (4) mixing", hard, (
+        lambda rng: OptimisticMixingConstrained(5, T, hard.alpha, hard.safe_strategy,
+                                                safe_margins=margins, delta=0.05, rng=rng))
 
 
 def main() -> None:

@@ -162,7 +162,7 @@ def test_paired_figure_reports_identical_pairs(tmp_path):
     result = run_figure("replicable-bandits:fig1", quick=True, backend="serial",
                         out=tmp_path / "run", progress=False)
     pairs = result.pairs.set_index("algorithm")
-    assert pairs.loc["UCB1", "identical"] == 0 and pairs.loc["UCB1", "pairs"] == 2
+    assert pairs.loc["UCB1 (c = 2)", "identical"] == 0 and pairs.loc["UCB1 (c = 2)", "pairs"] == 2
     assert pairs.loc["ReplicableElimination (Alg. 2)", "identical"] == 2
     assert "Replicability of the pairs" in render_report(result)
     # the two executions of a pair share ξ: the first pair of Alg. 2 is identical even though

@@ -33,6 +33,20 @@ def test_list_shows_figures_with_titles(capsys):
     assert "UCB1 cumulative regret" in line
 
 
+def test_list_marks_figures_needing_data_and_long_full_runs(capsys):
+    code, out, _ = _call(["list"], capsys)
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines() if line and ":" in line.split()[0]}
+    assert "[data]" in lines["rage:fig2b"] and "[data]" in lines["p1-rage:fig2b"]
+    assert "[data]" not in lines["rage:fig1a"]
+    assert "[~13 min]" in lines["rage:fig2b"] and "[~14 min]" in lines["p1-rage:fig2a"]
+    assert "min]" not in lines["replicable-bandits:ucb-baseline"]  # seconds: no mark
+    # titles quote the full run's own numbers (placeholders filled), never a brace
+    assert "T = 21000" in lines["p1-rage:fig2b"] and "40 arms" in lines["rage:fig2b"]
+    assert "{" not in out
+    assert "make data" in out.splitlines()[-1]
+
+
 def test_module_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "banditkit", "list"], capture_output=True,
                           text=True, check=True)

@@ -12,7 +12,7 @@ import pytest
 from banditkit.envs.constrained import ConstrainedBandit
 from banditkit.policies.constrained_baselines import (
     OptimisticConstrained,
-    SafeOptimisticConstrained,
+    OptimisticMixingConstrained,
     hoeffding_widths,
     mixing_coefficient,
 )
@@ -154,7 +154,7 @@ def test_mixing_coefficient_closed_form():
 def test_safe_variant_is_pessimistically_safe_at_every_update():
     env = mixing_env()
     lam = A5 - G5 @ SAFE5
-    alg = SafeOptimisticConstrained(5, 20_000, A5, SAFE5, safe_margins=lam, delta=0.05, rng=3)
+    alg = OptimisticMixingConstrained(5, 20_000, A5, SAFE5, safe_margins=lam, delta=0.05, rng=3)
     seen = []
 
     def check(alg, batch):
@@ -181,7 +181,7 @@ def test_safe_variant_is_truly_safe_in_nearly_all_trials():
     lam = A5 - G5 @ SAFE5
     safe_trials = 0
     for s in range(20):
-        alg = SafeOptimisticConstrained(5, 10_000, A5, SAFE5, safe_margins=lam, delta=0.05,
+        alg = OptimisticMixingConstrained(5, 10_000, A5, SAFE5, safe_margins=lam, delta=0.05,
                                         rng=s)
         trial = simulate(alg, env, horizon=10_000, seed=1000 + s)
         strategies = trial.decisions.strategies()
@@ -266,18 +266,18 @@ def test_not_replicable_same_xi_independent_rewards():
 
 def test_registry_factories_build_from_the_environment():
     env = mixing_env()
-    alg = make_policy("SafeOptimisticConstrained", env, np.random.default_rng(0), horizon=100)
-    assert isinstance(alg, SafeOptimisticConstrained)
+    alg = make_policy("OptimisticMixingConstrained", env, np.random.default_rng(0), horizon=100)
+    assert isinstance(alg, OptimisticMixingConstrained)
     np.testing.assert_allclose(alg.safe_margins, A5 - G5 @ SAFE5)
     alg = make_policy("OptimisticConstrained", env, np.random.default_rng(0), horizon=100,
                       schedule="every")
     assert isinstance(alg, OptimisticConstrained) and alg.schedule == "every"
     no_safe = ConstrainedBandit(R5, G5, A5)
     with pytest.raises(ValueError, match="safe strategy"):
-        make_policy("SafeOptimisticConstrained", no_safe, np.random.default_rng(0), horizon=10)
+        make_policy("OptimisticMixingConstrained", no_safe, np.random.default_rng(0), horizon=10)
 
 
-@pytest.mark.parametrize("name", ["SafeOptimisticConstrained", "DEBORAH"])
+@pytest.mark.parametrize("name", ["OptimisticMixingConstrained", "DEBORAH"])
 def test_given_safe_strategy_and_margins_override_the_environment_within_the_truth(name):
     """x◇ and margins given as parameters (what a live experiment does) replace the
     environment's; where the cost means are known, margins above the true α − G x◇ are refused
@@ -297,7 +297,7 @@ def test_given_safe_strategy_and_margins_override_the_environment_within_the_tru
                     safe_margins=(true + 0.01).tolist())
 
 
-@pytest.mark.parametrize("name", ["SafeOptimisticConstrained", "DEBORAH"])
+@pytest.mark.parametrize("name", ["OptimisticMixingConstrained", "DEBORAH"])
 @pytest.mark.parametrize("params, match", [
     ({"safe_strategy": [1.0, 0.0]}, "safe_strategy must be a probability vector over the K=5"),
     ({"safe_strategy": "abc"}, "safe_strategy must be numbers"),
@@ -352,7 +352,7 @@ def test_bad_input_refused(change, name):
 def test_bad_safe_input_refused(change, name):
     kw = {**BASE, "safe_strategy": SAFE5, "safe_margins": [0.3, 0.5], **change}
     with pytest.raises(ValueError, match=name):
-        SafeOptimisticConstrained(**kw)
+        OptimisticMixingConstrained(**kw)
 
 
 def test_observe_refuses_bad_costs_and_impossible_sums():

@@ -62,13 +62,32 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from .experiments.describe import fill
     from .experiments.figures import all_figures
 
     figures = all_figures()
     width = max((len(f.name) for f in figures), default=0)
+    marks = {spec.name: _list_marks(spec) for spec in figures}
+    mark_width = max((len(m) for m in marks.values()), default=0)
     for spec in figures:
-        print(f"{spec.name:<{width}}  {spec.title}")
+        # the full run's numbers (placeholders such as {T} filled from the spec)
+        title = fill(spec.title, trials=spec.trials, points=spec.points,
+                     horizons=[spec.horizon_at(p) for p in spec.points])
+        print(f"{spec.name:<{width}}  {marks[spec.name]:<{mark_width}}  {title}")
+    print("\n[data]: needs MovieLens-100k first (`make data`); [~N min]: the full run's measured "
+          "wall time with --workers 2 on a 2-core machine (--quick runs take seconds)")
     return 0
+
+
+def _list_marks(spec: Any) -> str:
+    """``[data]`` for a figure that needs a data set, ``[~N min]`` for a full run measured at a
+    minute or more (``FigureSpec.full_minutes``)."""
+    marks = []
+    if spec.requires is not None:
+        marks.append("[data]")
+    if spec.full_minutes is not None and spec.full_minutes >= 1:
+        marks.append(f"[~{spec.full_minutes:.0f} min]")
+    return " ".join(marks)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .plots import plot_file_stem, point_label
-from .results import SUMMARY_METRICS, error_difference
+from .results import error_difference, metric_names
 
 __all__ = ["REPORT_NAME", "markdown_table", "render_report", "write_report"]
 
@@ -130,10 +130,10 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list
 def _summary_table(summary: pd.DataFrame) -> list[str]:
     if summary.empty:
         return ["No trials stored."]
-    metrics = [m for m in SUMMARY_METRICS if f"{m}_mean" in summary]
+    metrics = metric_names(summary)
+    derived = {f"{m}_{s}" for m in metrics for s in ("mean", "se", "lo", "hi")}
     params = [c for c in summary.columns
-              if c not in ("point", "algorithm", "n_ok", "n_failed")
-              and not any(c.startswith(f"{m}_") for m in metrics)]
+              if c not in ("point", "algorithm", "n_ok", "n_failed") and c not in derived]
     header = ["point", *params, "algorithm", "ok", "failed", *metrics]
     rows = []
     for _, r in summary.iterrows():
@@ -157,24 +157,36 @@ def _pairs_table(pairs: pd.DataFrame) -> list[str]:
 
 
 def _paper_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:
+    """The paper's numbers next to ours, one row per number this run measured; the others
+    are counted in one sentence (a row per unmeasured number says nothing)."""
     values = config.get("paper_values") or []
-    if not values:
+    not_run = int(config.get("paper_values_not_run") or 0)
+    if not values and not not_run:
         return ["The paper states no number this figure can be compared with (see the notes)."]
-    rows = []
+    rows, unmeasured = [], 0
     for v in values:
         sel = summary[(summary["point"] == v["point"]) & (summary["algorithm"] == v["algorithm"])]
         col = f"{v['metric']}_mean"
-        if sel.empty or col not in sel:
-            ours, ratio = "not measured", ""
-        else:
-            r = sel.iloc[0]
-            ours = _interval(r[col], r[f"{v['metric']}_lo"], r[f"{v['metric']}_hi"])
-            ratio = (_fmt(r[col] / v["value"]) if v["value"] not in (0, 0.0)
-                     and _finite(r[col]) else "")
+        if sel.empty or col not in sel or not _finite(sel.iloc[0][col]):
+            unmeasured += 1  # no finished trial of that point and algorithm (yet)
+            continue
+        r = sel.iloc[0]
+        ours = _interval(r[col], r[f"{v['metric']}_lo"], r[f"{v['metric']}_hi"])
+        ratio = _fmt(r[col] / v["value"]) if v["value"] not in (0, 0.0) else ""
         rows.append([v["algorithm"], v["point"], v["metric"], _fmt(v["value"]), ours, ratio,
                      v["source"]])
-    return markdown_table(["algorithm", "point", "metric", "paper", "ours (95% interval)",
-                           "ours / paper", "source"], rows)
+    lines = (markdown_table(["algorithm", "point", "metric", "paper", "ours (95% interval)",
+                             "ours / paper", "source"], rows) if rows else [])
+    why = []
+    if not_run:
+        why.append(f"{not_run} of the paper's numbers belong to sweep points this "
+                   f"{'quick ' if config.get('quick') else ''}run does not include (its points "
+                   "differ from the paper's), so they have no measured counterpart")
+    if unmeasured:
+        why.append(f"{unmeasured} have no finished successful trial in this run yet")
+    if why:
+        lines = [*lines, *([""] if lines else []), "; ".join(why).capitalize() + "."]
+    return lines
 
 
 def _ratio_table(config: dict[str, Any], summary: pd.DataFrame) -> list[str]:

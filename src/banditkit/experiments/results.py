@@ -23,6 +23,7 @@ __all__ = [
     "curves_frame",
     "error_difference",
     "mean_interval",
+    "metric_names",
     "summarise",
     "trials_frame",
     "wilson_interval",
@@ -60,6 +61,7 @@ def trials_frame(figure: str, records: Sequence[TrialRecord],
     # instance and trial facts (FigureSpec.instance_facts, trial_facts), e.g. the minimum gap
     # of the trial's instance: one column each, after the metrics
     fact_names: list[str] = []
+    trial_facts: list[str] = []  # per-trial outcomes (summarised as metrics, not parameters)
     for r in sorted(records, key=lambda r: (r.point, order.get(r.algorithm, len(order)),
                                             r.algorithm, r.trial)):
         params = point_params[r.point] if r.point < len(point_params) else {}
@@ -75,6 +77,9 @@ def trials_frame(figure: str, records: Sequence[TrialRecord],
             if k not in fact_names:
                 fact_names.append(k)
             row[k] = v
+        for k in info.get("facts") or {}:
+            if k not in trial_facts:
+                trial_facts.append(k)
         rows.append(row)
     columns = ["figure", "point", *param_names, *TRIAL_COLUMNS[2:], *fact_names]
     frame = pd.DataFrame(rows, columns=columns)
@@ -86,6 +91,7 @@ def trials_frame(figure: str, records: Sequence[TrialRecord],
         frame[col] = frame[col].astype("float64")
     for col in ("correct", "stopped"):
         frame[col] = frame[col].astype("boolean")
+    frame.attrs["trial_facts"] = trial_facts
     return frame
 
 
@@ -145,6 +151,31 @@ def error_difference(k1: int, n1: int, k2: int, n2: int, level: float = 0.95
     return float(diff), float(lo), float(hi)
 
 
+def _fact_summary(name: str, values: np.ndarray) -> dict[str, float]:
+    """Mean, se and 95% interval of a trial fact: Wilson for a proportion (a fact named
+    ``any_*``, each trial 0 or 1), Student t otherwise, clipped at 0 when no value is negative
+    (a count). Proportions are told by name, not by their values: a count that happens to be
+    0 in every trial is still a count."""
+    values = values[np.isfinite(values)]
+    if name.startswith("any_") and np.all((values == 0) | (values == 1)):
+        k, n = int(values.sum()), int(values.size)
+        lo, hi = wilson_interval(k, n)
+        mean = k / n
+        se = float(np.sqrt(mean * (1 - mean) / n))
+    else:
+        mean, se, lo, hi = mean_interval(values)
+        if values.size and np.all(values >= 0) and np.isfinite(lo):
+            lo = max(lo, 0.0)
+    return {f"{name}_mean": mean, f"{name}_se": se, f"{name}_lo": lo, f"{name}_hi": hi}
+
+
+def metric_names(summary: pd.DataFrame) -> list[str]:
+    """The summarised metrics of a summary frame (those with ``_mean``, ``_lo`` and ``_hi``
+    columns), in column order: every other column but the counts is a point parameter."""
+    return [c[:-5] for c in summary.columns if c.endswith("_mean")
+            and f"{c[:-5]}_lo" in summary and f"{c[:-5]}_hi" in summary]
+
+
 def summarise(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (point, algorithm): trial counts and, for each metric, mean, se and 95% interval.
 
@@ -152,12 +183,18 @@ def summarise(trials: pd.DataFrame) -> pd.DataFrame:
     ``n_pulls``, ``final_regret``, ``final_violation`` and ``n_batches`` over successful trials
     (Student-t interval), and ``failure_rate`` = 1 − mean(correct) for identifiers (Wilson
     interval; its ``_se`` is the binomial standard error). Metrics no trial has are left out.
-    The point's parameters are carried as columns.
+    Trial facts (``FigureSpec.trial_facts``, listed in ``trials.attrs["trial_facts"]``, e.g. a
+    constrained policy's unsafe rounds) are per-trial outcomes, summarised the same way after
+    the metrics: an ``any_*`` fact (0 or 1 per trial) as a proportion with its Wilson interval,
+    a non-negative one with its interval clipped at 0. The point's parameters (and instance
+    facts) are carried as columns.
     """
     if trials.empty:
         return pd.DataFrame(columns=["point", "algorithm", "n_ok", "n_failed"])
+    outcomes = [c for c in trials.attrs.get("trial_facts", ()) if c in trials]
     param_cols = [c for c in trials.columns
-                  if c not in TRIAL_COLUMNS and c not in ("figure", "point")]
+                  if c not in TRIAL_COLUMNS and c not in ("figure", "point")
+                  and c not in outcomes]
     algo_order = list(dict.fromkeys(trials["algorithm"]))
     present = [m for m in ("n_pulls", "final_regret", "final_violation", "n_batches")
                if trials[m].notna().any()]
@@ -187,6 +224,8 @@ def summarise(trials: pd.DataFrame) -> pd.DataFrame:
             se = float(np.sqrt(rate * (1 - rate) / n)) if n else np.nan
             row.update({"failure_rate_mean": rate, "failure_rate_se": se,
                         "failure_rate_lo": lo, "failure_rate_hi": hi})
+        for fact in outcomes:
+            row.update(_fact_summary(fact, ok[fact].to_numpy(dtype=float, na_value=np.nan)))
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["_order"] = frame["algorithm"].map({a: i for i, a in enumerate(algo_order)})

@@ -26,6 +26,7 @@ import pandas as pd
 from .. import __version__
 from ..validation import check_positive_int
 from .backends import BACKENDS, Backend, make_backend
+from .describe import fill
 from .figures import get_figure
 from .progress import progress_bar
 from .records import TrialRecord, failed_record
@@ -237,23 +238,37 @@ def run_config(spec: FigureSpec, *, quick: bool, seed: int, fingerprint: str
     """What the store records about a run: its identity, then a description of the spec
     sufficient to plot and report it without the spec."""
     plot = spec.plot
+    horizons = [spec.horizon_at(p) for p in spec.points]
+
+    def text(value: str | None, what: str) -> str | None:
+        # the run's own numbers, never the full spec's (a --quick run's trials and horizon)
+        if value is None:
+            return None
+        return fill(value, trials=spec.trials, points=spec.points, horizons=horizons,
+                    what=f"figure {spec.name!r} {what}")
+
     return {
         "figure": spec.name, "quick": quick, "trials": spec.trials, "seed": seed,
         "fingerprint": fingerprint, "version": __version__,
-        "title": spec.title, "paper": spec.paper, "notes": spec.notes,
+        "title": text(spec.title, "title"), "paper": spec.paper,
+        "notes": text(spec.notes, "notes"),
         "points": [_describe_point(spec, p) for p in spec.points],
-        "horizons": [spec.horizon_at(p) for p in spec.points],
+        "horizons": horizons,
         "algorithms": [a.name for a in spec.algorithms],
         "algorithm_params": {a.name: _describe(dict(a.params)) for a in spec.algorithms},
         "instance_per_trial": spec.instance_per_trial,
         "shared_instance": spec.shared_instance,
         "paired": bool(spec.paired),
-        "plot": {"kind": plot.kind, "metric": plot.metric, "x": plot.x, "xlabel": plot.xlabel,
-                 "ylabel": plot.ylabel, "xscale": plot.xscale, "yscale": plot.yscale,
+        "plot": {"kind": plot.kind, "metric": plot.metric, "x": plot.x,
+                 "xlabel": text(plot.xlabel, "xlabel"), "ylabel": text(plot.ylabel, "ylabel"),
+                 "xscale": plot.xscale, "yscale": plot.yscale,
                  "panels": [[x, _describe(dict(fixed))] for x, fixed in plot.panels],
-                 "facts": list(plot.facts), "metrics": list(plot.metrics)},
+                 "facts": list(plot.facts), "metrics": list(plot.metrics),
+                 "families": [[name, list(members)] for name, members in plot.families],
+                 "summaries": list(plot.summaries), "summary_x": plot.summary_x},
         "paper_values": [{"algorithm": v.algorithm, "point": v.point, "metric": v.metric,
                           "value": v.value, "source": v.source} for v in spec.paper_values],
+        "paper_values_not_run": int(spec.paper_values_not_run),
         "ratios": [[a, b] for a, b in spec.ratios],
         "comparisons": [[a, b] for a, b in spec.comparisons],
     }

@@ -97,6 +97,12 @@ class PlotSpec:
     algorithm with a 95% band, one panel per sweep point (and per metric of ``metrics``, when
     several are drawn side by side, e.g. regret and violation); ``kind="sweep"`` plots a per-trial
     metric (sample complexity) against the swept parameter, mean with a 95% interval.
+
+    For curves, ``families`` (pairs of a panel title and the algorithm names it draws) split
+    many algorithms into panels of a few each; ``summaries`` names per-trial outcomes drawn in
+    a row below the curves, per algorithm with a 95% interval, against the point parameter
+    ``summary_x``: trial facts (``"unsafe_rounds"``) or ``"non_replication"`` (the pairs of a
+    paired figure).
     """
 
     kind: str = "curve"
@@ -109,6 +115,9 @@ class PlotSpec:
     panels: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     facts: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
+    families: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    summaries: tuple[str, ...] = ()
+    summary_x: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,9 @@ class FigureSpec:
     name : str
         ``"paper:figure"``, e.g. ``"replicable-bandits:ucb-baseline"``.
     title : str
+        May name the run's own numbers by placeholders (``{T}``, ``{trials}``,
+        ``{horizon}``...; :func:`~banditkit.experiments.describe.fill`), replaced from the spec
+        actually run; so may :attr:`notes` and the plot's axis labels.
     paper : str
         Citation (paper and figure/section).
     make_env : callable
@@ -167,7 +179,8 @@ class FigureSpec:
     trial_facts : callable, optional
         ``trial_facts(trial, env) -> dict`` of scalar facts about a finished trial that need
         the instance's truth (e.g. the rounds a constrained policy played an unsafe strategy),
-        stored in the trial's ``info["facts"]`` and given as columns like ``instance_facts``.
+        stored in the trial's ``info["facts"]`` and summarised per (point, algorithm) as
+        metrics with a 95% interval (a fact named ``any_*``, 0 or 1, as a proportion).
     requires : callable, optional
         ``requires()`` raises (``FileNotFoundError``, ``ValueError``) with a message saying
         what to do when something the figure needs is missing — a data set — so a run is
@@ -176,6 +189,12 @@ class FigureSpec:
         ``instance_facts(env) -> dict`` of scalar facts about a trial's instance (e.g. the
         minimum gap Δ(1)), stored in the trial's ``info["instance"]`` and given as columns of
         the trials frame.
+    paper_values_not_run : int
+        Paper values left out because their sweep point is not run (set by
+        :meth:`quick_version`; the report says so instead of listing them as not measured).
+    full_minutes : float, optional
+        Measured wall time in minutes of the full run (``--workers 2`` on this project's
+        2-core machine; the source is cited where the spec sets it), for ``banditkit list``.
     paired : bool
         Run the trials as replicability pairs: trials 2j and 2j + 1 share the algorithm stream
         ξ (keyed by the pair j) and have independent noise, so the report can count the pairs
@@ -206,6 +225,8 @@ class FigureSpec:
     instance_facts: Callable[[Environment], Mapping[str, float]] | None = None
     trial_facts: Callable[[Any, Environment], Mapping[str, float]] | None = None
     requires: Callable[[], Any] | None = None
+    paper_values_not_run: int = 0
+    full_minutes: float | None = None
 
     def __post_init__(self) -> None:
         if self.shared_instance and self.instance_per_trial:
@@ -221,8 +242,26 @@ class FigureSpec:
         return trial // 2 if self.paired else trial
 
     def quick_version(self) -> FigureSpec:
-        """The ``--quick`` variant: this spec with :attr:`quick`'s overrides applied."""
-        return replace(self, **dict(self.quick), quick={})
+        """The ``--quick`` variant: this spec with :attr:`quick`'s overrides applied.
+
+        Paper values follow their sweep point: a value stays (re-indexed) when the quick
+        points include its point with the same parameters, and is dropped otherwise (a quick
+        point at another horizon or instance is not the paper's), counted in
+        :attr:`paper_values_not_run` so the report can say why it is missing.
+        """
+        quick = replace(self, **dict(self.quick), quick={})
+        if quick.points is self.points:
+            return quick
+        where = {}
+        for j, p in enumerate(quick.points):
+            where.setdefault(_point_key(p), j)
+        kept = []
+        for v in self.paper_values:
+            j = where.get(_point_key(self.points[v.point])) if v.point < len(self.points) else None
+            if j is not None:
+                kept.append(replace(v, point=j))
+        return replace(quick, paper_values=tuple(kept),
+                       paper_values_not_run=len(self.paper_values) - len(kept))
 
     def horizon_at(self, point: Mapping[str, Any]) -> int | None:
         if callable(self.horizon):
@@ -240,3 +279,9 @@ class FigureSpec:
 
         h = self.horizon_at(point)
         return None if h is None else default_checkpoints(h, self.checkpoints)
+
+
+def _point_key(point: Mapping[str, Any]) -> str:
+    """A point's parameters as a canonical string (points are compared by value)."""
+    return repr(sorted((k, _point_key(v) if isinstance(v, Mapping) else repr(v))
+                       for k, v in point.items()))

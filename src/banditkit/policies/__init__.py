@@ -15,6 +15,7 @@ __all__ = [
     "BatchedElimination",
     "LinearElimination",
     "OptimisticConstrained",
+    "OptimisticMixingConstrained",
     "ReplicableBatchedElimination",
     "ReplicableElimination",
     "ReplicableLinearElimination",
@@ -27,7 +28,8 @@ __all__ = [
 # all (and scipy with them)
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".batched_elimination": ["BatchedElimination"],
-    ".constrained_baselines": ["OptimisticConstrained", "SafeOptimisticConstrained"],
+    ".constrained_baselines": ["OptimisticConstrained", "OptimisticMixingConstrained",
+                               "SafeOptimisticConstrained"],
     ".debora": ["DEBORA", "DEBORAH", "DEBORAS"],
     ".linear_elimination": ["LinearElimination"],
     ".replicable_elimination": ["ReplicableBatchedElimination", "ReplicableElimination"],
@@ -38,7 +40,11 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 
 if TYPE_CHECKING:
     from .batched_elimination import BatchedElimination
-    from .constrained_baselines import OptimisticConstrained, SafeOptimisticConstrained
+    from .constrained_baselines import (
+        OptimisticConstrained,
+        OptimisticMixingConstrained,
+        SafeOptimisticConstrained,
+    )
     from .debora import DEBORA, DEBORAH, DEBORAS
     from .linear_elimination import LinearElimination
     from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination

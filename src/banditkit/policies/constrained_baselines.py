@@ -1,15 +1,18 @@
 """Non-replicable baselines for constrained K-armed bandits (Bollini et al., "Replicable
 Constrained Bandits", Sections 2, 4 and 5): the optimistic soft-constraint algorithm and its
-safe (hard-constraint) variant that mixes with a strictly safe strategy.
+hard-constraint variant that mixes with a strictly safe strategy by DEBORA-H's own rule.
 
 * :class:`OptimisticConstrained` — the optimistic algorithm of Efroni et al. (2020, "Exploration-
   exploitation in constrained MDPs", bandit case), the non-replicable counterpart of DEBORA-S
   (Algorithm 3): empirical means r̂(a), ĝ_i(a) with Hoeffding widths w(a), the optimistic safe
   set {x ∈ Δ_K : (ĝ_i − w)ᵀx ≤ α_i ∀i} (Eq. (2) with empirical estimates) and
   x = argmax (r̂ + w)ᵀx over it.
-* :class:`SafeOptimisticConstrained` — the safe variant in the style of Pacchiano et al. (2021,
-  "Stochastic bandits with linear constraints"), the non-replicable counterpart of DEBORA-H
-  (Algorithm 4): play x = σ x◇ + (1 − σ) x̃ with σ from Eq. (4).
+* :class:`OptimisticMixingConstrained` — the non-replicable counterpart of DEBORA-H
+  (Algorithm 4): play x = σ x◇ + (1 − σ) x̃, x̃ the optimistic strategy above and σ from
+  Bollini et al.'s Eq. (4) with Hoeffding widths. It is DEBORA-H's mixing rule without
+  replicability, *not* Pacchiano, Ghavamzadeh, Bartlett & Jiang (2021)'s OPLB (a pessimistic
+  safe set with extra optimism on the rewards), which it was once named after;
+  ``SafeOptimisticConstrained`` is its deprecated old name.
 
 Hoeffding widths (the union-bound form used here). A [0, 1]-valued empirical mean of n samples
 deviates by more than sqrt(ln(2/δ')/(2n)) with probability at most δ'. Union over the m + 1
@@ -43,6 +46,7 @@ different pulls) almost surely after the first few epochs.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -65,6 +69,7 @@ from .safe_lp import optimistic_strategy
 __all__ = [
     "SCHEDULES",
     "OptimisticConstrained",
+    "OptimisticMixingConstrained",
     "SafeOptimisticConstrained",
     "check_safe_strategy",
     "check_thresholds",
@@ -72,6 +77,7 @@ __all__ = [
     "hoeffding_widths",
     "mixing_coefficient",
     "optimistic_constrained",
+    "optimistic_mixing_constrained",
     "safe_optimistic_constrained",
     "safe_side",
 ]
@@ -79,7 +85,7 @@ __all__ = [
 #: Update schedules: every round, or when some arm's count has doubled (DEBORA-S's epochs).
 SCHEDULES = ("doubling", "every")
 
-#: Most σ values reported in :attr:`SafeOptimisticConstrained.info` (trial records stay small).
+#: Most σ values reported in :attr:`OptimisticMixingConstrained.info` (trial records stay small).
 _MAX_SIGMAS_IN_INFO = 200
 
 
@@ -263,9 +269,16 @@ class OptimisticConstrained(Algorithm):
         return {"n_updates": self.n_updates, "schedule": self.schedule}
 
 
-class SafeOptimisticConstrained(OptimisticConstrained):
-    """Safe optimistic baseline for hard constraints (Pacchiano et al. 2021 style): the
-    non-replicable counterpart of DEBORA-H (Bollini et al., Algorithm 4).
+class OptimisticMixingConstrained(OptimisticConstrained):
+    """Hard-constraint baseline: the optimistic strategy mixed with x◇ by Bollini et al.'s
+    Eq. (4) — DEBORA-H's own mixing rule (Algorithm 4, lines 5 and 19–24) with real-valued
+    empirical means and Hoeffding widths, hence not replicable: the non-replicable counterpart
+    of DEBORA-H, isolating what replicability costs.
+
+    It is not the OPLB algorithm of Pacchiano, Ghavamzadeh, Bartlett & Jiang (2021), which
+    restricts play to a pessimistic safe set and inflates the reward optimism to make up for it;
+    it was called ``SafeOptimisticConstrained`` ("Pacchiano et al. 2021 style") until that was
+    found misleading (issue 17, §3).
 
     At each update, x̃ is the optimistic strategy of :class:`OptimisticConstrained` and the
     played strategy is x = σ x◇ + (1 − σ) x̃, with σ from Eq. (4) (:func:`mixing_coefficient`)
@@ -281,8 +294,8 @@ class SafeOptimisticConstrained(OptimisticConstrained):
     safe_strategy : array, shape (K,)
         The strictly safe strategy x◇ (a probability vector).
     safe_margins : array > 0, shape (m,)
-        λ_i = α_i − g_iᵀx◇, the margin of x◇ on each constraint, taken as known (as the known
-        safe-action cost of Pacchiano et al. 2021). Eq. (4) keeps the mixture safe only with
+        λ_i = α_i − g_iᵀx◇, the margin of x◇ on each constraint, taken as known (as
+        DEBORA-H takes them, Algorithm 4 line 5). Eq. (4) keeps the mixture safe only with
         these margins; each must lie in (0, α_i] (costs are non-negative).
     n_arms, horizon, thresholds, delta, schedule, width_scale, rng
         As in :class:`OptimisticConstrained`.
@@ -430,19 +443,58 @@ def optimistic_constrained(env: Environment, rng: np.random.Generator, *,
                                  width_scale=width_scale, rng=rng)
 
 
-@register_policy("SafeOptimisticConstrained")
+@register_policy("OptimisticMixingConstrained")
+def optimistic_mixing_constrained(env: Environment, rng: np.random.Generator, *,
+                                  horizon: int | None = None, delta: float = 0.05,
+                                  schedule: str = "doubling", width_scale: float = 1.0,
+                                  safe_strategy: list[float] | None = None,
+                                  safe_margins: list[float] | None = None
+                                  ) -> OptimisticMixingConstrained:
+    """Optimistic strategy mixed with x◇ by DEBORA-H's Eq. (4); not replicable.
+
+    x◇ and its Slater margins as in :func:`safe_side` (the environment's, or given).
+    """
+    return _mixing(env, rng, "OptimisticMixingConstrained", horizon, delta, schedule,
+                   width_scale, safe_strategy, safe_margins)
+
+
+def _mixing(env: Environment, rng: np.random.Generator, name: str, horizon: int | None,
+            delta: float, schedule: str, width_scale: float, safe_strategy: object,
+            safe_margins: object) -> OptimisticMixingConstrained:
+    alpha, x_safe, margins = safe_side(env, name, safe_strategy, safe_margins)
+    return OptimisticMixingConstrained(env.n_arms, need_horizon(name, horizon), alpha, x_safe,
+                                       safe_margins=margins, delta=delta, schedule=schedule,
+                                       width_scale=width_scale, rng=rng)
+
+
+# The old names keep working, with a DeprecationWarning, rather than being refused: a live
+# experiment's journal stores its algorithm's registry name and rebuilds the policy from it on
+# every open (live/experiment.py, Experiment._build), so refusing the name would make existing
+# experiments impossible to open. The object built is the renamed class, the same numbers.
+_DEPRECATED = ("'SafeOptimisticConstrained' is the old name of OptimisticMixingConstrained "
+               "(Bollini et al.'s Eq. (4) mixing with Hoeffding widths); it is not Pacchiano "
+               "et al. (2021)'s algorithm. Use 'OptimisticMixingConstrained'.")
+
+
+class SafeOptimisticConstrained(OptimisticMixingConstrained):
+    """Deprecated name of :class:`OptimisticMixingConstrained` (it warns, then behaves
+    identically)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        warnings.warn(_DEPRECATED, DeprecationWarning, stacklevel=2)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
+@register_policy("SafeOptimisticConstrained",
+                 description="deprecated name of OptimisticMixingConstrained (not Pacchiano "
+                             "et al. 2021's algorithm)")
 def safe_optimistic_constrained(env: Environment, rng: np.random.Generator, *,
                                 horizon: int | None = None, delta: float = 0.05,
                                 schedule: str = "doubling", width_scale: float = 1.0,
                                 safe_strategy: list[float] | None = None,
                                 safe_margins: list[float] | None = None
-                                ) -> SafeOptimisticConstrained:
-    """Safe optimistic baseline mixing with x◇ (Pacchiano et al. 2021); not replicable.
-
-    x◇ and its Slater margins as in :func:`safe_side` (the environment's, or given).
-    """
-    name = "SafeOptimisticConstrained"
-    alpha, x_safe, margins = safe_side(env, name, safe_strategy, safe_margins)
-    return SafeOptimisticConstrained(env.n_arms, need_horizon(name, horizon), alpha, x_safe,
-                                     safe_margins=margins, delta=delta, schedule=schedule,
-                                     width_scale=width_scale, rng=rng)
+                                ) -> OptimisticMixingConstrained:
+    """Deprecated registry name of ``OptimisticMixingConstrained`` (warns, builds it)."""
+    warnings.warn(_DEPRECATED, DeprecationWarning, stacklevel=2)
+    return _mixing(env, rng, "SafeOptimisticConstrained", horizon, delta, schedule,
+                   width_scale, safe_strategy, safe_margins)

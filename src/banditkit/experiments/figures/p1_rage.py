@@ -196,6 +196,7 @@ _COMMON = (" Stationary algorithms (Peace, OD-LinBAI) pull each epoch's batch in
 FIG2A_T = (11, 1010, 2010, 3010, 4010, 5010)
 FIG2A = _figure(
     name="p1-rage:fig2a",
+    full_minutes=13.5,  # docs/p1-rage.md, --workers 2, the command's wall time
     title="Stationary Soare benchmark (d = 10, ω = 0.1): error probability against the budget T",
     paper=f"{PAPER}, Section 6, Figure 2(a)",
     make_env=make_stationary_soare,
@@ -203,15 +204,17 @@ FIG2A = _figure(
     trials=20_000,
     plot=_error_plot("T", "budget T"),
     quick={"trials": 40, "points": tuple(_point(T=T) for T in (110, 1010))},
-    notes=("X = {e_1..e_10, cos(0.1)e_1 + sin(0.1)e_2}, θ* = 2e_1. The paper's smallest budget "
-           "T = 10 is below the 11 arms, which every algorithm here refuses (a budget must "
-           "allow one pull per arm), so the first point is T = 11." + _COMMON),
+    notes=("X = {e_1..e_10, cos(0.1)e_1 + sin(0.1)e_2}, θ* = 2e_1; budgets T = {T}. The "
+           "paper's smallest budget T = 10 is below the 11 arms, which every algorithm here "
+           "refuses (a budget must allow one pull per arm), so the full sweep starts at "
+           "T = 11." + _COMMON),
 )
 
 FIG2B_L = (100, 200, 500, 1000, 1500, 3000)
 FIG2B = _figure(
     name="p1-rage:fig2b",
-    title="Click-through, weekly periodic (MovieLens-100k stand-in for Yahoo! R6A), T = 21000",
+    full_minutes=2.9,  # docs/p1-rage.md, --workers 2, the command's wall time
+    title="Click-through, weekly periodic (MovieLens-100k stand-in for Yahoo! R6A), T = {T}",
     paper=f"{PAPER}, Section 6, Figure 2(b)",
     requires=movielens_100k_dir,
     make_env=make_click_through_periodic,
@@ -230,7 +233,8 @@ FIG3_L = tuple(range(300, 3001, 300))
 FIG3_D = 4  # the authors' code (D = 4 slots: 16 layouts in R^11)
 FIG3 = _figure(
     name="p1-rage:fig3",
-    title="Oscillating multivariate testing, T = 10⁴: error probability against s and L",
+    full_minutes=4.2,  # docs/p1-rage.md, --workers 2, the command's wall time
+    title="Oscillating multivariate testing, T = {T}: error probability against s and L",
     paper=f"{PAPER}, Section 6, Figure 3",
     make_env=make_oscillating_multivariate,
     points=_union(_series("s", FIG3_S, {"L": 900}, T=10_000, D=FIG3_D),
@@ -244,13 +248,15 @@ FIG3 = _figure(
     notes=("θ_{t,i} = θ*_i + s·I_i·‖θ*‖_∞·sin(2πt/L + φ_i), I_i ~ U{0, 1}, φ_i ~ U[0, 2π], "
            "redrawn until θ̄_T keeps θ*'s best layout; θ*, I and φ come from one "
            "stream shared by all points (the authors' code draws them once per sweep); D = 4 "
-           "as in the authors' code. The two series "
-           "share the point (s = 2, L = 900), run once." + _COMMON),
+           "as in the authors' code. In the full sweep the two series (s at L = 900, L at "
+           "s = 2) share the point (s = 2, L = 900), run once; this run's points: s = {s}, "
+           "L = {L}." + _COMMON),
 )
 
 FIG4 = _figure(
     name="p1-rage:fig4",
-    title="Malicious non-stationary Soare (ω = 0.5), T = 10⁴",
+    full_minutes=0.4,  # docs/p1-rage.md, --workers 2, the command's wall time
+    title="Malicious non-stationary Soare (ω = 0.5), T = {T}",
     paper=f"{PAPER}, Appendix D, Figure 4",
     make_env=make_malicious,
     points=(_point(T=10_000),),
@@ -263,7 +269,8 @@ FIG4 = _figure(
 
 FIG5 = _figure(
     name="p1-rage:fig5",
-    title="Stationary multivariate testing, T = 10⁴",
+    full_minutes=1.6,  # docs/p1-rage.md, --workers 2, the command's wall time
+    title="Stationary multivariate testing, T = {T}",
     paper=f"{PAPER}, Appendix D, Figure 5",
     make_env=make_stationary_multivariate,
     points=(_point(T=10_000, D=FIG3_D),),
@@ -277,7 +284,8 @@ FIG6_S = tuple(range(10))
 FIG6_L = tuple(range(300, 3001, 300))
 FIG6 = _figure(
     name="p1-rage:fig6",
-    title="Oscillating Soare benchmark (ω = 0.5), T = 10⁴: error probability against s and L",
+    full_minutes=3.1,  # docs/p1-rage.md, --workers 2, the command's wall time
+    title="Oscillating Soare benchmark (ω = 0.5), T = {T}: error probability against s and L",
     paper=f"{PAPER}, Appendix D, Figure 6",
     make_env=make_oscillating_soare,
     points=_union(_series("s", FIG6_S, {"L": 200}, T=10_000),
@@ -286,8 +294,9 @@ FIG6 = _figure(
     plot=_error_plot("s", "oscillation", panels=(("s", {"L": 200}), ("L", {"s": 2.5})),
                      facts=("min_gap",)),
     quick={"trials": 20, "points": (_point(T=2000, s=0, L=200), _point(T=2000, s=5, L=200))},
-    notes=("θ_t = [0.3, 0, ..., 0, −s·sin(2πt/L) + 0.5]. The paper's text fixes 'm = 1' for the "
-           "L series; we use s = 2.5 as issue 11 states." + _COMMON),
+    notes=("θ_t = [0.3, 0, ..., 0, −s·sin(2πt/L) + 0.5]; this run's points: s = {s}, "
+           "L = {L}. The paper's text fixes 'm = 1' for the L series; the full sweep uses "
+           "s = 2.5 there, as issue 11 states." + _COMMON),
 )
 
 FIGURES = [FIG2A, FIG2B, FIG3, FIG4, FIG5, FIG6]

@@ -162,6 +162,7 @@ FIG1A_ALGS = (RAGE_SPEC, ADAPTIVE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, OR
 FIG1A_POINTS = tuple({"d": d} for d in (5, 10, 15, 20, 25, 30, 35))
 FIG1A = FigureSpec(
     name="rage:fig1a",
+    full_minutes=4.4,  # docs/rage.md, --workers 2 at 5312a94 (the slower of two runs)
     title="Soare et al. benchmark: sample complexity against the dimension d",
     paper=f"{PAPER}, Section 5, Figure 1a",
     make_env=make_soare,
@@ -174,16 +175,18 @@ FIG1A = FigureSpec(
     ratios=RAGE_RATIOS,
     quick={"trials": 2, "points": ({"d": 5, "omega": 0.3}, {"d": 10, "omega": 0.3}),
            "horizon": 50_000_000},
-    notes=("X = Z = {e_1..e_d, cos(.01)e_1 + sin(.01)e_2}, θ* = 2e_1 (smallest gap 1e-4); fixed "
-           "instance, 20 trials. Horizon 5e8 pulls is a safety cap (XY-static, the costliest, "
-           "needs about 3e7 at d = 35). --quick uses ω = 0.3 (gap 0.09 instead of 1e-4) so that "
-           "the sequential LinGapE and XY-adaptive finish in seconds." + _COMMON_NOTES),
+    notes=("X = Z = {e_1..e_d, cos(ω)e_1 + sin(ω)e_2}, θ* = 2e_1, ω = 0.01 (smallest gap "
+           "1e-4) in the full run; --quick uses ω = 0.3 (gap 0.09) so that the sequential "
+           "LinGapE and XY-adaptive finish in seconds. Fixed instance, d = {d}, {trials} "
+           "trials. Horizon {horizon} pulls is a safety cap (XY-static, the costliest, needs "
+           "about 3e7 at d = 35)." + _COMMON_NOTES),
 )
 
 FIG1B_ALGS = (RAGE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, ORACLE_SPEC)
 FIG1B_POINTS = tuple({"n": n} for n in (10_000, 15_000, 20_000, 25_000, 30_000))
 FIG1B = FigureSpec(
     name="rage:fig1b",
+    full_minutes=2.4,  # docs/rage.md, --workers 2 (first run)
     title="Many arms with moderate gaps (R²): sample complexity against the number of arms",
     paper=f"{PAPER}, Section 5, Figure 1b",
     make_env=make_many_arms,
@@ -200,13 +203,15 @@ FIG1B = FigureSpec(
            "(run_many_arms.py); the paper's text does not state it. φ_i ~ N(0, 0.09²): 0.09 read "
            "as a standard deviation — as a variance some arms come within 1e-3 rad of e_1 and "
            "the problem becomes unsolvable (docs/rage.md); the authors' code uses U(0, 0.1). A "
-           "new instance per trial. Horizon 1e8 is a safety cap." + _COMMON_NOTES),
+           "new instance per trial; n = {n} in this run. Horizon {horizon} is a safety cap."
+           + _COMMON_NOTES),
 )
 
 FIG1C_ALGS = (RAGE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, ORACLE_SPEC)
 FIG1C_POINTS = tuple({"n": n, "d": 9} for n in (250, 500, 1000, 1500, 2000))
 FIG1C = FigureSpec(
     name="rage:fig1c",
+    full_minutes=3.9,  # docs/rage.md, --workers 2 (first run)
     title="Arms uniform on the unit sphere of R⁹: sample complexity against the number of arms",
     paper=f"{PAPER}, Section 5, Figure 1c",
     make_env=make_sphere,
@@ -221,14 +226,15 @@ FIG1C = FigureSpec(
     quick={"trials": 2, "points": ({"n": 50, "d": 9}, {"n": 100, "d": 9}),
            "horizon": 20_000_000},
     notes=("θ* is the lower-indexed arm of the closest pair (Tao et al. 2018); a new instance "
-           "per trial, so the smallest gap varies from trial to trial. Horizon 2e8 is a safety "
-           "cap." + _COMMON_NOTES),
+           "per trial, so the smallest gap varies from trial to trial. Horizon {horizon} is a "
+           "safety cap." + _COMMON_NOTES),
 )
 
 FIG1D_ALGS = (RAGE_SPEC, STATIC_SPEC, ORACLE_SPEC)
 FIG1D_POINTS = tuple({"d": d} for d in (20, 40, 60, 80))
 FIG1D = FigureSpec(
     name="rage:fig1d",
+    full_minutes=0.1,  # docs/rage.md, --workers 2 at 5312a94 (the slower of two runs)
     title="Transductive example: sample complexity against the dimension d",
     paper=f"{PAPER}, Section 5, Figure 1d",
     make_env=make_transductive,
@@ -241,14 +247,15 @@ FIG1D = FigureSpec(
     ratios=RAGE_RATIOS,
     quick={"trials": 2, "points": ({"d": 20},), "horizon": 50_000_000},
     notes=("X = {e_1..e_d}, Z = {e_1..e_{d/2}} ∪ {cos(.1)e_j + sin(.1)e_{j+d/2}}, θ* = e_1; "
-           "fixed instance. Only RAGE and the XY allocations apply to Z ≠ X (as in the paper). "
-           "Horizon 5e8 is a safety cap." + _COMMON_NOTES),
+           "fixed instance, d = {d}. Only RAGE and the XY allocations apply to Z ≠ X (as in the "
+           "paper). Horizon {horizon} is a safety cap." + _COMMON_NOTES),
 )
 
 FIG2A_ALGS = (RAGE_SPEC, STATIC_SPEC, ORACLE_SPEC, LINGAPE_SPEC, ALBA_SPEC)
 FIG2A_POINTS = tuple({"D": D} for D in (3, 4, 5, 6))
 FIG2A = FigureSpec(
     name="rage:fig2a",
+    full_minutes=2.4,  # docs/rage.md, --workers 2 at 5312a94 (the slower of two runs)
     title="Multivariate testing with D slots: sample complexity against D",
     paper=f"{PAPER}, Section 5, Figure 2a",
     make_env=make_multivariate,
@@ -265,15 +272,17 @@ FIG2A = FigureSpec(
     notes=("Weights from the discrete uniform on [-0.3, 0.3] (step 0.01) as the paper states, "
            "α1 = 1 on every slot weight and α2 = 0.5 on every pairwise weight; redrawn until "
            "the best layout is unique. The authors' code draws from [-0.1, 0.09], scales only "
-           "one pairwise weight and runs 50 trials; we follow the text (20 trials, Appendix F). "
-           "A new instance per trial. Horizon 1e8 is a safety cap. --quick keeps only draws whose "
-           "top gap is at least 0.05, so that it runs in seconds." + _COMMON_NOTES),
+           "one pairwise weight and runs 50 trials; the full run follows the text (20 trials, "
+           "Appendix F); this one ran {trials}. A new instance per trial. Horizon {horizon} is "
+           "a safety cap. --quick keeps only draws whose top gap is at least 0.05, so that it "
+           "runs in seconds." + _COMMON_NOTES),
 )
 
 FIG2B_ALGS = (RAGE_SPEC, STATIC_SPEC, ORACLE_SPEC, LINGAPE_SPEC, ALBA_SPEC)
 FIG2B = FigureSpec(
     name="rage:fig2b",
-    title="Click-through (MovieLens-100k stand-in for Yahoo! R6A): sample complexity, 40 arms",
+    full_minutes=12.9,  # docs/rage.md, --workers 2 at 5312a94 (the slower of two runs)
+    title="Click-through (MovieLens-100k stand-in for Yahoo! R6A): sample complexity, {n} arms",
     paper=f"{PAPER}, Section 5, Figure 2b",
     requires=movielens_100k_dir,
     make_env=make_click_through,
@@ -290,11 +299,12 @@ FIG2B = FigureSpec(
            "recbole==1.2.1 wheel, `.venv/bin/pip install --no-deps recbole==1.2.1`) stands in: "
            "arms are outer products of user features (age bucket, gender, occupation group) and "
            "movie genre mixes seen in >= 20 ratings, θ* the ridge fit (λ = 0.01) of "
-           "'rating >= 4', the best arm plus 39 random arms with gap >= 0.01, expressed in a "
+           "'rating >= 4', the best arm plus n − 1 random arms (n = {n}) with gap >= 0.01 "
+           "(0.1 in --quick), expressed in a "
            "basis of their span. Bernoulli rewards with mean x^T θ* clipped to [0, 1] (the "
            "paper's means lie in (0, 0.11); ours in about (0.25, 0.81)). LinGapE and ALBA are "
-           "run with S = ‖θ*‖₂. A new arm draw per trial. Horizon 5e8 is a safety cap. --quick "
-           "uses 10 arms with gap >= 0.1."
+           "run with S = ‖θ*‖₂. A new arm draw per trial. Horizon {horizon} is a safety cap. "
+           "The full run uses 40 arms with gap >= 0.01, --quick 10 arms with gap >= 0.1."
            + _COMMON_NOTES),
 )
 

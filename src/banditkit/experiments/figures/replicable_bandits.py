@@ -131,7 +131,7 @@ UCB_CONSTANTS = (2.0, 4.5)
 
 
 def _ucb_name(c: float) -> str:
-    return "UCB1" if c == 2.0 else f"UCB1 (c = {c:g})"
+    return f"UCB1 (c = {c:g})"
 
 
 def _fig1_algorithms() -> tuple[AlgorithmSpec, ...]:
@@ -156,12 +156,30 @@ def _fig1_algorithms() -> tuple[AlgorithmSpec, ...]:
 
 
 _FIG1_ALGORITHMS = _fig1_algorithms()
+#: The reference of fig1's ratios: Auer et al.'s UCB1 (c = 2).
+FIG1_REFERENCE = _ucb_name(2.0)
+
+
+def _fig1_families() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """fig1's panels: the 15 curves by family, each with the UCB1 reference (c = 2), so that
+    every panel holds at most six curves and those that coincide are named together."""
+    names = [a.name for a in _FIG1_ALGORITHMS]
+    ucb = tuple(n for n in names if n.startswith("UCB1"))
+    alg2 = tuple(n for n in names if n == "ReplicableElimination (Alg. 2)"
+                 or (n.startswith("Alg. 2, ")))
+    alg2_nofloor = tuple(n for n in names if n.startswith("Alg. 2 (beta"))
+    alg1 = tuple(n for n in names if n == "ReplicableBatchedElimination (Alg. 1)"
+                 or n.startswith("Alg. 1, ") or n == "BatchedElimination")
+    return (("UCB1, c = 2 and 4.5", ucb),
+            ("Alg. 2, beta = max(K^2/rho^2, 2304) (paper)", (FIG1_REFERENCE, *alg2)),
+            ("Alg. 2, beta = K^2/rho^2 (no floor)", (FIG1_REFERENCE, *alg2_nofloor)),
+            ("Alg. 1 and non-replicable batched elimination", (FIG1_REFERENCE, *alg1)))
 
 
 FIG1 = FigureSpec(
     name="replicable-bandits:fig1",
-    title="Cumulative regret: UCB1 (c = 2, 4.5) vs replicable batched elimination "
-          "(rho = 0.3), every commit rule",
+    title="Cumulative regret, T = {T}: UCB1 (c = 2) and UCB1 (c = 4.5) vs replicable "
+          "batched elimination (rho = 0.3), every commit rule",
     paper=PAPER,
     make_env=make_bernoulli,
     points=({"means": APPENDIX_H_MEANS, "algorithm_params": {"T": 45_000}},),
@@ -171,16 +189,20 @@ FIG1 = FigureSpec(
     checkpoints=100,
     paired=True,
     plot=PlotSpec(kind="curve", metric="regret", xlabel="round t",
-                  ylabel="cumulative pseudo-regret"),
+                  ylabel="cumulative pseudo-regret", families=_fig1_families()),
     quick={"trials": 4, "points": ({"means": APPENDIX_H_MEANS,
                                     "algorithm_params": {"T": 5_000}},)},
-    ratios=tuple((a.name, "UCB1") for a in _FIG1_ALGORITHMS if a.name != "UCB1"),
+    ratios=tuple((a.name, FIG1_REFERENCE) for a in _FIG1_ALGORITHMS
+                 if a.name != FIG1_REFERENCE),
     notes=(
+        "This run: T = {T}, {trials} executions of each algorithm ({pairs} pairs). "
         "Appendix H: K = 6 Bernoulli arms (0.44, ..., 0.59), T = 45000, 20 executions, "
-        "rho = 0.3; the 20 executions of each algorithm form 10 pairs of consecutive executions "
+        "rho = 0.3; the executions of each algorithm form pairs of consecutive executions "
         "(trials 2j, 2j+1) sharing the internal randomness xi and seeing independent rewards, as "
-        "the paper's 'pairs of consecutive executions' (10 pairs bound non-replication only by "
-        "0.31: `banditkit audit` with 100 pairs in docs/replicable.md). The paper reports 10/10 "
+        "the paper's 'pairs of consecutive executions' (the full run's 10 pairs bound "
+        "non-replication only by 0.31: `banditkit audit` with 100 pairs in "
+        "docs/replicable.md). Curves that coincide exactly are drawn once, labelled with all "
+        "their names. The paper reports 10/10 "
         "identical pairs for its replicable algorithm, UCB choosing differently in 26208-28002 "
         "of the 45000 rounds, and a regret about 2.5x UCB's (at most ~360x by the theory); it "
         "names neither which of its Algorithms 1 and 2 it ran, nor its constants, nor its UCB. "
@@ -189,6 +211,7 @@ FIG1 = FigureSpec(
         "(100 audit pairs, seed 0: mean 26809 at c = 4.5, 26090 at c = 4, 27638 at c = 5; "
         "19763, range 16678-23930, at c = 2, wholly below the paper's); both run in lock-step "
         "over trials (identical to simulate). "
+        "The numbers below are those of the full run, T = 45000 (they depend on T). "
         "Algorithm 2 with the paper's constants: beta = max(floor(K^2/rho^2), 2304) = 2304, "
         "B = ceil(ln T) = 11, q = T^(1/B), delta = 1/(2KTB). At T = 45000 only the first batch "
         "(beta*floor(q) = 4608 pulls per arm, regret 4608*0.45 = 2073.6) fits and no arm can be "
@@ -226,6 +249,7 @@ def _rho_sweep_points(T: int, ks: tuple[int, ...], rhos: tuple[float, ...]) -> t
 
 RHO_SWEEP = FigureSpec(
     name="replicable-bandits:rho-sweep",
+    full_minutes=1.0,  # docs/replicable.md, --workers 2
     title="Cost of replicability: regret and measured non-replication against rho and K",
     paper=PAPER + "; a figure of ours (no paper plots it)",
     make_env=make_linspace,
@@ -239,11 +263,11 @@ RHO_SWEEP = FigureSpec(
     checkpoints=20,
     paired=True,
     plot=PlotSpec(kind="sweep", metric="final_regret", x="rho", xlabel="rho",
-                  ylabel="regret at T (10^7; 10^5 with --quick)", xscale="log"),
+                  ylabel="regret at T = {T}", xscale="log"),
     quick={"trials": 8, "points": _rho_sweep_points(100_000, (2, 6), (0.1, 0.3))},
     notes=(
-        "Bernoulli arms evenly spaced in [0.3, 0.7], T = 10^7, 80 pairs per point (trials "
-        "2j, 2j+1 share xi). At Appendix H's T = 45000 Algorithm 2 takes no data-dependent "
+        "Bernoulli arms evenly spaced in [0.3, 0.7], K = {K}, T = {T}, {pairs} pairs per point "
+        "(trials 2j, 2j+1 share xi). At Appendix H's T = 45000 Algorithm 2 takes no data-dependent "
         "decision (see fig1), so every pair replicates trivially; at T = 10^7 with these gaps "
         "it eliminates arms, which is where replicability can fail. Algorithm 2 with the "
         "paper's constants (beta = max(floor(K^2/rho^2), 2304)) and without the 2304 floor "
@@ -251,8 +275,9 @@ RHO_SWEEP = FigureSpec(
         "replicability proof (Appendix B: beta >= 9216 K^2/rho^2, where the floor caps how "
         "often an arm meets the bad event), so replicability is measured here, not implied "
         "(docs/replicable.md). "
-        "80 pairs with no differing pair give a Clopper-Pearson upper bound of 0.045 < 0.05, "
-        "so the smallest rho can be confirmed. See the replicability table for the measured "
+        "In the full run (T = 10^7, 80 pairs) a point with no differing pair has a "
+        "Clopper-Pearson upper bound of 0.045 < 0.05, so the smallest rho can be confirmed. "
+        "See the replicability table for the measured "
         "non-replication rates."
     ),
 )

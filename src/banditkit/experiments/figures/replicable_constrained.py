@@ -8,9 +8,11 @@ paper has no experiment; these figures are ours, each built from one of its clai
   (Theorem 4.3) while replicable: against the non-replicable optimistic baseline on a K = 5,
   m = 2 instance whose optimal safe strategy mixes two arms; R_T and V_T on log-log axes.
 * ``replicable-constrained:hard`` — DEBORA-H (Algorithm 4) plays safe strategies with probability
-  ≥ 1 − δ (Lemma 5.1) at a regret that grows as 1/λ_min (Theorem 5.3): against the safe
-  optimistic baseline, for Slater margins λ_min ∈ {0.05, 0.1, 0.2}; the rounds played with an
-  unsafe strategy are counted per trial.
+  ≥ 1 − δ (Lemma 5.1) at a regret that grows as 1/λ_min (Theorem 5.3): against the optimistic
+  strategy mixed with x◇ by the same Eq. (4) without replicability
+  (:class:`~banditkit.policies.constrained_baselines.OptimisticMixingConstrained`), for Slater
+  margins λ_min ∈ {0.05, 0.1, 0.2}; below the regret curves, the rounds played with an unsafe
+  strategy and the measured non-replication of the pairs.
 * ``replicable-constrained:soft-long`` — Theorem 4.3's sublinear violation needs horizons where
   the paper's widths ζ_h fall below the instance's gaps (ζ ≈ 160 at T = 10⁶, ≈ 0.04 at 10¹⁴):
   the soft figure at T ∈ {10¹², 10¹³, …, 10¹⁸}, feasible because an epoch of
@@ -37,7 +39,7 @@ import numpy as np
 
 from ...envs.base import Environment
 from ...envs.instances import make_instance
-from ...policies.constrained_baselines import OptimisticConstrained, SafeOptimisticConstrained
+from ...policies.constrained_baselines import OptimisticConstrained, OptimisticMixingConstrained
 from ...policies.debora import DEBORA, DEBORAH, DEBORAS
 from ...simulate import simulate
 from ...trial import Trial
@@ -52,7 +54,7 @@ from .replicable_bandits import (
 )
 
 __all__ = ["FIGURES", "log_checkpoints", "make_debora", "make_debora_h", "make_debora_s",
-           "make_hard", "make_optimistic", "make_safe_optimistic", "make_soft",
+           "make_hard", "make_optimistic", "make_optimistic_mixing", "make_soft",
            "simulate_on_log_grid", "unsafe_rounds"]
 
 PAPER = "Bollini et al., Replicable Constrained Bandits (no experiment in the paper; ours)"
@@ -106,12 +108,14 @@ def make_optimistic(env: Environment, rng: np.random.Generator, *, T: int, delta
     return OptimisticConstrained(env.n_arms, T, env.alpha, delta=delta, rng=rng)
 
 
-def make_safe_optimistic(env: Environment, rng: np.random.Generator, *, T: int, delta: float
-                         ) -> SafeOptimisticConstrained:
-    """Its safe variant mixing with x◇ (Pacchiano et al. 2021)."""
+def make_optimistic_mixing(env: Environment, rng: np.random.Generator, *, T: int,
+                           delta: float) -> OptimisticMixingConstrained:
+    """The optimistic strategy mixed with x◇ by DEBORA-H's Eq. (4), Hoeffding widths (not
+    replicable; not Pacchiano et al. 2021's OPLB)."""
     x = env.safe_strategy
-    return SafeOptimisticConstrained(env.n_arms, T, env.alpha, x,
-                                     safe_margins=env.alpha - env.G @ x, delta=delta, rng=rng)
+    return OptimisticMixingConstrained(env.n_arms, T, env.alpha, x,
+                                       safe_margins=env.alpha - env.G @ x, delta=delta,
+                                       rng=rng)
 
 
 def unsafe_rounds(trial: Trial, env: Environment) -> dict[str, float]:
@@ -162,7 +166,8 @@ _COMMON = (" Trials run as replicability pairs (2j, 2j + 1 share ξ, independent
 
 UNCONSTRAINED = FigureSpec(
     name="replicable-constrained:unconstrained",
-    title="DEBORA vs replicable elimination vs UCB1, 6 Bernoulli arms, T = 10⁶",
+    full_minutes=0.4,  # README/docs/constrained.md, --workers 2, trials only
+    title="DEBORA vs replicable elimination vs UCB1, 6 Bernoulli arms, T = {T}",
     paper=f"{PAPER}: Algorithm 2, Theorem 3.2",
     make_env=make_bernoulli,
     points=({"means": APPENDIX_H_MEANS, "algorithm_params": {"T": T_FULL}},),
@@ -183,7 +188,8 @@ UNCONSTRAINED = FigureSpec(
 
 SOFT = FigureSpec(
     name="replicable-constrained:soft",
-    title="Soft constraints: DEBORA-S vs the optimistic baseline, K = 5, m = 2, T = 10⁶",
+    full_minutes=0.3,  # README/docs/constrained.md, --workers 2, trials only
+    title="Soft constraints: DEBORA-S vs the optimistic baseline, K = 5, m = 2, T = {T}",
     paper=f"{PAPER}: Algorithm 3, Theorem 4.3",
     make_env=make_soft,
     points=(_points(T_FULL),),
@@ -206,14 +212,17 @@ SOFT = FigureSpec(
 SOFT_LONG = replace(
     SOFT,
     name="replicable-constrained:soft-long",
-    title="Soft constraints at long horizons: DEBORA-S vs the optimistic baseline, K = 5, m = 2",
+    full_minutes=4.0,  # README/docs/constrained.md, --workers 2, trials only (239 s)
+    title="Soft constraints at long horizons: DEBORA-S vs the optimistic baseline, K = 5, "
+          "m = 2, T = {T}",
     paper=f"{PAPER}: Algorithm 3, Theorem 4.3 (violation sublinear in T)",
     points=tuple(_points(T) for T in T_LONG),
     algorithms=tuple(replace(a, simulator=simulate_on_log_grid) for a in SOFT.algorithms),
     # checkpoints stays 60 but is unused: both algorithms record on log_checkpoints
     quick={"trials": 4, "points": (_points(T_LONG_QUICK),)},
-    notes=("The soft figure's instance and algorithms at T up to 10¹⁸, the paper's "
-           "constants. An epoch's pulls are sampled exactly as per-arm counts in O(K) "
+    notes=("The soft figure's instance and algorithms at T = {T} (10¹²–10¹⁸ in the full "
+           "run), the paper's constants. An epoch's pulls are sampled exactly as per-arm counts "
+           "in O(K) "
            "(policies/epoch_sampler.py): the law of the per-round process, arms in index order "
            "within an epoch. Curves on a log grid, ten checkpoints a decade from 10³; each "
            "point is a separate run of horizon T (ρ′, δ′ depend on ⌈log₂T⌉)." + _COMMON),
@@ -221,30 +230,38 @@ SOFT_LONG = replace(
 
 HARD = FigureSpec(
     name="replicable-constrained:hard",
-    title="Hard constraints: DEBORA-H vs the safe optimistic baseline against the Slater margin",
+    full_minutes=0.6,  # README/docs/constrained.md, --workers 2, trials only
+    title="Hard constraints, T = {T}: DEBORA-H vs the optimistic strategy mixed with x◇ by "
+          "Eq. (4) (non-replicable), Slater margin λ_min = {lambda_min}",
     paper=f"{PAPER}: Algorithm 4, Lemma 5.1, Theorem 5.3",
     make_env=make_hard,
     points=tuple(_points(T_FULL, lambda_min=lam) for lam in (0.05, 0.1, 0.2)),
     algorithms=(
         AlgorithmSpec("DEBORA-H", make_debora_h, {"rho": RHO, "delta": DELTA}),
-        AlgorithmSpec("Safe optimistic (non-replicable)", make_safe_optimistic,
+        AlgorithmSpec("Optimistic + Eq. (4) mixing (non-replicable)", make_optimistic_mixing,
                       {"delta": DELTA}),
     ),
     trials=TRIALS,
     horizon=horizon_of,
     checkpoints=60,
     paired=True,
-    plot=_loglog(("regret",)),
+    plot=replace(_loglog(("regret",)), summaries=("unsafe_rounds", "non_replication"),
+                 summary_x="lambda_min"),
     trial_facts=unsafe_rounds,
     quick={"trials": 4, "points": (_points(T_QUICK, lambda_min=0.1),)},
     notes=("constrained-hard: the soft instance's arms with both thresholds shifted so that "
-           "x◇ = e_5 has margin λ_min on each constraint. unsafe_rounds counts the rounds whose "
-           "strategy violates a constraint under the true costs; any_unsafe averages to the "
-           "fraction of trials with one." + _COMMON),
+           "x◇ = e_5 has margin λ_min on each constraint. The baseline is DEBORA-H's own "
+           "mixing rule (Eq. (4): x = σx◇ + (1 − σ)x̃, x̃ the optimistic strategy) with "
+           "empirical means and Hoeffding widths, hence not replicable; it is not Pacchiano et "
+           "al. (2021)'s OPLB (docs/constrained.md). unsafe_rounds counts the rounds whose "
+           "strategy violates a constraint under the true costs (drawn below the regret, with "
+           "the measured non-replication of the {pairs} pairs per point); any_unsafe averages "
+           "to the fraction of trials with one." + _COMMON),
 )
 
 WIDTH = FigureSpec(
     name="replicable-constrained:width",
+    full_minutes=0.9,  # README/docs/constrained.md, --workers 2, trials only
     title="DEBORA-S with scaled confidence widths: regret, violation and replicability",
     paper=f"{PAPER}: Algorithm 3 (constants below the paper's are ours)",
     make_env=make_soft,

@@ -64,7 +64,8 @@ def make_alg4(env: Environment, rng: np.random.Generator, *, T: int, rho: float,
 
 LINEAR = FigureSpec(
     name="replicable-bandits:linear",
-    title="Replicable linear elimination (Alg. 3) vs batched linear elimination, K = 20, d = 5",
+    title="Replicable linear elimination (Alg. 3) vs batched linear elimination, K = {K}, "
+          "d = {d}, T = {T}",
     paper=PAPER,
     make_env=make_random_unit,
     points=({"K": 20, "d": 5, "algorithm_params": {"T": 10**8}},),
@@ -93,7 +94,8 @@ LINEAR = FigureSpec(
         "same algorithm with beta = 1 and a fixed threshold (Esfandiari et al. 2021). "
         "Algorithm 3's last batch plays the lowest-index surviving arm (Algorithm 2's rule): "
         "the printed argmax of the LSE is a function of the rewards, hence not replicable; "
-        "the third line runs the printed rule. The 40 trials form 20 pairs sharing xi."
+        "the third line runs the printed rule. The {trials} trials form {pairs} pairs sharing "
+        "xi."
     ),
 )
 
@@ -111,7 +113,7 @@ def _t_points(ts: tuple[int, ...]) -> tuple:
 
 INFINITE = FigureSpec(
     name="replicable-bandits:infinite",
-    title="Replicable LSE elimination (Alg. 4) on a grid of the unit disc: regret vs T",
+    title="Replicable LSE elimination (Alg. 4) on a grid of the unit disc: regret vs T = {T}",
     paper=PAPER,
     make_env=make_disc,
     points=_t_points(_T_SWEEP),
@@ -141,8 +143,8 @@ INFINITE = FigureSpec(
         "rho/(dB)), delta = 0.01, M_i = 100 q^i, and eliminates at twice the certified error "
         "bound gamma_i of the replicable LSE (rounding cell + Hoeffding radius propagated "
         "through V^-1) alone. Its replicability is not covered by the paper's union bound; "
-        "it is measured (20 trials = 10 pairs sharing xi per point; `banditkit audit` for "
-        "more pairs)."
+        "it is measured ({trials} trials = {pairs} pairs sharing xi per point; `banditkit "
+        "audit` for more pairs)."
     ),
 )
 
