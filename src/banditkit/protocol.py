@@ -9,6 +9,15 @@ An algorithm is a state machine driven from outside:
   cost, for constrained problems). Sums are all the algorithms here need, and they let a
   stationary environment answer a run of a million pulls with one Binomial or Normal draw.
   Per-pull data from a real system is turned into run sums with :meth:`Batch.sum_runs`.
+* An algorithm whose update reads only per-arm reward sums and the number of pulls (the IPS
+  estimates of G-BAI, P1-RAGE, P1-Peace and Mixed-Peace, Xiong et al.: ``Σ_t A(λ)⁻¹ x_t r_t =
+  Σ_a A(λ)⁻¹ x_a S_a``) says so with :attr:`Algorithm.observes_arm_sums` and also takes
+  :meth:`Algorithm.observe_arm_sums`: per-arm sums and pull counts instead of per-run sums.
+* An epoch drawn i.i.d. from a design is an :class:`IIDBatch`: the design's cdf, the number of
+  pulls and the PCG64 state ξ had when it was drawn. Its runs are computed only when something
+  reads ``arms`` or ``counts`` (a simulation's environment does, and gets the numbers an
+  eager draw gives, bit for bit); a live experiment reads pulls ``[h, h + m)`` in O(m)
+  (:meth:`IIDBatch.arms_between`) and answers with per-arm sums, so nothing costs O(batch).
 * Every algorithm records what it decided (:attr:`Algorithm.decisions`), which is what a
   replicability audit compares; identifiers expose :attr:`Algorithm.recommendation`.
 
@@ -22,9 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .draws import ADVANCEABLE, advance_like_random, arms_of_uniforms, design_cdf, uniforms_at
 from .validation import as_numbers
 
-__all__ = ["Algorithm", "Batch", "DecisionLog"]
+__all__ = ["Algorithm", "Batch", "DecisionLog", "IIDBatch"]
 
 _ONE = np.ones(1, dtype=np.int64)
 _ONE.flags.writeable = False
@@ -89,12 +99,7 @@ class Batch:
     @classmethod
     def from_sequence(cls, arms: np.ndarray, strategy: np.ndarray | None = None) -> Batch:
         """A batch from an explicit pull sequence; consecutive repeats are merged into runs."""
-        seq = np.asarray(arms, dtype=np.int64).reshape(-1)
-        if seq.size == 0:
-            return cls(seq, seq.copy(), strategy)
-        starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]])
-        counts = np.diff(np.r_[starts, seq.size])
-        return cls(seq[starts], counts, strategy)
+        return cls(*_sequence_runs(np.asarray(arms, dtype=np.int64).reshape(-1)), strategy)
 
     @property
     def n_pulls(self) -> int:
@@ -160,6 +165,143 @@ class Batch:
         return Batch(self.arms[: r + 1][keep], counts[keep], self.strategy)
 
 
+def _sequence_runs(seq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The maximal runs ``(arms, counts)`` of the pull sequence ``seq`` (int64), in few array
+    passes (an epoch of i.i.d. pulls is mostly runs of one pull)."""
+    if seq.size == 0:
+        return seq, seq.copy()
+    starts = np.flatnonzero(seq[1:] != seq[:-1])
+    starts += 1
+    bounds = np.empty(starts.size + 2, dtype=np.int64)
+    bounds[0], bounds[-1] = 0, seq.size
+    bounds[1:-1] = starts
+    return seq[bounds[:-1]], np.diff(bounds)
+
+
+class IIDBatch(Batch):
+    """``n_pulls`` pulls drawn i.i.d. from a design, described rather than listed.
+
+    Pull ``s`` (0-based) is ``searchsorted(cdf, u_s, side="right")`` with ``u_s`` the s-th
+    double of the PCG64 stream that starts at ``state`` — the arm ``ξ.choice(K, p=λ)`` gives
+    (:mod:`banditkit.draws`). The description is O(K) whatever ``n_pulls``; ``arms`` and
+    ``counts`` (the runs of :class:`Batch`) are computed on first use and kept, so code that
+    reads runs sees an ordinary batch, the same numbers as an eager draw. What does not read
+    them costs O(K): :attr:`n_pulls`, :meth:`truncated` (a prefix of an i.i.d. sequence is its
+    first draws), :meth:`is_prefix_of` between two descriptions, :meth:`arms_between` (pulls
+    ``[start, start + count)`` in O(count)), :meth:`DecisionLog.record` (deferred) and
+    :meth:`Algorithm.observe_arm_sums`.
+
+    Build one with :meth:`draw`, which also moves ξ past the batch's doubles, exactly where
+    drawing them would leave it.
+
+    Parameters
+    ----------
+    cdf : array of float, shape (K,)
+        The design's cdf, non-decreasing and ending at exactly 1.0
+        (:func:`banditkit.draws.design_cdf`).
+    state : dict
+        ``bit_generator.state`` of a PCG64 (or PCG64DXSM) generator at the batch's first pull.
+    n_pulls : int
+        Number of pulls (≥ 0).
+    strategy : array, optional
+        As in :class:`Batch`.
+    """
+
+    def __init__(self, cdf: np.ndarray, state: dict, n_pulls: int,
+                 strategy: np.ndarray | None = None) -> None:
+        cdf = np.array(cdf, dtype=float).reshape(-1)
+        if (cdf.size == 0 or cdf[-1] != 1.0 or np.any(np.diff(cdf) < 0) or cdf[0] < 0
+                or not np.isfinite(cdf).all()):
+            raise ValueError("IIDBatch cdf must be non-decreasing from >= 0 and end at 1.0")
+        if not isinstance(state, dict) or state.get("bit_generator") not in {
+                c.__name__ for c in ADVANCEABLE}:
+            raise ValueError("IIDBatch state must be the state dict of a PCG64 or PCG64DXSM "
+                             "bit generator")
+        if int(n_pulls) < 0:
+            raise ValueError("IIDBatch n_pulls must be >= 0")
+        cdf.setflags(write=False)
+        object.__setattr__(self, "cdf", cdf)
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "_n_pulls", int(n_pulls))
+        object.__setattr__(self, "strategy", strategy)
+
+    @classmethod
+    def draw(cls, xi: np.random.Generator, weights: np.ndarray, n: int) -> Batch:
+        """``n`` pulls i.i.d. from ``weights`` (a probability vector) with ``xi``: the arms of
+        ``xi.choice(K, size=n, p=weights)``, and ``xi`` left where that draw leaves it.
+
+        With a PCG64 (or PCG64DXSM) ``xi`` this is an :class:`IIDBatch` and costs O(K + log n);
+        with any other bit generator the pulls are drawn now (a plain :class:`Batch`)."""
+        cdf = design_cdf(weights)
+        bit_generator = xi.bit_generator
+        if type(bit_generator) not in ADVANCEABLE:
+            return Batch(*_sequence_runs(arms_of_uniforms(cdf, xi.random(n))))
+        state = bit_generator.state
+        advance_like_random(bit_generator, n)
+        return cls(cdf, state, n)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        # only reached for attributes not set yet: the runs, computed once on first use
+        if name in ("arms", "counts") and "cdf" in self.__dict__:
+            arms, counts = _sequence_runs(self.arms_between(0, self.n_pulls))
+            object.__setattr__(self, "arms", arms)
+            object.__setattr__(self, "counts", counts)
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return (f"IIDBatch(n_pulls={self.n_pulls}, K={self.n_arms}, "
+                f"materialised={self.materialised})")
+
+    @property
+    def n_arms(self) -> int:
+        """K, the length of the design (arms drawn are below it)."""
+        return int(self.cdf.size)
+
+    @property
+    def materialised(self) -> bool:
+        """Whether the runs (``arms``, ``counts``) have been computed."""
+        return "arms" in self.__dict__
+
+    def arms_between(self, start: int, count: int) -> np.ndarray:
+        """The arms of pulls ``start .. start + count − 1`` (int64), in O(log start + count)."""
+        start, count = int(start), int(count)
+        if start < 0 or count < 0 or start + count > self.n_pulls:
+            raise ValueError(f"pulls [{start}, {start + count}) are not within the batch's "
+                             f"{self.n_pulls}")
+        return arms_of_uniforms(self.cdf, uniforms_at(self.state, start, count))
+
+    def arms_at(self, slots: np.ndarray) -> np.ndarray:
+        """The arms of the pulls at positions ``slots`` (any order, distinct or not): one jump
+        per maximal range of consecutive positions, O(len(slots) · log n_pulls) at worst."""
+        slots = np.asarray(slots, dtype=np.int64).reshape(-1)
+        out = np.empty(slots.size, dtype=np.int64)
+        if slots.size == 0:
+            return out
+        order = np.argsort(slots, kind="stable")
+        ordered = slots[order]
+        breaks = np.flatnonzero(np.diff(ordered) > 1) + 1
+        for part in np.split(np.arange(ordered.size), breaks):
+            low, high = int(ordered[part[0]]), int(ordered[part[-1]])
+            out[order[part]] = self.arms_between(low, high - low + 1)[ordered[part] - low]
+        return out
+
+    def sequence(self) -> np.ndarray:
+        return self.arms_between(0, self.n_pulls)
+
+    def truncated(self, n: int) -> Batch:
+        """The first ``n`` pulls: the same description with fewer pulls (O(K))."""
+        if n >= self.n_pulls:
+            return self
+        return IIDBatch(self.cdf, self.state, n, self.strategy)
+
+    def is_prefix_of(self, other: Batch) -> bool:
+        if isinstance(other, IIDBatch):
+            return (self.state == other.state and np.array_equal(self.cdf, other.cdf)
+                    and self.n_pulls <= other.n_pulls)
+        return super().is_prefix_of(other)
+
+
 class DecisionLog:
     """What an algorithm decided: its pulls as (arm, count) runs, batch boundaries, and strategies.
 
@@ -178,6 +320,10 @@ class DecisionLog:
         self._batch_ends = np.empty(16, dtype=np.int64)  # run index one past each batch
         self._n_batches = 0
         self._strategies: list[np.ndarray] = []
+        # batches recorded but not yet written into the arrays: an IIDBatch whose runs were
+        # never read (a live experiment's epoch of 10⁹ pulls), and every batch after it, so
+        # that recording costs O(1) and the runs are computed only if the log is read
+        self._deferred: list[Batch] = []
 
     @classmethod
     def from_runs(cls, arms: np.ndarray, counts: np.ndarray, batch_ends: np.ndarray
@@ -216,6 +362,19 @@ class DecisionLog:
         return bigger
 
     def record(self, batch: Batch) -> None:
+        """Append ``batch``; an :class:`IIDBatch` whose runs are not computed is kept as it
+        is until the log is read."""
+        if self._deferred or (isinstance(batch, IIDBatch) and not batch.materialised):
+            self._deferred.append(batch)
+            return
+        self._append(batch)
+
+    def _flush(self) -> None:
+        deferred, self._deferred = self._deferred, []
+        for batch in deferred:
+            self._append(batch)
+
+    def _append(self, batch: Batch) -> None:
         r, n = batch.n_runs, self._n_runs
         self._arms = self._grow(self._arms, n + r)
         self._counts = self._grow(self._counts, n + r)
@@ -230,10 +389,11 @@ class DecisionLog:
 
     @property
     def n_batches(self) -> int:
-        return self._n_batches
+        return self._n_batches + len(self._deferred)
 
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """All pulls as maximal runs ``(arms, counts)``: adjacent runs of one arm are merged."""
+        self._flush()
         arms = self._arms[: self._n_runs]
         counts = self._counts[: self._n_runs]
         if arms.size == 0:
@@ -243,6 +403,7 @@ class DecisionLog:
 
     def batches(self) -> list[Batch]:
         """The recorded batches in order, each with its strategy if one was played."""
+        self._flush()
         strategies = self._strategies if len(self._strategies) == self.n_batches else None
         ends = self._batch_ends[: self._n_batches]
         starts = np.r_[0, ends[:-1]]
@@ -252,12 +413,14 @@ class DecisionLog:
 
     def batch_sizes(self) -> np.ndarray:
         """Number of pulls in each recorded batch."""
+        self._flush()
         ends = self._batch_ends[: self._n_batches]
         cum = np.r_[0, np.cumsum(self._counts[: self._n_runs])]
         return np.diff(np.r_[0, cum[ends]])
 
     def strategies(self) -> np.ndarray | None:
         """Strategies played, one row per batch that carried one."""
+        self._flush()
         return np.vstack(self._strategies) if self._strategies else None
 
     def same_as(self, other: DecisionLog, atol: float = 0.0) -> bool:
@@ -328,6 +491,10 @@ class Algorithm(ABC):
     reward_range: tuple[float, float] | None = None
     #: The same for each cost of a constrained policy (``n_costs`` > 0).
     cost_range: tuple[float, float] | None = None
+    #: Whether the update reads only per-arm reward sums and the number of pulls (IPS
+    #: estimates): such an algorithm implements ``_observe_arm_sums`` and also takes
+    #: :meth:`observe_arm_sums`, which never needs a batch's runs.
+    observes_arm_sums: bool = False
     #: Costs observed per run (m constraints); a constrained policy sets it, and ``observe``
     #: then requires cost sums of shape (runs, m).
     n_costs: int = 0
@@ -354,9 +521,14 @@ class Algorithm(ABC):
         if self._cut:
             return None
         batch = self._next_batch()
-        if batch is not None and batch.n_runs and int(batch.arms.max()) >= self.n_arms:
-            raise RuntimeError(f"{type(self).__name__} asked for arm {int(batch.arms.max())} "
-                               f"of {self.n_arms}")
+        if batch is not None:
+            if isinstance(batch, IIDBatch) and not batch.materialised:
+                top = batch.n_arms - 1 if batch.n_pulls else -1  # O(K): runs not computed
+            else:
+                top = int(batch.arms.max()) if batch.n_runs else -1
+            if top >= self.n_arms:
+                raise RuntimeError(f"{type(self).__name__} asked for arm {top} of "
+                                   f"{self.n_arms}")
         self._pending = batch
         return batch
 
@@ -411,6 +583,64 @@ class Algorithm(ABC):
         self.decisions.record(batch)
         self.t += batch.n_pulls
         self._observe(batch, rewards, costs)
+
+    def observe_arm_sums(self, batch: Batch, sums: np.ndarray, pulls: np.ndarray) -> None:
+        """Tell, by arm: ``sums[a]`` the total reward of the ``pulls[a]`` pulls of arm ``a``.
+
+        Only for an algorithm whose update reads nothing else (:attr:`observes_arm_sums`: the
+        IPS estimates of Xiong et al.). The same exchange as :meth:`observe` — ``batch`` is the
+        pending batch or a prefix of it, and is recorded in :attr:`decisions` — but the
+        batch's runs are never read: an :class:`IIDBatch` of 10⁹ pulls is answered in O(K)
+        (a live experiment answers from its per-arm running totals). ``pulls`` is checked
+        against the batch's size (and, when its runs are known, against its allocation), and
+        ``sums`` against :attr:`reward_range`.
+
+        With 0/1 rewards the sums are integers and the update equals :meth:`observe`'s on the
+        same pulls, bit for bit; with other rewards it equals it up to the rounding of the
+        sums' order of addition.
+        """
+        if not self.observes_arm_sums or self.n_costs:
+            raise ValueError(f"{type(self).__name__} observes run sums (call observe()): its "
+                             "update needs more than per-arm reward sums")
+        pending = self._pending
+        if pending is None:
+            raise ValueError("observe_arm_sums() with no batch pending: call next_batch() "
+                             "first, and answer each batch once")
+        if batch is not pending and not batch.is_prefix_of(pending):
+            raise ValueError("batch must be the batch next_batch() returned, or a prefix of it "
+                             "(Batch.truncated)")
+        sums = as_numbers(sums, "sums")
+        pulls_arr = np.asarray(pulls)
+        K = self.n_arms
+        if sums.shape != (K,) or not np.isfinite(sums).all():
+            raise ValueError(f"sums must be {K} finite numbers, one per arm, got shape "
+                             f"{sums.shape}")
+        if (pulls_arr.shape != (K,) or pulls_arr.dtype.kind not in "iu"
+                or np.any(pulls_arr < 0) or int(pulls_arr.sum()) != batch.n_pulls):
+            raise ValueError(f"pulls must be {K} non-negative integers, one per arm, summing "
+                             f"to the batch's {batch.n_pulls} pulls")
+        pulls_arr = pulls_arr.astype(np.int64)
+        known = not isinstance(batch, IIDBatch) or batch.materialised
+        if known and not np.array_equal(pulls_arr, batch.allocation(K)):
+            raise ValueError("pulls must be the batch's pulls of each arm")
+        if self.reward_range is not None:
+            low, high = self.reward_range
+            n = pulls_arr.astype(float)
+            slack = 1e-9 * np.maximum(n, 1.0)
+            bad = np.flatnonzero((sums < low * n - slack) | (sums > high * n + slack))
+            if bad.size:
+                a = int(bad[0])
+                raise ValueError(f"sums must be sums of rewards in [{low:g}, {high:g}]: arm {a} "
+                                 f"with {int(n[a])} pull(s) got {sums[a]:g}")
+        self._pending = None
+        self._cut = batch.n_pulls < pending.n_pulls
+        self.decisions.record(batch)
+        self.t += batch.n_pulls
+        self._observe_arm_sums(batch, sums)
+
+    def _observe_arm_sums(self, batch: Batch, sums: np.ndarray) -> None:
+        """Update from per-arm reward sums (algorithms with :attr:`observes_arm_sums`)."""
+        raise NotImplementedError
 
     def _check_observation(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None
                            ) -> None:

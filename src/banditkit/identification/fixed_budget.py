@@ -10,61 +10,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..protocol import Algorithm, Batch
+from ..draws import arms_of_uniforms, design_cdf
+from ..protocol import Algorithm, Batch, IIDBatch
 from ..rng import SeedLike, as_generator
 from ..validation import check_positive_int
 from .elimination import check_arms_items
 
 __all__ = ["FixedBudgetIdentifier", "check_budget_problem", "iid_arms", "runs_batch"]
 
-_CELLS = 2048  # cells of [0, 1) in the table sampler (a power of two: u·G is exact)
-_TABLE_FROM = 1024  # fewest pulls for which building the table pays off (measured)
-
-
 def iid_arms(xi: np.random.Generator, weights: np.ndarray, n: int) -> np.ndarray:
     """``n`` arms drawn i.i.d. from ``weights`` with ``xi``: the arms of
     ``xi.choice(len(weights), size=n, p=weights)``, reading the same ``n`` uniforms.
 
     numpy's ``choice`` returns ``searchsorted(cdf, u, side="right")`` for
-    ``cdf = cumsum(p) / cumsum(p)[-1]`` and ``u = xi.random(n)``: the number of cdf values at
-    most u. A binary search per pull costs about 20 ns; here ``[0, 1)`` is cut into 2048 cells
-    (``j = ⌊2048 u⌋`` is exact, 2048 being a power of two) and the count is read from a table
-    for every pull whose cell holds no cdf value, by binary search only for the others (at most
-    K − 1 cells of 2048) — from about a thousand pulls on, where building the table pays
-    off. The arms are the same numbers as ``choice``'s, bit for bit.
-
+    ``cdf = cumsum(p) / cumsum(p)[-1]`` and ``u = xi.random(n)``; the search is
+    :func:`banditkit.draws.arms_of_uniforms`' table sampler, the same numbers bit for bit.
     ``weights`` must be a probability vector (non-negative, summing to 1): callers pass designs.
     """
-    cdf = np.cumsum(np.asarray(weights, dtype=float))
-    cdf /= cdf[-1]
-    u = xi.random(n)
-    if n < _TABLE_FROM:
-        return cdf.searchsorted(u, side="right").astype(np.int64, copy=False)
-    inner = cdf[cdf < 1.0]  # values of 1.0 are above every u
-    scaled = inner * _CELLS
-    # table[j] = #{c ≤ j / G} (c counts from cell ⌈c G⌉ on), or −1 where a cdf value lies
-    # strictly inside cell j, where the count depends on u itself
-    table = np.cumsum(np.bincount(np.ceil(scaled).astype(np.int64), minlength=_CELLS + 1))
-    cells = np.floor(scaled)
-    table[cells[cells != scaled].astype(np.int64)] = -1
-    arms = table[(u * _CELLS).astype(np.int64)]
-    fix = np.flatnonzero(arms < 0)
-    if fix.size:
-        arms[fix] = cdf.searchsorted(u[fix], side="right")
-    return arms
+    return arms_of_uniforms(design_cdf(weights), xi.random(n))
 
 
 def runs_batch(seq: np.ndarray) -> Batch:
-    """The batch of the pull sequence ``seq`` (int64): :meth:`Batch.from_sequence`'s runs,
-    found with fewer array passes (an epoch of i.i.d. pulls is mostly runs of one pull)."""
-    if seq.size == 0:
-        return Batch(seq, seq.copy())
-    starts = np.flatnonzero(seq[1:] != seq[:-1])
-    starts += 1
-    bounds = np.empty(starts.size + 2, dtype=np.int64)
-    bounds[0], bounds[-1] = 0, seq.size
-    bounds[1:-1] = starts
-    return Batch(seq[bounds[:-1]], np.diff(bounds))
+    """The batch of the pull sequence ``seq`` (int64): :meth:`Batch.from_sequence`."""
+    return Batch.from_sequence(seq)
 
 
 def check_budget_problem(X: object, Z: object, budget: object
@@ -123,8 +91,17 @@ class FixedBudgetIdentifier(Algorithm):
         return self.budget - self.t
 
     def _sample(self, weights: np.ndarray, n: int) -> Batch:
-        """``n`` pulls drawn i.i.d. from ``weights`` with ξ, in draw order."""
-        return runs_batch(iid_arms(self.xi, weights, n))
+        """``n`` pulls drawn i.i.d. from ``weights`` with ξ, in draw order: an
+        :class:`~banditkit.protocol.IIDBatch` (the design's cdf and ξ's state, O(K)), the
+        same pulls as :func:`iid_arms` and ξ left where it leaves it, so every later draw is
+        unchanged; its runs are computed only when read (a simulation's environment reads
+        them, a live experiment does not)."""
+        return IIDBatch.draw(self.xi, weights, n)
+
+    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
+        """Run sums to per-arm sums, for the identifiers whose update reads only those
+        (:attr:`~banditkit.protocol.Algorithm.observes_arm_sums`)."""
+        self._observe_arm_sums(batch, batch.arm_sums(rewards, self.n_arms))
 
     def _shuffled(self, allocation: np.ndarray) -> Batch:
         """The pulls of ``allocation`` (pulls per arm) in a random order drawn with ξ.

@@ -202,8 +202,9 @@ class _P1(FixedBudgetIdentifier):
         n = self._epoch_end() - self.t
         return self._sample(self._weights, n)
 
-    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
-        sums = batch.arm_sums(rewards, self.n_arms)
+    observes_arm_sums = True  # the IPS estimate reads per-arm sums only (Algorithm 2 line 5)
+
+    def _observe_arm_sums(self, batch: Batch, sums: np.ndarray) -> None:
         self._ips.add(self._weights, sums, batch.n_pulls, information=self._information)
         self.theta_hat = self._ips.theta
         if self._refresh_after(self.t):

@@ -232,8 +232,10 @@ class MixedPeace(FixedBudgetIdentifier):
         n = self.remaining if last else min(self._epoch_length, self.remaining)
         return self._sample(self.distribution, n)
 
-    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
-        self.ips.add(self.distribution, batch.arm_sums(rewards, self.n_arms), batch.n_pulls)
+    observes_arm_sums = True  # the IPS estimate reads per-arm sums only (line 8)
+
+    def _observe_arm_sums(self, batch: Batch, sums: np.ndarray) -> None:
+        self.ips.add(self.distribution, sums, batch.n_pulls)
         self.theta_hat = self.ips.theta
         self.epoch += 1
         if self.active.size > 1 and self.remaining > 0:
