@@ -9,10 +9,13 @@ import pytest
 
 from banditkit import simulate
 from banditkit.cli import main
+from banditkit.design import round_allocation
 from banditkit.envs.instances import make_instance
+from banditkit.envs.linear import LinearBandit
 from banditkit.experiments.replicability import audit
 from banditkit.identification import GBAI, P1RAGE, MixedPeace, ODLinBAI, P1Peace, Peace
-from banditkit.identification.fixed_budget import check_budget_problem
+from banditkit.identification.fixed_budget import best_index, check_budget_problem, ranked_by
+from banditkit.identification.item_designs import g_design, item_design
 from banditkit.registry import get_policy
 
 X = np.vstack([np.eye(3), [[0.6, 0.8, 0.0]]])
@@ -113,3 +116,72 @@ def test_cli_audit_line_of_the_readme(capsys):
                  "--horizon", "601", "--pairs", "2"])
     err = capsys.readouterr().err
     assert code != 0 and err.count("\n") == 1 and "horizon = 601 exceeds the schedule" in err
+
+
+# --- relabelling: the same problem with the arms listed in another order (issue 17 §1) -----
+
+def _error_rate(cls, perm: np.ndarray, n: int, T: int) -> float:
+    """Error rate over ``n`` trials on X = I_4 with Bernoulli means (0.7, 0.5, 0.5, 0.5), the
+    arms listed in the order ``perm``. At T = 4 estimates tie all the time (one {0, 1} reward
+    per pulled arm, zero for the others), so any index order decides most answers."""
+    means = np.array([0.7, 0.5, 0.5, 0.5])
+    X = np.eye(4)[perm]
+    env = LinearBandit(X, means, noise="bernoulli")
+    return float(np.mean([not simulate(cls(X, None, T, rng=i), env, seed=10**6 + i).correct
+                          for i in range(n)]))
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_relabelled_arms_give_the_same_error_rate(cls):
+    # with ties broken by index the best arm listed first wins every tie and listed last
+    # loses it: at these seeds the old code erred 0.51 vs 0.79 (G-BAI), 0.57 vs 0.75
+    # (P1-RAGE), 0.52 vs 0.78 (P1-Peace, Mixed-Peace), 0.00 vs 1.00 (Peace), 0.11 vs 1.00
+    # (OD-LinBAI) over 300 trials, |z| from 4.6 to 24; now within noise (|z| ≤ 1.0)
+    n = 300
+    listed = _error_rate(cls, np.arange(4), n, 4)
+    reversed_ = _error_rate(cls, np.arange(4)[::-1], n, 4)
+    pooled = (listed + reversed_) / 2
+    z = (reversed_ - listed) / np.sqrt(pooled * (1 - pooled) * 2 / n)
+    assert abs(z) < 3, (cls.__name__, listed, reversed_)
+
+
+def test_designs_are_those_of_the_set_whatever_the_labels():
+    # λ* and the XY design of permuted arms are the permuted designs, bit for bit: the Soare
+    # arms admit several near-optimal designs (x' ≈ e_1), and the solver used to return the
+    # one its input order led to (reversed: 0.0998 on x', 0.0022 on e_1)
+    X = make_instance("soare", d=10, omega=0.1).X
+    for perm in (np.arange(11)[::-1], np.random.default_rng(3).permutation(11)):
+        Xp = np.ascontiguousarray(X[perm])
+        np.testing.assert_array_equal(g_design(Xp, 0.01)[0], g_design(X, 0.01)[0][perm])
+        design, rho = item_design(Xp, Xp, np.arange(11), 0.01)
+        ref, ref_rho = item_design(X, X, np.arange(11), 0.01)
+        np.testing.assert_array_equal(design.weights, ref.weights[perm])
+        assert rho == ref_rho
+
+
+def test_ties_are_broken_uniformly_with_xi_and_xi_is_read_only_on_a_tie():
+    values = np.array([0.0, 1.0, 0.5, 1.0, 1.0])
+    xi = np.random.default_rng(0)
+    picks = np.bincount([best_index(values, xi) for _ in range(3000)], minlength=5)
+    assert picks[[0, 2]].sum() == 0 and picks[[1, 3, 4]].min() > 900
+    xi, shadow = np.random.default_rng(1), np.random.default_rng(1)
+    assert best_index(np.array([0.2, 0.9, 0.1]), xi) == 1
+    ranked = ranked_by(np.array([0.3, 0.1, 0.2]), xi)
+    assert ranked.tolist() == [0, 2, 1]
+    assert xi.random() == shadow.random()  # no tie: ξ untouched
+    # a ranking puts tied values in every order equally often, the untied ones in place
+    firsts = np.bincount([ranked_by(np.array([0.1, 0.7, 0.7, 0.7]), xi)[0]
+                          for _ in range(3000)], minlength=4)
+    assert firsts[0] == 0 and firsts[1:].min() > 900
+    assert all(ranked_by(np.array([0.1, 0.7, 0.7, 0.7]), xi)[-1] == 0 for _ in range(50))
+    # without ξ: index order, as before
+    assert best_index(values, None) == 1
+    assert ranked_by(values, None).tolist() == [1, 3, 4, 2, 0]
+
+
+def test_rounding_ties_follow_rng_and_keep_the_counts():
+    w = np.full(4, 0.25)
+    assert round_allocation(w, 6).tolist() == [2, 2, 1, 1]  # Pukelsheim, lowest index
+    rng = np.random.default_rng(0)
+    seen = {tuple(round_allocation(w, 6, rng=rng)) for _ in range(200)}
+    assert len(seen) == 6 and all(sorted(s) == [1, 1, 2, 2] for s in seen)
