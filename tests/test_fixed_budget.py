@@ -185,3 +185,18 @@ def test_rounding_ties_follow_rng_and_keep_the_counts():
     rng = np.random.default_rng(0)
     seen = {tuple(round_allocation(w, 6, rng=rng)) for _ in range(200)}
     assert len(seen) == 6 and all(sorted(s) == [1, 1, 2, 2] for s in seen)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_a_tied_recommendation_is_drawn_once(cls):
+    # ties are drawn with ξ: the answer must not change from one read to the next
+    X = np.eye(4)
+    env = LinearBandit(X, np.array([0.7, 0.5, 0.5, 0.5]), noise="bernoulli")
+    answers = set()
+    for i in range(40):
+        algo = cls(X, None, 4, rng=i)
+        trial = simulate(algo, env, seed=i)
+        reads = {algo.recommendation for _ in range(5)}
+        assert reads == {trial.recommendation}
+        answers.add(trial.recommendation)
+    assert len(answers) > 1  # ties did occur and were drawn
