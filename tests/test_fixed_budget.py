@@ -15,6 +15,7 @@ from banditkit.envs.linear import LinearBandit
 from banditkit.experiments.replicability import audit
 from banditkit.identification import GBAI, P1RAGE, MixedPeace, ODLinBAI, P1Peace, Peace
 from banditkit.identification.fixed_budget import best_index, check_budget_problem, ranked_by
+from banditkit.identification.g_bai import gbai_lockstep
 from banditkit.identification.item_designs import g_design, item_design
 from banditkit.registry import get_policy
 
@@ -200,3 +201,16 @@ def test_a_tied_recommendation_is_drawn_once(cls):
         assert reads == {trial.recommendation}
         answers.add(trial.recommendation)
     assert len(answers) > 1  # ties did occur and were drawn
+
+
+def test_gbai_lockstep_breaks_ties_as_simulate_does():
+    # the lock-step driver must draw a tied answer from ξ after the arms, as GBAI does
+    X = np.eye(4)
+    env = LinearBandit(X, np.array([0.7, 0.5, 0.5, 0.5]), noise="bernoulli")
+    n = 60
+    steps = gbai_lockstep([env] * n, [np.random.default_rng(i) for i in range(n)],
+                          list(range(n)), None, None, budget=4)
+    alone = [simulate(GBAI(X, None, 4, rng=np.random.default_rng(i)), env, seed=i)
+             for i in range(n)]
+    assert [t.recommendation for t in steps] == [t.recommendation for t in alone]
+    assert len({t.recommendation for t in alone}) > 1
