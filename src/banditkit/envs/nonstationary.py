@@ -121,6 +121,15 @@ class NonStationaryLinearBandit(Environment):
 
     # --- the schedule ---------------------------------------------------------------------
 
+    @property
+    def schedule_length(self) -> int | None:
+        """The number of times ``0..n−1`` the schedule defines θ_t for: the rows of a
+        non-periodic table; ``None`` (every t ≥ 0) for a periodic table or a function. A run
+        longer than this cannot be simulated."""
+        if self._table is None or self._periodic:
+            return None
+        return int(self._table.shape[0])
+
     def _rows(self, times: np.ndarray) -> np.ndarray:
         """Row of the table holding θ_t for each time (table schedules only)."""
         n_rows = self._table.shape[0]  # type: ignore[union-attr]
