@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ from banditkit import Experiment
 from banditkit.live.defaults import LIVE_DEFAULTS, params_in_force
 from banditkit.registry import get_policy, policy_names
 
+README = Path(__file__).resolve().parent.parent / "README.md"
 RATES = {"a": 0.10, "b": 0.12, "c": 0.15}
 HORIZON, SEED, VISITORS = 30_000, 7, 3_000
 CLI_VISITORS = 10_000  # a CLI call costs seconds on a shared machine: fewer, larger days
@@ -28,36 +31,43 @@ def _convert(arms: pd.Series, rng: np.random.Generator) -> np.ndarray:
     return (rng.random(len(arms)) < arms.map(RATES).to_numpy()).astype(float)
 
 
-def test_the_readme_example_ends_on_the_best_arm_through_the_api(tmp_path):
-    path = tmp_path / "ab.sqlite"
-    Experiment.create(path, algorithm="ReplicableElimination", arms=list(RATES), seed=SEED,
-                      horizon=HORIZON, params={"rho": 0.2}).close()
-    rng = np.random.default_rng(0)
-    for _day in range(HORIZON // VISITORS + 2):
-        with Experiment.open(path) as exp:
-            served = 0
-            while served < VISITORS:
-                units = exp.assign(VISITORS - served)
-                if units.empty:
-                    break
-                exp.record(units["unit"], _convert(units["arm"], rng))
-                served += len(units)
-            if exp.status().finished:
-                break
-    with Experiment.open(path) as exp:
-        state = exp.status()
+def _readme_live_snippet() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    (block,) = [b for b in blocks if "Experiment.create" in b]
+    return block
+
+
+def _readme_cli_create() -> list[str]:
+    """The arguments of the README's `banditkit experiment create` line (continuations joined,
+    comments dropped)."""
+    text = README.read_text().replace("\\\n", " ")
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("banditkit experiment create")]
+    return shlex.split(line.split("#")[0])[2:]
+
+
+def test_the_readme_live_snippet_ends_on_the_best_arm(tmp_path, monkeypatch, capsys):
+    """The README's Python snippet, run as printed (only rho given)."""
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__readme__"}
+    exec(compile(_readme_live_snippet(), "README.md", "exec"), namespace)
+    rates = namespace["rates"]
+    best, worst = max(rates, key=rates.get), min(rates, key=rates.get)
+    state = namespace["status"]
     assert state.finished
     recorded = state.arms["recorded"]
-    assert recorded.sum() == HORIZON
-    assert recorded["c"] > 0.6 * HORIZON, recorded.to_dict()  # the paper's rule: 4,608
-    assert recorded["a"] < recorded["c"]
-    assert state.leader == "c" and state.reason.startswith("committed"), state.reason
+    horizon = state.pulls_observed
+    assert recorded.sum() == horizon == 30_000
+    assert recorded[best] > 0.6 * horizon, recorded.to_dict()  # the paper's rule: 4,608
+    assert recorded[worst] < recorded[best]
+    assert state.leader == best and state.reason.startswith("committed"), state.reason
     assert "argmax" in state.reason and "not proved" in state.reason
     # every parameter in force is stored and shown, the live default marked
     assert state.params["rho"] == 0.2 and state.params["commit"] == "argmax"
     assert state.params["beta_floor"] is True and state.live_defaults == ["commit"]
+    assert state.arms.loc[best, "verdict"] == "better"
     text = str(state)
-    assert "leader: c (committed" in text and "commit='argmax' [live default]" in text
+    assert f"leader: {best} (committed" in text and "commit='argmax' [live default]" in text
+    assert text in capsys.readouterr().out  # the snippet prints it
 
 
 def _cli(*args: str, cwd: Path) -> str:
@@ -69,8 +79,9 @@ def _cli(*args: str, cwd: Path) -> str:
 
 
 def test_the_readme_example_ends_on_the_best_arm_through_the_cli(tmp_path):
-    _cli("create", "ab.sqlite", "--algorithm", "ReplicableElimination", "--arms", "a,b,c",
-         "--horizon", str(HORIZON), "--seed", str(SEED), "--param", "rho=0.2", cwd=tmp_path)
+    args = _readme_cli_create()
+    assert args[:2] == ["create", "ab.sqlite"] and "rho=0.2" in args  # only rho given
+    _cli(*args, cwd=tmp_path)
     rng = np.random.default_rng(1)
     for day in range(1, HORIZON // CLI_VISITORS + 4):
         _cli("assign", "ab.sqlite", str(CLI_VISITORS), "--out", f"day{day}.csv", cwd=tmp_path)

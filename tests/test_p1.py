@@ -10,7 +10,7 @@ import pytest
 from banditkit import simulate
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
-from banditkit.identification.fixed_budget import iid_arms
+from banditkit.identification.fixed_budget import iid_arms, ranked_by
 from banditkit.identification.g_bai import gbai_lockstep
 from banditkit.identification.item_designs import g_design, item_design
 from banditkit.identification.p1 import (
@@ -75,6 +75,9 @@ def test_every_epoch_is_drawn_from_the_current_lambda_with_xi(cls):
         if epochs > 0:
             assert not np.allclose(weights, lam_star)  # the virtual designs moved it
         algo.observe(batch, SOARE.pull(batch, noise, algo.t).rewards)
+        if cls is P1Peace and algo.remaining:
+            # the refresh ranked the items with ξ, which reads a permutation on ties only
+            ranked_by(SOARE.Z @ algo.theta_hat, shadow)
         epochs += 1
     assert algo.t == 3000 and epochs == algo.decisions.n_batches
 

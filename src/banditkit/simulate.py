@@ -124,8 +124,9 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
     horizon : int, optional
         Maximum number of pulls. A regret policy runs exactly ``horizon`` pulls (the last batch
         is cut to fit); an identifier stops by itself or is cut off at ``horizon`` (a budget
-        cap; the trial then has ``stopped=False``). Required unless the algorithm stops by
-        itself.
+        cap; the trial then has ``stopped=False`` unless the algorithm would have stopped
+        there anyway, as a fixed-budget identifier with ``budget = horizon`` does). Required
+        unless the algorithm stops by itself.
     seed : int, SeedSequence or Generator
         The environment's noise stream.
     checkpoints : array of int, optional
@@ -168,7 +169,7 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
     if horizon is not None:
         check_memory(algorithm, horizon)
     t = 0
-    stopped = False
+    stopped = cut = False
     empty = 0
     while horizon is None or t < horizon:
         batch = algorithm.next_batch()
@@ -184,9 +185,15 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
             empty = 0
         if horizon is not None and t + batch.n_pulls > horizon:
             batch = batch.truncated(horizon - t)
+            cut = True
         outcome = env.pull(batch, rng, t)
         algorithm.observe(batch, outcome.rewards, outcome.costs)
         t += batch.n_pulls
+    if not (stopped or cut) and t == horizon and algorithm.stops_by_itself:
+        # the horizon came with the end of a whole batch: a fixed-budget identifier whose
+        # budget is the horizon has stopped all the same (its next ask is None); one cut
+        # mid-batch, or asking for more, has not
+        stopped = algorithm.next_batch() is None
     seconds = time.perf_counter() - start
 
     log = algorithm.decisions

@@ -33,7 +33,8 @@ def _check_weights(weights: object) -> np.ndarray:
     return lam
 
 
-def round_allocation(weights: object, n: int) -> np.ndarray:
+def round_allocation(weights: object, n: int, *, rng: np.random.Generator | None = None
+                     ) -> np.ndarray:
     """Round a design λ into ``n`` pulls by efficient design apportionment.
 
     Parameters
@@ -42,6 +43,10 @@ def round_allocation(weights: object, n: int) -> np.ndarray:
         Design λ: non-negative, sums to 1.
     n : int
         Number of pulls (≥ 0).
+    rng : Generator, optional
+        Breaks ties in phase 2 uniformly at random (read only when there is one); without it,
+        the lowest index. An identifier with internal randomness passes its ξ, so that which
+        of several equally weighted arms gets the odd pull does not depend on their labels.
 
     Returns
     -------
@@ -54,7 +59,8 @@ def round_allocation(weights: object, n: int) -> np.ndarray:
 
     1. ``N_i = ⌈(n - p/2) λ_i⌉``;
     2. while ``Σ N < n`` increase an ``N_j`` attaining ``min N_j / λ_j``; while ``Σ N > n``
-       decrease an ``N_j`` attaining ``max (N_j - 1) / λ_j`` (ties: lowest index).
+       decrease an ``N_j`` attaining ``max (N_j - 1) / λ_j`` (ties: lowest index, or drawn
+       with ``rng``).
 
     Proposition 2: for ``n >= 2p`` the fractional allocation ``s / n`` has
     ``max_y ||y||²_{A(s/n)^-1} <= (1 + 2p/n) max_y ||y||²_{A(λ)^-1}`` for every Y, because
@@ -73,17 +79,26 @@ def round_allocation(weights: object, n: int) -> np.ndarray:
     excess = int(counts.sum()) - n
     # Phase 2 moves at most p units; each step is one vectorised argmin/argmax over p.
     while excess < 0:
-        j = int(np.argmin(counts / w))
+        j = _tie_break(-(counts / w), rng)
         counts[j] += 1
         excess += 1
     while excess > 0:
         score = np.where(counts > 0, (counts - 1) / w, -np.inf)
-        j = int(np.argmax(score))
+        j = _tie_break(score, rng)
         counts[j] -= 1
         excess -= 1
     out = np.zeros(lam.size, dtype=np.int64)
     out[sup] = counts
     return out
+
+
+def _tie_break(score: np.ndarray, rng: np.random.Generator | None) -> int:
+    """``argmax score``: the lowest index, or one of the tied drawn with ``rng``."""
+    j = int(np.argmax(score))
+    if rng is None:
+        return j
+    tied = np.flatnonzero(score == score[j])
+    return j if tied.size == 1 else int(tied[rng.integers(tied.size)])
 
 
 def rounding_min_samples(p: int, epsilon: float) -> int:

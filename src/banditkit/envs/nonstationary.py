@@ -75,9 +75,12 @@ class NonStationaryLinearBandit(Environment):
         self.X = check_arms(X, "X")
         self.Z = self.X if Z is None else check_arms(Z, "Z")
         self.n_arms, self.d = self.X.shape
-        if self.Z.shape[0] < 2:  # the items to choose between (Z = X unless given)
-            raise ValueError(f"{'Z' if Z is not None else 'X'} must hold at least 2 items to "
-                             f"choose between (rows), got {self.Z.shape[0]}")
+        # the items to choose between: X's arms need at least 2 (an experiment with one arm
+        # decides nothing); an explicit Z of one item is the transductive degenerate case the
+        # identifiers handle (they spend the budget and recommend it)
+        if Z is None and self.X.shape[0] < 2:
+            raise ValueError(f"X must hold at least 2 arms (rows) to choose between, got "
+                             f"{self.X.shape[0]}")
         if self.Z.shape[1] != self.d:
             raise ValueError(f"Z must have d = {self.d} columns like X, got {self.Z.shape[1]}")
         self.n_items = self.Z.shape[0]
@@ -120,6 +123,15 @@ class NonStationaryLinearBandit(Environment):
         self._cache: np.ndarray | None = None  # arm means per table row, built on first use
 
     # --- the schedule ---------------------------------------------------------------------
+
+    @property
+    def schedule_length(self) -> int | None:
+        """The number of times ``0..n−1`` the schedule defines θ_t for: the rows of a
+        non-periodic table; ``None`` (every t ≥ 0) for a periodic table or a function. A run
+        longer than this cannot be simulated."""
+        if self._table is None or self._periodic:
+            return None
+        return int(self._table.shape[0])
 
     def _rows(self, times: np.ndarray) -> np.ndarray:
         """Row of the table holding θ_t for each time (table schedules only)."""

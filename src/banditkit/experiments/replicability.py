@@ -282,6 +282,13 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
+        length = getattr(env, "schedule_length", None)
+        if length is not None and horizon > length:
+            # refused before any work, not by the first pull past the schedule's end
+            raise ValueError(f"horizon = {horizon} exceeds the schedule of "
+                             f"{instance or type(env).__name__}, which defines θ_t for "
+                             f"{length} pulls: pass a horizon of at most {length} (or build "
+                             "the instance with a longer schedule)")
     params = dict(params or {})
     if rho is None and params.get("rho") is not None:
         rho = params["rho"]

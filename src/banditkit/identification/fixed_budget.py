@@ -16,7 +16,14 @@ from ..rng import SeedLike, as_generator
 from ..validation import check_positive_int
 from .elimination import check_arms_items
 
-__all__ = ["FixedBudgetIdentifier", "check_budget_problem", "iid_arms", "runs_batch"]
+__all__ = [
+    "FixedBudgetIdentifier",
+    "best_index",
+    "check_budget_problem",
+    "iid_arms",
+    "ranked_by",
+    "runs_batch",
+]
 
 def iid_arms(xi: np.random.Generator, weights: np.ndarray, n: int) -> np.ndarray:
     """``n`` arms drawn i.i.d. from ``weights`` with ``xi``: the arms of
@@ -28,6 +35,44 @@ def iid_arms(xi: np.random.Generator, weights: np.ndarray, n: int) -> np.ndarray
     ``weights`` must be a probability vector (non-negative, summing to 1): callers pass designs.
     """
     return arms_of_uniforms(design_cdf(weights), xi.random(n))
+
+
+def best_index(values: np.ndarray, xi: np.random.Generator | None) -> int:
+    """``argmax values``, a tie broken uniformly at random with ``xi``.
+
+    Estimates tie exactly more often than continuous noise suggests: an IPS estimate after a
+    few pulls is zero on every item the pulled arms do not measure, and Bernoulli rewards give
+    discrete estimates. Taking the lowest index would make the answer depend on the order in
+    which the items are listed; ``xi`` (the algorithm's own randomness) is read only when
+    there is a tie, so untied runs draw exactly the numbers they drew before. ``xi=None``
+    keeps the lowest index (for callers without internal randomness).
+    """
+    values = np.asarray(values)
+    best = int(np.argmax(values))
+    if xi is None:
+        return best
+    tied = np.flatnonzero(values == values[best])
+    return best if tied.size == 1 else int(tied[xi.integers(tied.size)])
+
+
+def ranked_by(values: np.ndarray, xi: np.random.Generator | None) -> np.ndarray:
+    """Positions of ``values`` sorted descending, ties in a uniformly random order drawn
+    with ``xi`` (in index order when ``xi`` is None).
+
+    A random permutation of the positions before a stable sort orders every group of tied
+    values uniformly at random, so a ranking (Peace's halving prefixes, OD-LinBAI's survivors)
+    does not depend on how the items are labelled (:func:`best_index` says why ties happen).
+    ``xi`` is read only when two values tie.
+    """
+    values = np.asarray(values)
+    order = np.argsort(-values, kind="stable")
+    if xi is None:
+        return order
+    sorted_values = values[order]
+    if not np.any(sorted_values[1:] == sorted_values[:-1]):
+        return order
+    perm = xi.permutation(values.size)
+    return perm[np.argsort(-values[perm], kind="stable")]
 
 
 def runs_batch(seq: np.ndarray) -> Batch:
@@ -84,6 +129,7 @@ class FixedBudgetIdentifier(Algorithm):
         self.X, self.Z, self.budget = X, Z, budget
         self.xi = as_generator(rng)
         self.theta_hat = np.zeros(X.shape[1])
+        self._answer: int | None = None  # the recommendation, drawn once (ties use ξ)
 
     @property
     def remaining(self) -> int:
@@ -114,7 +160,14 @@ class FixedBudgetIdentifier(Algorithm):
 
     @property
     def recommendation(self) -> int | None:
-        """``argmax_z zᵀθ̂`` once the budget is spent (lowest index on ties); before, None."""
+        """The answer (:meth:`_recommend`) once the budget is spent; before, None. Decided on
+        the first read and kept, so a tie is drawn once."""
         if self.remaining > 0:
             return None
-        return int(np.argmax(self.Z @ self.theta_hat))
+        if self._answer is None:
+            self._answer = self._recommend()
+        return self._answer
+
+    def _recommend(self) -> int:
+        """``argmax_z zᵀθ̂``, a tie broken with ξ (:func:`best_index`)."""
+        return best_index(self.Z @ self.theta_hat, self.xi)

@@ -25,7 +25,7 @@ from ..rng import SeedLike, as_generator
 from ..simulate import default_checkpoints
 from ..trial import Trial
 from ..validation import check_positive, check_positive_int
-from .fixed_budget import FixedBudgetIdentifier, iid_arms, runs_batch
+from .fixed_budget import FixedBudgetIdentifier, best_index, iid_arms, runs_batch
 from .item_designs import g_design
 
 __all__ = ["GBAI", "gbai_lockstep"]
@@ -36,7 +36,8 @@ class GBAI(FixedBudgetIdentifier):
 
     Draws all ``budget`` pulls i.i.d. from the G-optimal design λ* (line 3), forms the IPS
     estimate ``θ̂_T = (1/T) Σ_t A(λ*)⁻¹ x_t r_t`` (line 5) and recommends
-    ``argmax_{z∈Z} zᵀθ̂_T`` (line 6).
+    ``argmax_{z∈Z} zᵀθ̂_T`` (line 6), a tie broken with ξ (items the design never pulls have
+    estimates that tie exactly at small budgets).
 
     Parameters
     ----------
@@ -180,7 +181,8 @@ def gbai_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generato
         rewards = np.asarray(env.pull(batch, as_generator(seed), 0).rewards,
                              dtype=float).reshape(-1)
         theta = proto._estimate(batch, rewards)
-        recommendation = (int(np.argmax(proto.Z @ theta)) if n_pulls == budget else None)
+        # the same tie-break as GBAI.recommendation: ξ, after the draws of the arms
+        recommendation = best_index(proto.Z @ theta, xi) if n_pulls == budget else None
         if id(env) not in best:
             best[id(env)] = env.best_item(horizon)
         results.append(Trial(

@@ -13,13 +13,22 @@ depends on how trials are spread over workers.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..design import Design, g_optimal, pairwise_design
 from ..estimation.ips import ips_information
 from .memo import ArrayMemo
 
-__all__ = ["G_DESIGNS", "ITEM_DESIGNS", "g_design", "halving_prefix", "item_design"]
+__all__ = [
+    "G_DESIGNS",
+    "ITEM_DESIGNS",
+    "canonical_order",
+    "g_design",
+    "halving_prefix",
+    "item_design",
+]
 
 #: Designs of item sets, reused across epochs and trials in one process.
 ITEM_DESIGNS = ArrayMemo(20_000)
@@ -37,7 +46,12 @@ def g_design(X: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
     number depends on how trials are spread over workers. Both arrays are read-only.
     """
     def solve() -> tuple[np.ndarray, np.ndarray]:
-        weights = np.array(g_optimal(X, tol=tol).weights)
+        # solved on the rows in a canonical order: optimal designs need not be unique (on the
+        # Soare arms x' ≈ e_1 can stand in for e_1 within the gap), and which one the solver
+        # returns must not depend on how the arms are listed
+        order = canonical_order(X)
+        weights = np.empty(X.shape[0])
+        weights[order] = g_optimal(X[order], tol=tol).weights
         information = ips_information(X, weights)
         weights.setflags(write=False)
         information.setflags(write=False)
@@ -55,7 +69,27 @@ def item_design(X: np.ndarray, Z: np.ndarray, items: np.ndarray, tol: float
     if items.size < 2:
         return None, 0.0
     return ITEM_DESIGNS.get(("items", X, Z, items, float(tol)),
-                            lambda: pairwise_design(X, Z, items, tol))
+                            lambda: _canonical_pairwise_design(X, Z, items, tol))
+
+
+def canonical_order(rows: np.ndarray) -> np.ndarray:
+    """The positions of ``rows`` sorted lexicographically (first column first): an order that
+    depends on the set of rows, not on how they are listed."""
+    return np.lexsort(rows.T[::-1])
+
+
+def _canonical_pairwise_design(X: np.ndarray, Z: np.ndarray, items: np.ndarray, tol: float
+                               ) -> tuple[Design, float]:
+    """:func:`banditkit.design.pairwise_design` on the arms and the items in their canonical
+    order, its weights put back in the arms' order: the design of a set, whatever the labels
+    (like λ* in :func:`g_design`)."""
+    arms = canonical_order(X)
+    W = Z[items]
+    design, rho = pairwise_design(X[arms], W[canonical_order(W)], np.arange(items.size), tol)
+    weights = np.empty(X.shape[0])
+    weights[arms] = design.weights
+    weights.setflags(write=False)
+    return dataclasses.replace(design, weights=weights), rho
 
 
 def halving_prefix(X: np.ndarray, Z: np.ndarray, ranked: np.ndarray, rho: float, tol: float

@@ -16,8 +16,8 @@ from ..estimation.least_squares import LeastSquares
 from ..protocol import Batch
 from ..rng import SeedLike
 from ..validation import check_positive
-from .fixed_budget import FixedBudgetIdentifier
-from .item_designs import ITEM_DESIGNS
+from .fixed_budget import FixedBudgetIdentifier, ranked_by
+from .item_designs import ITEM_DESIGNS, canonical_order
 
 __all__ = ["ODLinBAI", "PhaseDesign", "phase_design"]
 
@@ -67,7 +67,9 @@ def _compute_phase_design(X: np.ndarray, arms: np.ndarray, tol: float) -> PhaseD
     if rank == 0:  # every survivor is the zero vector: nothing to design
         weights = np.full(arms.size, 1.0 / arms.size)
     else:
-        weights = np.asarray(g_optimal(features, tol=tol).weights)
+        order = canonical_order(features)  # the design of the set, whatever the labels
+        weights = np.empty(arms.size)
+        weights[order] = g_optimal(features[order], tol=tol).weights
     return PhaseDesign(arms, basis, features, weights)
 
 
@@ -102,7 +104,8 @@ class ODLinBAI(FixedBudgetIdentifier):
     * ``⌈π_r(a) m⌉`` pulls of each arm a, in a random order drawn from ξ (Xiong et al.,
       Appendix D);
     * least squares on *this phase's pulls only*, then keep the ``⌈d/2^r⌉`` arms of largest
-      estimated mean (ties: lower index first).
+      estimated mean (ties in a random order drawn with ξ, so the survivors do not depend
+      on the arms' labels).
 
     The single arm left after phase R is recommended.
 
@@ -174,20 +177,21 @@ class ODLinBAI(FixedBudgetIdentifier):
         """This phase's pulls per arm of ``design.arms``."""
         later = self.n_phases - 1 - self.phase  # phases after this one
         if later <= 0:
-            return round_allocation(design.weights, self.remaining)
+            return round_allocation(design.weights, self.remaining, rng=self.xi)
         if self.short_budget:
             n = min(self.budget // self.n_phases, max(self.remaining - later, 0))
-            return round_allocation(design.weights, n)
+            return round_allocation(design.weights, n, rng=self.xi)
         counts = np.ceil(design.weights * self.m).astype(np.int64)
         cap = max(self.remaining - later * max(1, math.floor(self.m)), 0)
-        return counts if counts.sum() <= cap else round_allocation(design.weights, cap)
+        return (counts if counts.sum() <= cap
+                else round_allocation(design.weights, cap, rng=self.xi))
 
     def _next_batch(self) -> Batch | None:
         if self.remaining == 0:
             return None
         if self.phase >= self.n_phases:  # only after a truncated last phase: spend the rest
             uniform = np.full(self.n_arms, 1.0 / self.n_arms)
-            return self._shuffled(round_allocation(uniform, self.remaining))
+            return self._shuffled(round_allocation(uniform, self.remaining, rng=self.xi))
         design = phase_design(self.X, self.active, self.design_tol)
         self._design = design
         allocation = np.zeros(self.n_arms, dtype=np.int64)
@@ -204,17 +208,14 @@ class ODLinBAI(FixedBudgetIdentifier):
         fit = LeastSquares.from_sums(design.features, counts, sums)
         # Back in R^d: basis @ θ_r is the minimum-norm least-squares fit on the pulled arms.
         self.theta_hat = design.basis @ fit.theta
-        order = np.argsort(-(design.features @ fit.theta), kind="stable")
+        order = ranked_by(design.features @ fit.theta, self.xi)  # ties: a random order
         self.active = design.arms[order[:self.keep[self.phase]]]
         self._dims.append(design.dim)
         self._sizes.append(int(self.active.size))
         self.phase += 1
 
-    @property
-    def recommendation(self) -> int | None:
-        """The best surviving arm once the budget is spent (the single one after phase R)."""
-        if self.remaining > 0:
-            return None
+    def _recommend(self) -> int:
+        """The best surviving arm (the single one after phase R)."""
         return int(self.active[0])
 
     @property

@@ -28,7 +28,7 @@ from ..estimation.ips import IPSEstimate, ips_information
 from ..protocol import Batch
 from ..rng import SeedLike
 from ..validation import check_positive, check_positive_int
-from .fixed_budget import FixedBudgetIdentifier
+from .fixed_budget import FixedBudgetIdentifier, ranked_by
 from .item_designs import g_design, halving_prefix, item_design
 
 __all__ = [
@@ -103,18 +103,21 @@ def rage_elimination(X: np.ndarray, Z: np.ndarray, theta_hat: np.ndarray, m: int
 
 
 def peace_elimination(X: np.ndarray, Z: np.ndarray, theta_hat: np.ndarray, *,
-                      tol: float = 0.01) -> VirtualElimination:
+                      tol: float = 0.01, xi: np.random.Generator | None = None
+                      ) -> VirtualElimination:
     """Peace-Elimination (Xiong et al., Algorithm 5) on the estimate ``theta_hat``.
 
-    Items are ranked by ``zᵀθ̂``, best first (line 2; ties in index order); ``X^(0) = Z``;
+    Items are ranked by ``zᵀθ̂``, best first (line 2); tied items in a random order drawn with
+    ``xi`` (:func:`~.fixed_budget.ranked_by`; in index order when ``xi`` is None). Ties are
+    the rule after the first pull — the estimate ``A(λ*)⁻¹ x r`` is zero on every item that
+    ``x`` does not measure — and the first epoch's design depends on their order; ``X^(0) = Z``;
     while ``|X^(i)| > 1``: ``λ^(i)`` is the XY design of ``X^(i)`` with value
     ``ρ_i = inf_λ ρ(X^(i), λ)`` (line 5), and ``X^(i+1)`` the largest ranked prefix whose
     value is at most ``ρ_i / 2`` (lines 6–7, :func:`~.item_designs.halving_prefix`). Every
     phase removes at least one item (a set's own value exceeds half of it), except when its
     items coincide (``ρ_i = 0``), where the loop stops.
     """
-    values = Z @ theta_hat
-    ranked = np.argsort(-values, kind="stable")
+    ranked = ranked_by(Z @ theta_hat, xi)
     sets: list[np.ndarray] = []
     total = np.zeros(X.shape[0])
     size = ranked.size
@@ -326,7 +329,10 @@ class P1Peace(_P1):
     The halving search bisects over prefix lengths, as the authors' code does (the value of a
     prefix only grows with its length); a virtual phase's design and its candidates' are
     memoised per item set (:func:`~.item_designs.item_design`). Items tied in θ̂ are ranked
-    in index order (the code's reversed argsort ranks them the other way).
+    in a random order drawn with ξ: right after the first pull 8–10 of the Soare items tie
+    at 0, and an index order (ours was ascending, the authors' reversed argsort descending)
+    made the first epoch, and the error rate, depend on how the arms are listed
+    (docs/p1-rage.md). The recommendation's ties are broken with ξ too.
     """
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, budget: int, *,
@@ -336,4 +342,4 @@ class P1Peace(_P1):
                          design_tol=design_tol, rng=rng)
 
     def _virtual(self, theta_hat: np.ndarray) -> VirtualElimination:
-        return peace_elimination(self.X, self.Z, theta_hat, tol=self.design_tol)
+        return peace_elimination(self.X, self.Z, theta_hat, tol=self.design_tol, xi=self.xi)

@@ -22,7 +22,7 @@ from ..estimation.least_squares import LeastSquares
 from ..protocol import Batch
 from ..rng import SeedLike
 from ..validation import check_positive
-from .fixed_budget import FixedBudgetIdentifier
+from .fixed_budget import FixedBudgetIdentifier, best_index, ranked_by
 from .item_designs import g_design, halving_prefix, item_design
 
 __all__ = ["MixedPeace", "Peace", "peace_epochs"]
@@ -40,9 +40,11 @@ def peace_epochs(rho: float, budget: int) -> int:
     return max(1, min(math.ceil(math.log2(rho)), budget))
 
 
-def _ranked(Z: np.ndarray, items: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """``items`` sorted by ``zᵀθ`` descending; ties keep their current order (stable)."""
-    return items[np.argsort(-(Z[items] @ theta), kind="stable")]
+def _ranked(Z: np.ndarray, items: np.ndarray, theta: np.ndarray,
+            xi: np.random.Generator) -> np.ndarray:
+    """``items`` sorted by ``zᵀθ`` descending; ties in a random order drawn with ``xi``
+    (:func:`.fixed_budget.ranked_by`), so the survivors do not depend on the labels."""
+    return items[ranked_by(Z[items] @ theta, xi)]
 
 
 class Peace(FixedBudgetIdentifier):
@@ -62,7 +64,7 @@ class Peace(FixedBudgetIdentifier):
     * unless it is the last epoch: rank the survivors by ``zᵀθ̂_r`` and keep the largest prefix
       with ``inf_λ ρ(prefix, λ) ≤ ρ_r / 2`` (:func:`.item_designs.halving_prefix`).
 
-    After the last epoch it recommends ``argmax_{z ∈ Z_R} zᵀθ̂_R`` (lowest index on ties).
+    After the last epoch it recommends ``argmax_{z ∈ Z_R} zᵀθ̂_R`` (ties broken with ξ).
 
     Parameters
     ----------
@@ -92,15 +94,18 @@ class Peace(FixedBudgetIdentifier):
 
     * Rounding, not sampling: each epoch's pulls are the Pukelsheim rounding of λ_r
       (Appendix D: the rounding code of Katz-Samuels et al.), so the counts are deterministic
-      and only their order is random.
+      up to the rounding's ties (which of equally weighted arms gets an odd pull, drawn with
+      ξ rather than by index, so that the counts do not depend on the labels), and their
+      order is random.
     * The recommendation is the best *survivor* under the last epoch's estimate, and no
       elimination follows the last epoch.
     * When one item survives before epoch R, the authors' code stops with fewer than T pulls.
       Here the budget is always spent: the leftover pulls form one batch on the rounded uniform
       design (the authors' design for a single item), which cannot change the recommendation.
     * The bisection of :func:`.item_designs.halving_prefix` is the authors'; ties in the
-      ranking keep the previous order (the authors' ``flip(argsort)`` puts the later one
-      first), a measure-zero difference under continuous noise.
+      ranking are put in a random order drawn with ξ (the authors' ``flip(argsort)`` puts
+      the later index first), so the survivors do not depend on the items' labels; ties are
+      rare under Gaussian noise, common with discrete (Bernoulli) rewards.
     """
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, budget: int, *,
@@ -120,30 +125,27 @@ class Peace(FixedBudgetIdentifier):
             return None
         if self.active.size == 1:
             uniform = np.full(self.n_arms, 1.0 / self.n_arms)
-            return self._shuffled(round_allocation(uniform, self.remaining))
+            return self._shuffled(round_allocation(uniform, self.remaining, rng=self.xi))
         last = self.epoch >= self.n_epochs - 1
         n = self.remaining if last else min(self._epoch_length, self.remaining)
         design, self._rho = item_design(self.X, self.Z, self.active, self.design_tol)
-        return self._shuffled(round_allocation(design.weights, n))
+        return self._shuffled(round_allocation(design.weights, n, rng=self.xi))
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         if self.active.size == 1:  # the leftover batch: nothing to decide
             return
         self.theta_hat = LeastSquares.from_batch(self.X, batch, rewards).theta
         self.epoch += 1
-        ranked = _ranked(self.Z, self.active, self.theta_hat)
+        ranked = _ranked(self.Z, self.active, self.theta_hat, self.xi)
         if self.epoch < self.n_epochs and self.remaining > 0:
             ranked = ranked[:halving_prefix(self.X, self.Z, ranked, self._rho,
                                             self.design_tol)]
         self.active = ranked
         self._sizes.append(int(ranked.size))
 
-    @property
-    def recommendation(self) -> int | None:
-        """The best survivor under the last epoch's estimate, once the budget is spent."""
-        if self.remaining > 0:
-            return None
-        return int(self.active[np.argmax(self.Z[self.active] @ self.theta_hat)])
+    def _recommend(self) -> int:
+        """The best survivor under the last epoch's estimate (a tie broken with ξ)."""
+        return int(self.active[best_index(self.Z[self.active] @ self.theta_hat, self.xi)])
 
     @property
     def info(self) -> dict:
@@ -239,7 +241,7 @@ class MixedPeace(FixedBudgetIdentifier):
         self.theta_hat = self.ips.theta
         self.epoch += 1
         if self.active.size > 1 and self.remaining > 0:
-            ranked = _ranked(self.Z, self.active, self.theta_hat)
+            ranked = _ranked(self.Z, self.active, self.theta_hat, self.xi)
             self.active = ranked[:halving_prefix(self.X, self.Z, ranked, self._rho,
                                                  self.design_tol)]
         self._sizes.append(int(self.active.size))
