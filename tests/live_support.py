@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from banditkit.envs.base import Environment, Outcome
-from banditkit.live.journal import unpack_runs
+from banditkit.live.journal import unpack_draws, unpack_runs
 from banditkit.protocol import Batch
 
 
@@ -63,6 +63,10 @@ def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list:
     try:
         batches = {b: unpack_runs(a, c)
                    for b, a, c in conn.execute("SELECT batch, arms, counts FROM runs")}
+        # an i.i.d. batch is stored as its description: its runs are the draws it describes
+        batches.update({b: (lazy.arms, lazy.counts) for b, lazy in (
+            (b, unpack_draws(c, s, n)) for b, c, s, n in conn.execute(
+                "SELECT batch, cdf, state, n_pulls FROM draws"))})
         rows = {u: (b, s) for u, b, s in conn.execute(
             f"SELECT id, batch, slot FROM units WHERE id IN ({','.join('?' * len(units))})",
             units)}

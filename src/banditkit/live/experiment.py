@@ -34,11 +34,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..protocol import Algorithm, Batch
+from ..protocol import Algorithm, Batch, IIDBatch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator
 from .defaults import NOT_PROVED, params_in_force
-from .journal import ALL_BATCHES, ExperimentError, Journal, pack_runs, unpack_runs
+from .journal import (
+    ALL_BATCHES,
+    ExperimentError,
+    Journal,
+    pack_draws,
+    pack_runs,
+    unpack_draws,
+    unpack_runs,
+)
 from .leader import leader
 from .problem import LiveArms, arm_names
 from .propensity import batch_propensities
@@ -57,11 +65,13 @@ __all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]
 # SQLite's default limit on the variables of one statement is 999 (older builds): chunk lists.
 _CHUNK = 900
 
-#: Identifiers that draw their pulls i.i.d. (or shuffle an epoch's multiset) and hold the pull
-#: sequence of a batch in memory, about 40 bytes a pull while it is drawn and stored (ξ's
-#: uniforms, the sequence, its runs, the stored copy): a budget above :data:`MAX_SEQUENCE`
-#: is refused at create, naming it, instead of dying on an allocation of gigabytes later.
-SEQUENCE_IN_MEMORY = ("GBAI", "P1RAGE", "P1Peace", "MixedPeace", "Peace", "ODLinBAI")
+#: Identifiers that shuffle an epoch's multiset of pulls with ξ (a permutation, which cannot
+#: be evaluated slot by slot) and hold the pull sequence of a batch in memory, about 40 bytes
+#: a pull while it is drawn and stored: a budget above :data:`MAX_SEQUENCE` is refused at
+#: create, naming it, instead of dying on an allocation of gigabytes later. The identifiers
+#: that draw i.i.d. (G-BAI, P1-RAGE, P1-Peace, Mixed-Peace) store a batch as its description
+#: (:class:`banditkit.protocol.IIDBatch`, O(arms)) and take any budget.
+SEQUENCE_IN_MEMORY = ("Peace", "ODLinBAI")
 MAX_SEQUENCE = 50_000_000
 
 
@@ -270,8 +280,8 @@ class Experiment:
             raise ExperimentError(f"horizon must be an integer >= 1, got {horizon!r}")
         if algorithm in SEQUENCE_IN_MEMORY and horizon is not None and horizon > MAX_SEQUENCE:
             raise ExperimentError(
-                f"horizon: {algorithm} draws its pulls i.i.d. and a live experiment holds a "
-                f"batch's pull sequence in memory (about 40 bytes a pull: {horizon:.3g} pulls "
+                f"horizon: {algorithm} shuffles each epoch's pulls and a live experiment holds "
+                f"a batch's pull sequence in memory (about 40 bytes a pull: {horizon:.3g} pulls "
                 f"need about {40 * horizon / 2**30:.0f} GiB); use a horizon of at most "
                 f"{MAX_SEQUENCE:.0e}")
         if order not in ("shuffled", "batch"):
@@ -424,6 +434,19 @@ class Experiment:
             asked = self._ask()
             if batch_id != self._observed or asked is None:
                 self._mismatch(batch_id)
+            if self._checked != (batch_id, digest) and isinstance(asked, IIDBatch):
+                # an i.i.d. batch: its stored description against the algorithm's, O(arms)
+                row = conn.execute("SELECT cdf, state, n_pulls FROM draws WHERE batch = ?",
+                                   (batch_id,)).fetchone()
+                try:
+                    stored_draws = unpack_draws(*(row if row is not None else (None,) * 3))
+                except ValueError as error:
+                    self._algorithm = None
+                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                                          f"{batch_id} cannot be read ({error})") from None
+                if not (pack_draws(stored_draws)[2] == pack_draws(asked)[2] == digest):
+                    self._mismatch(batch_id)
+                self._checked = (batch_id, digest)
             if self._checked != (batch_id, digest):
                 # once per batch and process: the stored runs against the algorithm's (O(runs)
                 # in C); later calls compare the digest alone
@@ -447,8 +470,11 @@ class Experiment:
                 costs = (None if cost_sums is None
                          else np.asarray(json.loads(cost_sums), float))
                 sums = np.asarray(json.loads(reward_sums), float)
-                self._check_totals(conn, batch_id, asked, sums)
-                self._algorithm.observe(asked, sums, costs)
+                pulls = self._check_totals(conn, batch_id, asked, sums)
+                if isinstance(asked, IIDBatch):
+                    self._algorithm.observe_arm_sums(asked, sums, pulls)
+                else:
+                    self._algorithm.observe(asked, sums, costs)
             except (ValueError, TypeError) as error:
                 self._algorithm = None
                 raise ExperimentError(f"{str(self.path)!r} is damaged: the stored outcome of "
@@ -463,24 +489,34 @@ class Experiment:
             "written by a banditkit whose algorithm differs); refusing to go on")
 
     def _check_totals(self, conn: sqlite3.Connection, batch_id: int, batch: Batch,
-                      sums: np.ndarray) -> None:
+                      sums: np.ndarray) -> np.ndarray:
         """Refuse an observed batch whose stored run sums disagree with the running totals of
-        its units (an edit of ``batches.reward_sums`` or of ``totals``): O(arms)."""
+        its units (an edit of ``batches.reward_sums`` or of ``totals``): O(arms). An i.i.d.
+        batch stores per-arm sums, and its pulls per arm are the totals' (its runs are never
+        computed): they must add up to its size. Returns the pulls per arm."""
         K = len(self.arm_names)
-        if sums.shape != (batch.n_runs,):
-            raise ValueError(f"{sums.size} run sums for {batch.n_runs} runs")
-        expected = batch.arm_sums(sums, K)
-        pulls = batch.allocation(K)
+        lazy = isinstance(batch, IIDBatch)
+        if sums.shape != ((K,) if lazy else (batch.n_runs,)):
+            raise ValueError(f"{sums.size} sums for {K if lazy else batch.n_runs} "
+                             f"{'arms' if lazy else 'runs'}")
+        expected = sums if lazy else batch.arm_sums(sums, K)
+        pulls = None if lazy else batch.allocation(K)
         got = np.zeros(K)
         counted = np.zeros(K, dtype=np.int64)
         for arm, recorded, total in conn.execute(
                 "SELECT arm, recorded, reward FROM totals WHERE batch = ?", (batch_id,)):
             self._check_arm_index(arm)
             got[arm], counted[arm] = total, recorded
+        if pulls is None:  # an i.i.d. batch: its pulls per arm are what its units recorded
+            pulls = counted
+            if int(counted.sum()) != batch.n_pulls:
+                raise ValueError(f"its units recorded {int(counted.sum())} rewards for its "
+                                 f"{batch.n_pulls} pulls: the file was edited by hand")
         slack = 1e-9 * np.maximum(pulls, 1)
         if not np.array_equal(counted, pulls) or np.any(np.abs(got - expected) > slack):
             raise ValueError("its run sums do not match the rewards recorded for its units "
                              "(the totals kept with them): the file was edited by hand")
+        return pulls
 
     def _ask(self) -> Batch | None:
         """The algorithm's pending batch, cut to the horizon as :func:`banditkit.simulate` cuts
@@ -507,15 +543,23 @@ class Experiment:
             return None
         batch_id = self._observed
         if self._checked is None or self._checked[0] != batch_id:  # not stored yet
-            arms, counts, digest = pack_runs(batch.arms, batch.counts)
+            lazy = isinstance(batch, IIDBatch)
+            if lazy:  # its description, O(arms), never its runs
+                cdf, state, digest = pack_draws(batch)
+            else:
+                arms, counts, digest = pack_runs(batch.arms, batch.counts)
             conn.execute(
                 "INSERT INTO batches (id, digest, strategy, n_pulls, asked_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (batch_id, digest,
                  None if batch.strategy is None else json.dumps(batch.strategy.tolist()),
                  batch.n_pulls, _now()))
-            conn.execute("INSERT INTO runs (batch, arms, counts) VALUES (?, ?, ?)",
-                         (batch_id, arms, counts))
+            if lazy:
+                conn.execute("INSERT INTO draws (batch, cdf, state, n_pulls) VALUES "
+                             "(?, ?, ?, ?)", (batch_id, cdf, state, batch.n_pulls))
+            else:
+                conn.execute("INSERT INTO runs (batch, arms, counts) VALUES (?, ?, ?)",
+                             (batch_id, arms, counts))
             self._checked = (batch_id, digest)
         return batch_id, batch
 
@@ -554,10 +598,19 @@ class Experiment:
             (handed,) = conn.execute("SELECT handed FROM batches WHERE id = ?",
                                      (batch_id,)).fetchone()
             take = min(batch.n_pulls - handed, n - len(reoffer))
-            slots = np.concatenate([np.asarray(reoffer, dtype=np.int64),
-                                    self._slot_order(batch_id, batch.n_pulls, handed, take)])
-            arms = batch.arms[np.searchsorted(self._run_ends(batch_id, batch), slots,
-                                              side="right")]
+            if isinstance(batch, IIDBatch):
+                # i.i.d. pulls are in a random order already (exchangeable: a drift during the
+                # batch cannot line up with the arms), so the slots go out in draw order,
+                # whatever ``order`` says, and their arms cost O(units), not O(batch)
+                fresh = np.arange(handed, handed + take, dtype=np.int64)
+                slots = np.concatenate([np.asarray(reoffer, dtype=np.int64), fresh])
+                arms = batch.arms_at(slots)
+            else:
+                slots = np.concatenate([np.asarray(reoffer, dtype=np.int64),
+                                        self._slot_order(batch_id, batch.n_pulls, handed,
+                                                         take)])
+                arms = batch.arms[np.searchsorted(self._run_ends(batch_id, batch), slots,
+                                                  side="right")]
             now = _now()
             conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at) "
                              "VALUES (?, ?, ?, ?)",
@@ -780,6 +833,15 @@ class Experiment:
         if int(recorded.sum()) < batch.n_pulls:
             return
         cost_sums = None
+        assert self._algorithm is not None
+        if isinstance(batch, IIDBatch):
+            # the IPS identifiers read per-arm sums only: the running totals, O(arms); with
+            # 0/1 rewards integers, the simulation's numbers exactly
+            self._algorithm.observe_arm_sums(batch, totals, recorded)
+            self._observed += 1
+            conn.execute("UPDATE batches SET reward_sums = ?, observed_at = ? WHERE id = ?",
+                         (json.dumps(totals.tolist()), _now(), batch_id))
+            return
         if (not self._problem.n_costs and non_binary == 0
                 and np.unique(batch.arms).size == batch.n_runs):
             reward_sums = totals[batch.arms]
@@ -1023,10 +1085,16 @@ class Experiment:
                 raise ExperimentError(f"{str(self.path)!r} cannot be read ({error})") from None
             batches = conn.execute("SELECT b.id, r.arms, r.counts, b.strategy FROM batches b "
                                    "JOIN runs r ON r.batch = b.id").fetchall()
+            draws = conn.execute("SELECT batch, cdf, state, n_pulls FROM draws").fetchall()
         for a in frame["arm_index"].unique():
             self._check_arm_index(a)
         frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
         try:
+            # an i.i.d. batch gave each unit an arm drawn from its design: that is the
+            # propensity (the design's probabilities, read off its cdf)
+            batches += [(i, b"", b"", json.dumps(np.diff(unpack_draws(c, s, n).cdf,
+                                                          prepend=0.0).tolist()))
+                        for i, c, s, n in draws]
             shares = batch_propensities(
                 [(i, *unpack_runs(arms, counts), strategy)
                  for i, arms, counts, strategy in batches], len(self.arm_names))
@@ -1104,6 +1172,32 @@ class Experiment:
                         f"{str(self.path)!r} is damaged: the rewards of batch {batch_id}'s "
                         "units do not sum to the run sums the algorithm observed (edited by "
                         "hand?)")
+            # i.i.d. batches: every unit's arm is the draw at its slot (O(units), one jump per
+            # range of consecutive slots), and an observed batch's per-arm sums its units'
+            for batch_id, cdf, state, n_pulls, sums in conn.execute(
+                    "SELECT d.batch, d.cdf, d.state, d.n_pulls, b.reward_sums FROM draws d "
+                    "JOIN batches b ON b.id = d.batch ORDER BY d.batch").fetchall():
+                try:
+                    batch = unpack_draws(cdf, state, n_pulls)
+                except ValueError as error:
+                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                                          f"{batch_id} cannot be read ({error})") from None
+                slots, arms, rewards = (np.array(c, dtype=float) for c in zip(*conn.execute(
+                    "SELECT slot, arm, COALESCE(reward, 0) FROM units WHERE batch = ? "
+                    "AND expired_at IS NULL", (batch_id,)).fetchall() or [(), (), ()], strict=True))
+                if slots.size and (slots.max() >= batch.n_pulls or not np.array_equal(
+                        batch.arms_at(slots.astype(np.int64)), arms)):
+                    raise ExperimentError(
+                        f"{str(self.path)!r} is damaged: a unit of batch {batch_id} has an "
+                        "arm (or slot) other than the draw of its slot (edited by hand?)")
+                if sums is not None and (slots.size != batch.n_pulls or not np.allclose(
+                        np.bincount(arms.astype(np.int64), weights=rewards,
+                                    minlength=len(self.arm_names)),
+                        json.loads(sums), rtol=1e-9, atol=1e-9)):
+                    raise ExperimentError(
+                        f"{str(self.path)!r} is damaged: the rewards of batch {batch_id}'s "
+                        "units do not sum to the per-arm sums the algorithm observed (edited "
+                        "by hand?)")
         return units
 
     def decisions(self) -> Any:

@@ -18,6 +18,11 @@ Tables
     Each batch's runs, ``arms`` and ``counts`` as little-endian int64 arrays
     (:func:`pack_runs`); a table of their own, so that reading or updating a batch's small
     columns never walks the megabytes of an i.i.d. batch's runs.
+``draws``
+    Instead of runs, for a batch drawn i.i.d. from a design (G-BAI, P1-RAGE, P1-Peace,
+    Mixed-Peace: :class:`banditkit.protocol.IIDBatch`): the design's ``cdf`` (little-endian
+    float64), ξ's PCG64 ``state`` at its first pull (JSON) and ``n_pulls`` — O(arms) however
+    many pulls, and the digest is that of this description (:func:`pack_draws`).
 ``units``
     One row per assignment: its batch, its ``slot`` (position in the batch's pull order), the
     arm, the reward and costs once recorded, or the time it expired. A slot holds at most one
@@ -42,11 +47,16 @@ from urllib.parse import quote
 
 import numpy as np
 
-__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "pack_runs", "unpack_runs"]
+from ..draws import uniforms_at
+from ..protocol import IIDBatch
+
+__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "pack_draws", "pack_runs",
+           "unpack_draws", "unpack_runs"]
 
 #: Version of the file layout; a file of another version is refused, never guessed at.
 #: 2: runs stored as int64 arrays with a digest, per-(batch, arm) running totals.
-FORMAT = 2
+#: 3: i.i.d. batches stored as their description (``draws``), observed from per-arm sums.
+FORMAT = 3
 
 #: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
 ALL_BATCHES = -1
@@ -68,6 +78,12 @@ CREATE TABLE runs (
     batch INTEGER PRIMARY KEY REFERENCES batches(id),
     arms BLOB NOT NULL,
     counts BLOB NOT NULL
+);
+CREATE TABLE draws (
+    batch INTEGER PRIMARY KEY REFERENCES batches(id),
+    cdf BLOB NOT NULL,
+    state TEXT NOT NULL,
+    n_pulls INTEGER NOT NULL
 );
 CREATE TABLE units (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -237,6 +253,30 @@ def unpack_runs(arms: object, counts: object) -> tuple[np.ndarray, np.ndarray]:
     if c.size and (c.min() < 1 or a.min() < 0):
         raise ValueError("runs need arms >= 0 and counts >= 1")
     return a.astype(np.int64), c.astype(np.int64)
+
+
+def pack_draws(batch: IIDBatch) -> tuple[bytes, str, str]:
+    """An i.i.d. batch as stored: its cdf (little-endian float64 bytes), ξ's state (JSON with
+    sorted keys) and the SHA-256 digest of both with the number of pulls."""
+    cdf = np.ascontiguousarray(batch.cdf, dtype="<f8").tobytes()
+    state = json.dumps(batch.state, sort_keys=True)
+    digest = hashlib.sha256(b"iid" + batch.n_pulls.to_bytes(8, "little") + cdf
+                            + state.encode()).hexdigest()
+    return cdf, state, digest
+
+
+def unpack_draws(cdf: object, state: object, n_pulls: object) -> IIDBatch:
+    """The batch :func:`pack_draws` stored; ``ValueError`` for anything else (an edited file)."""
+    if not isinstance(cdf, bytes) or not cdf or len(cdf) % 8 or not isinstance(state, str) \
+            or isinstance(n_pulls, bool) or not isinstance(n_pulls, int):
+        raise ValueError("an i.i.d. batch needs a float64 cdf, a JSON state and a pull count")
+    try:
+        batch = IIDBatch(np.frombuffer(cdf, dtype="<f8").astype(float), json.loads(state),
+                         n_pulls)
+        uniforms_at(batch.state, 0, 1)  # a state numpy refuses is refused here, by name
+        return batch
+    except (TypeError, KeyError) as error:  # JSONDecodeError is a ValueError
+        raise ValueError(f"its state cannot be read ({error})") from None
 
 
 def _connect(path: Path) -> sqlite3.Connection:
