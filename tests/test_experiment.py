@@ -31,6 +31,9 @@ CASES = {
                               {"rho": 0.3, "beta": 3}, [0.2, 0.5, 0.8]),
     "UCB1": ("UCB1", ["a", "b", "c"], 80, {}, [0.3, 0.5, 0.7]),
     "GBAI": ("GBAI", np.eye(3), 150, {}, [0.2, 0.4, 0.9]),
+    # i.i.d. identifiers with several epochs: each observed from its per-arm running totals
+    "P1RAGE": ("P1RAGE", np.eye(3), 600, {}, [0.2, 0.4, 0.9]),
+    "MixedPeace": ("MixedPeace", np.eye(3), 600, {}, [0.2, 0.4, 0.9]),
     "RAGE": ("RAGE", np.eye(2), None, {"delta": 0.1}, [0.1, 0.9]),
     "DEBORAS": ("DEBORAS", ["a", "b", "c"], 400, {"rho": 0.3}, [0.3, 0.6, 0.9]),
     # live DEBORA-H: x◇ = arm a (cost 0.2) and a lower bound 0.2 on its true margin 0.3

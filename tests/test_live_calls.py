@@ -5,6 +5,7 @@ parameters the file stores."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from itertools import pairwise
@@ -13,8 +14,10 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
+from banditkit.live.journal import pack_draws, unpack_draws
 from banditkit.live.slots import slot_order
 from banditkit.registry import get_policy, policy_names
+from banditkit.rng import as_generator
 
 
 def _rep(path, **kw):
@@ -225,8 +228,8 @@ def test_every_algorithm_runs_from_the_parameters_the_file_stores(tmp_path, name
 
 def test_a_budget_the_memory_cannot_hold_is_refused_by_name(tmp_path):
     path = tmp_path / "g.sqlite"
-    with pytest.raises(ExperimentError, match=r"horizon: GBAI draws its pulls i.i.d.*37 GiB"):
-        Experiment.create(path, algorithm="GBAI", arms=np.eye(3), seed=0, horizon=10**9)
+    with pytest.raises(ExperimentError, match=r"horizon: Peace shuffles each epoch.*37 GiB"):
+        Experiment.create(path, algorithm="Peace", arms=np.eye(3), seed=0, horizon=10**9)
     assert not path.exists()
     Experiment.create(path, algorithm="ReplicableElimination", arms=["a", "b"], seed=0,
                       horizon=10**9).close()  # runs of K arms: any budget
@@ -243,3 +246,86 @@ def test_a_constrained_policy_names_the_arm_its_strategy_weighs_most(tmp_path):
         strategy = exp._algorithm._pending.strategy
     assert state.leader == ["a", "b", "c"][int(np.argmax(strategy))]
     assert state.reason.startswith("largest weight of the strategy")
+
+
+# -- i.i.d. identifiers at any budget: a batch is its description ------------------------------
+@pytest.mark.parametrize("algorithm", ["GBAI", "P1RAGE"])
+def test_an_iid_identifier_runs_live_at_a_budget_of_a_billion(tmp_path, algorithm):
+    """The batch of 10⁹ (or 10⁹ / log ρ) pulls is stored as its cdf, ξ's state and its size:
+    the file stays small, each unit's arm is ξ.choice's draw at its slot, and a restarted
+    process reads it back without computing the batch."""
+    from banditkit.identification.item_designs import g_design
+
+    path = tmp_path / "g.sqlite"
+    with Experiment.create(path, algorithm=algorithm, arms=np.eye(3), seed=4,
+                           horizon=10**9) as exp:
+        first = exp.assign(1)  # P1-RAGE's first epoch is one pull (Algorithm 4 line 8)
+        exp.record(first["unit"], [1.0])
+        units = exp.assign(10_000)
+        assert len(units) == 10_000
+        exp.record(units["unit"], (units["arm_index"] == 2).astype(float))
+    with Experiment.open(path) as exp:
+        state = exp.status()
+        assert state.pulls_observed == (1 if algorithm == "P1RAGE" else 0)
+        assert state.arms["recorded"].sum() == 10_001
+        more = exp.assign(5)
+    assert path.stat().st_size < 2**21  # two megabytes, not the gigabytes of a sequence
+    if algorithm == "GBAI":  # its one batch: ξ's first 10⁹ choices from λ*
+        weights = g_design(np.eye(3), 0.01)[0]
+        expected = as_generator(4).choice(3, size=10_006, p=weights)
+        got = np.r_[first["arm_index"], units["arm_index"], more["arm_index"]]
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_an_iid_batch_reoffers_an_expired_slot_with_its_own_arm(tmp_path):
+    with Experiment.create(tmp_path / "g.sqlite", algorithm="GBAI", arms=np.eye(3), seed=2,
+                           horizon=300) as exp:
+        units = exp.assign(40)
+        exp.expire(units["unit"].iloc[[3, 17, 18]].tolist())
+        again = exp.assign(3)
+        assert again["arm_index"].tolist() == units["arm_index"].iloc[[3, 17, 18]].tolist()
+        table = exp.units()
+        # each unit's propensity is the design's probability of its arm
+        weights = np.diff(exp._algorithm.next_batch().cdf, prepend=0.0)
+        np.testing.assert_allclose(table["propensity"], weights[table["arm_index"]])
+        assert exp.verify() == 40
+
+
+def test_verify_and_open_catch_edits_of_an_iid_batch(tmp_path):
+    path = tmp_path / "g.sqlite"
+    with Experiment.create(path, algorithm="P1RAGE", arms=np.eye(3), seed=2,
+                           horizon=400) as exp:
+        while not (units := exp.assign(500)).empty:
+            exp.record(units["unit"], (units["arm_index"] == 2).astype(float))
+        assert exp.verify() == 400
+    for edit, where in [
+            ("UPDATE units SET arm = (arm + 1) % 3 WHERE id = 7", "verify"),
+            ("UPDATE draws SET state = replace(state, '\"inc\": ', '\"inc\": 1') "
+             "WHERE batch = 1", "open"),
+            ("UPDATE batches SET reward_sums = '[0.0, 1.0, 2.0]' WHERE id = 1", "open")]:
+        copy = tmp_path / f"{abs(hash(edit))}.sqlite"
+        copy.write_bytes(path.read_bytes())
+        conn = sqlite3.connect(copy)
+        conn.execute(edit)
+        conn.commit()
+        conn.close()
+        with pytest.raises(ExperimentError, match=r"damaged|edited|asks for other pulls"):
+            with Experiment.open(copy) as exp:
+                if where == "verify":
+                    exp.verify()
+    # a stored batch edited together with its digest (self-consistent, but not what the
+    # algorithm asks for: ξ's state one step on) is refused when the experiment is replayed
+    copy = tmp_path / "consistent.sqlite"
+    copy.write_bytes(path.read_bytes())
+    conn = sqlite3.connect(copy)
+    cdf, state, n = conn.execute("SELECT cdf, state, n_pulls FROM draws WHERE batch = 1"
+                                 ).fetchone()
+    moved = json.loads(state)
+    moved["state"]["state"] += 1
+    cdf, state, digest = pack_draws(unpack_draws(cdf, json.dumps(moved), n))
+    conn.execute("UPDATE draws SET state = ? WHERE batch = 1", (state,))
+    conn.execute("UPDATE batches SET digest = ? WHERE id = 1", (digest,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(ExperimentError, match="asks for other pulls than stored batch 1"):
+        Experiment.open(copy).close()

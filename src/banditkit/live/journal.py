@@ -275,7 +275,7 @@ def unpack_draws(cdf: object, state: object, n_pulls: object) -> IIDBatch:
                          n_pulls)
         uniforms_at(batch.state, 0, 1)  # a state numpy refuses is refused here, by name
         return batch
-    except (TypeError, KeyError) as error:  # JSONDecodeError is a ValueError
+    except (TypeError, KeyError, OverflowError) as error:  # JSONDecodeError: a ValueError
         raise ValueError(f"its state cannot be read ({error})") from None
 
 
