@@ -13,10 +13,11 @@ and its CLI children: on a shared machine the wall clock is mostly waiting for t
 fsync), ms per status, and each row's ratio to the
 10⁵ row of its algorithm and path, and (``first s``) the seconds of the first call on a
 fresh file (two units: P1-RAGE's first epoch is one pull, so its second epoch is asked
-then), which asks and stores the batch: once per batch, O(batch). Times are wall-clock on
-whatever machine runs it (upper bounds on a shared one). A budget an algorithm refuses (the
-i.i.d. identifiers hold their pull sequence in memory) is printed as refused, with the
-message.
+then), which asks and stores the batch: once per batch (O(arms) for the i.i.d. identifiers,
+whose batches are stored as a description, ``banditkit.protocol.IIDBatch``). Times are
+wall-clock on whatever machine runs it (upper bounds on a shared one). A budget an algorithm
+refuses (Peace and OD-LinBAI hold their shuffled pull sequence in memory) is printed as
+refused, with the message.
 """
 
 from __future__ import annotations
