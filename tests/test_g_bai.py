@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from banditkit import simulate
+from banditkit.draws import _TABLE_FROM
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.envs.nonstationary import NonStationaryLinearBandit
-from banditkit.identification.fixed_budget import _TABLE_FROM, iid_arms, runs_batch
+from banditkit.identification.fixed_budget import iid_arms, runs_batch
 from banditkit.identification.g_bai import GBAI, gbai_lockstep
 from banditkit.identification.item_designs import g_design
 from banditkit.protocol import Batch
