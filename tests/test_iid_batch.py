@@ -163,3 +163,13 @@ def test_observe_arm_sums_refuses_what_cannot_be_the_batchs():
     peace = Peace(env.X, None, 100, rng=0)
     with pytest.raises(ValueError, match="observes run sums"):
         peace.observe_arm_sums(peace.next_batch(), np.zeros(4), np.full(4, 25))
+
+
+def test_a_budget_whose_log_cannot_fit_is_refused_without_drawing_it():
+    """simulate's memory check estimates an i.i.d. batch's runs from its design (a new run
+    with probability 1 − Σ p²) instead of drawing 10¹² pulls to count them."""
+    env = make_instance("soare", d=4, omega=0.3)
+    algo = GBAI(env.X, None, 10**12, rng=0)
+    with pytest.raises(ValueError, match=r"horizon = 1000000000000 cannot fit in memory"):
+        simulate(algo, env, horizon=10**12)
+    assert not algo.next_batch().materialised

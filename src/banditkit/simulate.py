@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .envs.base import Environment
-from .protocol import Algorithm, Batch, DecisionLog
+from .protocol import Algorithm, Batch, DecisionLog, IIDBatch
 from .rng import SeedLike, as_generator
 from .trial import Trial
 from .validation import check_positive_int
@@ -80,15 +80,24 @@ def check_memory(algorithm: Algorithm, horizon: int, executions: int = 1,
     sequence) are added. The estimate errs low for policies whose later batches cut finer.
     """
     batch = algorithm.next_batch()
-    if batch is None or batch.n_pulls == 0 or 4 * batch.n_runs < batch.n_pulls:
+    if batch is None or batch.n_pulls == 0:
+        return
+    if isinstance(batch, IIDBatch) and not batch.materialised:
+        # i.i.d. pulls from p start a new run with probability 1 − Σ p²: estimated without
+        # drawing the batch (10⁹ pulls would be the very allocation this check is to prevent)
+        p = np.diff(batch.cdf, prepend=0.0)
+        n_runs = max(1, round(batch.n_pulls * (1.0 - float(p @ p))))
+    else:
+        n_runs = batch.n_runs
+    if 4 * n_runs < batch.n_pulls:
         return  # long runs: a batched algorithm, whose log grows with its O(log T) batches
-    runs = min(horizon, -(-horizon * batch.n_runs // batch.n_pulls))
+    runs = min(horizon, -(-horizon * n_runs // batch.n_pulls))
     need = executions * (runs * BYTES_PER_RUN + horizon * bytes_per_pull)
     if need <= 2**28:
         return  # a quarter of a GiB: not worth reading the machine's memory for
     have = _available_memory()
     if need > have:
-        per_run = (f"{batch.n_runs} run(s) per {batch.n_pulls} pull(s)" if batch.n_pulls > 1
+        per_run = (f"{n_runs} run(s) per {batch.n_pulls} pull(s)" if batch.n_pulls > 1
                    else "one pull per batch")
         fits = max(1, int(horizon * have / need))
         raise ValueError(
