@@ -813,9 +813,11 @@ class Experiment:
 
     def _observe_if_complete(self, conn: sqlite3.Connection) -> None:
         """Let the algorithm observe the pending batch once every pull has a reward: the count
-        comes from the running totals (O(arms)); the run sums too when every run is a
-        different arm and the rewards are 0/1 (integer sums: exact in any order), else they
-        are summed over the batch's units in slot order, once per batch."""
+        comes from the running totals (O(arms)); so do the sums of an i.i.d. batch, which the
+        algorithm observes by arm (:meth:`banditkit.Algorithm.observe_arm_sums`), and the run
+        sums when every run is a different arm and the rewards are 0/1 (integer sums: exact
+        in any order); otherwise they are summed over the batch's units in slot order, once
+        per batch."""
         pending = self._pending(conn)
         if pending is None:
             return

@@ -5,9 +5,11 @@ units whose batch gave arm a a positive probability.
 
 A batch that carries a sampling ``strategy`` (DEBORA's epochs and the constrained baselines draw
 their pulls i.i.d. from it, :mod:`banditkit.policies.epoch_sampler`) gives a unit of arm a the
-propensity ``strategy[a]``. Any other batch gives its share of the arm, counts[a] / n_pulls: the
-design's allocation of the batch (an elimination round's equal shares of the active arms; the
-empirical shares of an i.i.d.-sampled design such as G-BAI's). With ``order="shuffled"`` this is
+propensity ``strategy[a]``; so does a batch drawn i.i.d. from a design (G-BAI, P1-RAGE,
+P1-Peace, Mixed-Peace: :class:`banditkit.protocol.IIDBatch`), whose design probabilities
+:meth:`banditkit.Experiment.units` passes as its strategy. Any other batch gives its share of
+the arm, counts[a] / n_pulls: the design's allocation of the batch (an elimination round's
+equal shares of the active arms, Peace's rounded design). With ``order="shuffled"`` this is
 exactly the probability that a unit, handed a uniformly random slot of the batch, gets arm a;
 with ``order="batch"`` the slots go out in pull order and the share is the design's allocation,
 not a randomisation probability. A slot handed out again after its unit expired keeps its arm.
