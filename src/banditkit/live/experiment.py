@@ -263,7 +263,10 @@ class Experiment:
             (time of day, traffic source) does not line up with the arms, as a randomised
             A/B test requires. ``"batch"``: the algorithm's own pull order (a batched
             elimination asks for all pulls of arm 0, then of arm 1...). The algorithm sees the
-            same run sums either way: a batch is observed once all its pulls have rewards.
+            same run sums either way: a batch is observed once all its pulls have rewards. A
+            batch drawn i.i.d. from a design (G-BAI, P1-RAGE, P1-Peace, Mixed-Peace) goes out
+            in draw order either way: its pulls are independent draws, in a random order
+            already, and slot s's arm is computed from ξ's state without listing the batch.
         control : str, optional
             The arm every other arm is compared with in :meth:`status` (``diff``, ``verdict``);
             default: the first arm.
