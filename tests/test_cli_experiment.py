@@ -163,3 +163,28 @@ def test_a_bom_and_true_false_mixed_with_numbers_are_read(tmp_path, capsys):
     answers.write_text(f"unit,reward\n{units[0]},1\n{units[1]},maybe\n", encoding="utf-8")
     assert main(["experiment", "record", str(path), str(answers)]) == 2
     assert "must hold numbers only" in capsys.readouterr().err
+
+
+def test_gbai_at_a_budget_of_a_billion_through_the_cli(tmp_path, capsys):
+    """An i.i.d. identifier's batch is stored as its description: the CLI creates, assigns,
+    records and reports at T = 10⁹ (refused before, 37 GiB), each call reading O(units)."""
+    features = tmp_path / "arms.csv"
+    pd.DataFrame({"arm": ["a", "b", "c"], "x1": [1, 0, 0], "x2": [0, 1, 0], "x3": [0, 0, 1]}
+                 ).to_csv(features, index=False)
+    path = tmp_path / "g.sqlite"
+    assert main(["experiment", "create", str(path), "--algorithm", "GBAI", "--features",
+                 str(features), "--horizon", "1000000000", "--seed", "3"]) == 0
+    out = tmp_path / "day1.csv"
+    assert main(["experiment", "assign", str(path), "3000", "--out", str(out)]) == 0
+    units = pd.read_csv(out)
+    assert len(units) == 3000 and set(units["arm"]) == {"a", "b", "c"}
+    units.assign(reward=(units["arm"] == "c"))[["unit", "reward"]].to_csv(
+        tmp_path / "answers.csv", index=False)
+    assert main(["experiment", "record", str(path), str(tmp_path / "answers.csv")]) == 0
+    capsys.readouterr()
+    assert main(["experiment", "status", str(path), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["unassigned"] == 10**9 - 3000 and status["waiting"] == 10**9 - 3000
+    assert {row["arm"]: row["mean"] for row in status["arms"]} == {"a": 0.0, "b": 0.0,
+                                                                   "c": 1.0}
+    assert path.stat().st_size < 2**21
