@@ -8,7 +8,21 @@ from .od_linbai import ODLinBAI
 from .p1 import P1RAGE, P1Peace
 from .peace import MixedPeace, Peace
 from .rage import RAGE
+from .top_two import TopTwoThompson
 from .xy import XYAdaptive, XYOracle, XYStatic
 
-__all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "LinGapE", "MixedPeace", "ODLinBAI", "P1Peace",
-           "Peace", "XYAdaptive", "XYOracle", "XYStatic"]
+__all__ = [
+           "ALBA",
+           "GBAI",
+           "P1RAGE",
+           "RAGE",
+           "LinGapE",
+           "MixedPeace",
+           "ODLinBAI",
+           "P1Peace",
+           "Peace",
+           "TopTwoThompson",
+           "XYAdaptive",
+           "XYOracle",
+           "XYStatic",
+]

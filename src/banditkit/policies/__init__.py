@@ -2,11 +2,16 @@
 and the constrained policies (DEBORA, DEBORA-S, DEBORA-H and their optimistic baselines)."""
 
 from .batched_elimination import BatchedElimination
+
+# KL-UCB and Thompson sampling (sequential, batched)
+from .batched_thompson import BatchedThompson
 from .constrained_baselines import OptimisticConstrained, SafeOptimisticConstrained
 from .debora import DEBORA, DEBORAH, DEBORAS
+from .kl_ucb import KLUCB
 from .linear_elimination import LinearElimination
 from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
 from .replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
+from .thompson import ThompsonSampling
 from .ucb import UCB1
 from .ucb_lockstep import ucb1_lockstep
 
@@ -14,8 +19,11 @@ __all__ = [
     "DEBORA",
     "DEBORAH",
     "DEBORAS",
+    # KL-UCB and Thompson sampling
+    "KLUCB",
     "UCB1",
     "BatchedElimination",
+    "BatchedThompson",
     "LinearElimination",
     "OptimisticConstrained",
     "ReplicableBatchedElimination",
@@ -23,5 +31,6 @@ __all__ = [
     "ReplicableLinearElimination",
     "ReplicableLinearLSE",
     "SafeOptimisticConstrained",
+    "ThompsonSampling",
     "ucb1_lockstep",
 ]
