@@ -168,7 +168,7 @@ def od_linbai(env: Environment, rng: np.random.Generator, *, horizon: int | None
 def top_two_thompson(env: Environment, rng: np.random.Generator, *,
                      horizon: int | None = None, delta: float = 0.05, beta: float = 0.5,
                      posterior: str = "beta", threshold: str = "theory", sigma: float = 1.0,
-                     max_redraws: int = 10_000) -> TopTwoThompson:
+                     max_redraws: int = 1_000) -> TopTwoThompson:
     """Top-two Thompson sampling (Russo 2016) with Chernoff stopping at log(2t(K-1)/delta)."""
     return TopTwoThompson(env.n_arms, rng, delta=delta, beta=beta, posterior=posterior,
                           threshold=threshold, sigma=sigma, max_redraws=max_redraws,

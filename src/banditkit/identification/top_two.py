@@ -4,10 +4,10 @@ Kaufmann (2016, "Optimal best arm identification with fixed confidence", Section
 
 Sampling (one pull per round): draw θ from the posterior; I = argmax θ. With probability β
 (1/2 by default, Russo's recommendation) pull I; otherwise redraw θ until its argmax J ≠ I and
-pull J. Redrawing is done in blocks of 64 draws up to ``max_redraws`` (10,000) in all; when no
-draw differs (the posterior almost surely names I), J is the arm other than I with the largest
-mean among the last block's draws — a cap Russo's algorithm does not have, needed to bound the
-time per pull.
+pull J. Redrawing is done in a block of 64 draws, then in one block up to ``max_redraws``
+(1,000) in all; when no draw differs (the posterior names I with probability above 0.999), J is
+the arm other than I with the largest mean among the last block's draws — a cap Russo's
+algorithm does not have, needed to bound the time per pull.
 
 Stopping: with î the empirical best (ties to the lowest index) and every arm pulled once, stop
 when Z(t) = min_{j ≠ î} Z_{î,j}(t) > β(t, δ), where Z_{î,j} is the generalised likelihood ratio
@@ -97,7 +97,7 @@ class TopTwoThompson(Algorithm):
 
     def __init__(self, n_arms: int, rng: np.random.Generator, *, delta: float = 0.05,
                  beta: float = 0.5, posterior: str = "beta", threshold: str = "theory",
-                 sigma: float = 1.0, max_redraws: int = 10_000,
+                 sigma: float = 1.0, max_redraws: int = 1_000,
                  prior: tuple[float, float] = (1.0, 1.0), horizon: int | None = None) -> None:
         super().__init__(check_integer_at_least_2(n_arms))
         if not isinstance(rng, np.random.Generator):
@@ -126,18 +126,17 @@ class TopTwoThompson(Algorithm):
                                 prior=self.prior, sigma=self.sigma)
 
     def _challenger(self, leader: int) -> int:
-        drawn = 0
-        while True:
-            theta = self._draw(_BLOCK)
+        # a first block of 64 draws, then (if all name the leader) the rest of the cap at once:
+        # at most two calls to the sampler per pull however concentrated the posterior is
+        for size in (_BLOCK, max(self.max_redraws - _BLOCK, 1)):
+            theta = self._draw(size)
             best = np.argmax(theta, axis=1)
             differ = np.flatnonzero(best != leader)
             if differ.size:
                 return int(best[differ[0]])
-            drawn += _BLOCK
-            if drawn >= self.max_redraws:
-                means = theta.mean(axis=0)
-                means[leader] = -np.inf
-                return int(np.argmax(means))
+        means = theta.mean(axis=0)
+        means[leader] = -np.inf
+        return int(np.argmax(means))
 
     def _next_batch(self) -> Batch | None:
         if self._stopped or (self.horizon is not None and self.t >= self.horizon):

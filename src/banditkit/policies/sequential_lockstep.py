@@ -45,6 +45,7 @@ from .index_policy import IndexPolicy, draw_xi
 __all__ = ["index_lockstep"]
 
 _BLOCK = 4096  # rounds of noise pre-drawn per trial at a time
+_XI_BLOCK = 262_144  # ξ values pre-drawn per trial at a time (2 MB), whole rounds
 
 
 def _bernoulli_rule(mu: float) -> tuple[float, bool]:
@@ -95,7 +96,7 @@ class _Xi:
         self.block = np.empty((len(self.rngs), 0, n_draws))
         self.pos = 0
         # a block holds about 2 MB per trial whatever n_draws is
-        self.rounds = max(1, min(_BLOCK, 262_144 // max(n_draws, 1)))
+        self.rounds = max(1, min(_BLOCK, _XI_BLOCK // max(n_draws, 1)))
 
     def next(self) -> np.ndarray:
         if self.pos == self.block.shape[1]:
