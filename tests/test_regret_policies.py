@@ -14,9 +14,8 @@ from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.estimation.posteriors import kl_bernoulli
 from banditkit.identification import TopTwoThompson
 from banditkit.identification.top_two import chernoff_statistic, stopping_threshold
-from banditkit.policies import KLUCB, UCB1, BatchedThompson, ThompsonSampling
+from banditkit.policies import KLUCB, UCB1, BatchedThompson, ThompsonSampling, sequential_lockstep
 from banditkit.policies.kl_ucb import exploration_level, klucb_bernoulli_index
-from banditkit.policies import sequential_lockstep
 from banditkit.policies.named import klucb_lockstep, thompson_lockstep
 from banditkit.policies.thompson import beta_from_uniforms, posterior_draws
 from banditkit.policies.ucb_lockstep import ucb1_lockstep
@@ -239,7 +238,7 @@ def test_batched_allocation_keeps_the_minimum_share_and_favours_a_clear_best():
     env = BernoulliBandit(np.array([0.1, 0.15, 0.9]))
     pol = BatchedThompson(3, as_generator(1), batch_size=500, min_share=0.05)
     rng = as_generator(2)
-    for day in range(6):
+    for _day in range(6):
         batch = pol.next_batch()
         alloc = batch.allocation(3)
         assert alloc.sum() == 500
