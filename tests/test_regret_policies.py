@@ -328,3 +328,18 @@ def test_top_two_runs_in_the_registry_and_audit_shapes():
     assert trial.stopped and trial.recommendation == 1
     assert isinstance(algo.next_batch(), type(None))
     assert Batch.single(0).n_pulls == 1
+
+
+def test_the_audit_shows_thompson_sampling_is_not_replicable_and_the_lockstep_is_used():
+    from banditkit.experiments.replicability import audit
+    from banditkit.registry import get_policy
+
+    entry = get_policy("ThompsonSampling")
+    env = BernoulliBandit(np.array([0.44, 0.5, 0.59]))
+    fast = audit(entry.factory, env, pairs=4, horizon=1500, lockstep=entry.lockstep)
+    slow = audit(entry.factory, env, pairs=4, horizon=1500)
+    # pairs share ξ but see independent rewards: every Thompson pair differs somewhere
+    assert fast.n_identical == 0 and np.all(fast.differences > 0)
+    # the lock-step audit gives the numbers of the sequential one, pair by pair
+    np.testing.assert_array_equal(fast.differences, slow.differences)
+    np.testing.assert_allclose(fast.regret, slow.regret, rtol=0, atol=1e-9)
