@@ -70,7 +70,7 @@ class _Noise:
         if not self.gaussian:
             rules = [_bernoulli_rule(float(m)) for m in env.means]
             self.thresholds = np.array([r[0] for r in rules])
-            self.above = np.array([r[1] for r in rules])
+            self.below = ~np.array([r[1] for r in rules])
         else:
             self.sigma = env.sigma
 
@@ -84,8 +84,8 @@ class _Noise:
         if self.gaussian:
             # simulate: n·μ + z·sqrt(n)·σ with n = 1
             return 1.0 * self.means[arms] + x * 1.0 * self.sigma
-        thr = self.thresholds[arms]
-        return np.where(self.above[arms], x > thr, x <= thr).astype(float)
+        # U > thr for arms with μ ≤ 1/2, U ≤ thr (= not U > thr) for the others
+        return ((x > self.thresholds[arms]) ^ self.below[arms]).astype(float)
 
 
 class _Xi:
@@ -163,9 +163,11 @@ def index_lockstep(make: Callable[[int, np.random.Generator | None], IndexPolicy
     noise = _Noise(env, seeds)
     xi = _Xi(rngs, policy.draw_kind, policy.n_draws) if policy.n_draws else None
     rows = np.arange(n)
-    pulls = np.zeros((n, K), dtype=np.int64)
+    # pull counts kept as floats (exact below 2⁵³): the scores divide by them, and a float
+    # array spares numpy an int → float conversion per operation; same values as the class's
+    pulls = np.zeros((n, K))
     sums = np.zeros((n, K))
-    arms_seq = np.empty((n, horizon), dtype=np.int64)
+    arms_seq = np.empty((horizon, n), dtype=np.int64)  # a row per round: contiguous writes
     flat_pulls, flat_sums = pulls.reshape(-1), sums.reshape(-1)
     offsets = rows * K
     initial = K if policy.initial_rounds else 0
@@ -178,21 +180,22 @@ def index_lockstep(make: Callable[[int, np.random.Generator | None], IndexPolicy
             arm = np.argmax(scores(pulls, sums, t, draws), axis=1)
         r = noise.rewards(arm)
         flat = offsets + arm
-        flat_pulls[flat] += 1
+        flat_pulls[flat] += 1.0
         flat_sums[flat] += r
-        arms_seq[:, t] = arm
+        arms_seq[t] = arm
     seconds = (time.perf_counter() - start) / n
 
     gaps = env.gaps
     trials = []
     for i in range(n):
         log = DecisionLog()
-        log.record(Batch.from_sequence(arms_seq[i]))
+        log.record(Batch.from_sequence(arms_seq[:, i]))
         arms, counts = log.runs()
         cum = np.r_[0.0, np.cumsum(counts * gaps[arms])]
         ends = np.r_[0, np.cumsum(counts)]
         trials.append(Trial(
-            counts=pulls[i].copy(), n_pulls=horizon, decisions=log, checkpoints=checkpoints,
+            counts=pulls[i].astype(np.int64), n_pulls=horizon, decisions=log,
+            checkpoints=checkpoints,
             regret=np.interp(checkpoints, ends, cum), recommendation=None, correct=None,
             stopped=False, n_batches=horizon, seconds=seconds, info={}))
     return trials
