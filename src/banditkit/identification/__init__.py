@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 __all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "LinGapE", "MixedPeace", "ODLinBAI", "P1Peace",
-           "Peace", "XYAdaptive", "XYOracle", "XYStatic"]
+           "Peace", "TopTwoThompson", "XYAdaptive", "XYOracle", "XYStatic"]
 
 # imported on first use (PEP 562): importing one module of the package does not import them
 # all (and scipy with them)
@@ -20,6 +20,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".p1": ["P1RAGE", "P1Peace"],
     ".peace": ["MixedPeace", "Peace"],
     ".rage": ["RAGE"],
+    ".top_two": ["TopTwoThompson"],
     ".xy": ["XYAdaptive", "XYOracle", "XYStatic"],
 }, globals())
 
@@ -31,4 +32,5 @@ if TYPE_CHECKING:
     from .p1 import P1RAGE, P1Peace
     from .peace import MixedPeace, Peace
     from .rage import RAGE
+    from .top_two import TopTwoThompson
     from .xy import XYAdaptive, XYOracle, XYStatic

@@ -21,10 +21,24 @@ from .od_linbai import ODLinBAI
 from .p1 import P1RAGE, P1Peace
 from .peace import MixedPeace, Peace
 from .rage import RAGE
+from .top_two import TopTwoThompson
 from .xy import XYAdaptive, XYOracle, XYStatic
 
-__all__ = ["alba", "g_bai", "lingape", "mixed_peace", "od_linbai", "p1_peace", "p1_rage",
-           "peace", "rage", "xy_adaptive", "xy_oracle", "xy_static"]
+__all__ = [
+    "alba",
+    "g_bai",
+    "lingape",
+    "mixed_peace",
+    "od_linbai",
+    "p1_peace",
+    "p1_rage",
+    "peace",
+    "rage",
+    "top_two_thompson",
+    "xy_adaptive",
+    "xy_oracle",
+    "xy_static",
+]
 
 
 def _arms_items(env: Environment, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -145,3 +159,17 @@ def od_linbai(env: Environment, rng: np.random.Generator, *, horizon: int | None
     """OD-LinBAI (Yang & Tan 2022), Z = X."""
     X, Z = _arms_items(env, "ODLinBAI")
     return ODLinBAI(X, Z, _budget("ODLinBAI", horizon), rng=rng)
+
+
+# ---------------------------------------------------------------------------------------------
+# Top-two Thompson sampling (issue 16 §5): K-armed, needs no arm features
+
+@register_policy("TopTwoThompson")
+def top_two_thompson(env: Environment, rng: np.random.Generator, *,
+                     horizon: int | None = None, delta: float = 0.05, beta: float = 0.5,
+                     posterior: str = "beta", threshold: str = "theory", sigma: float = 1.0,
+                     max_redraws: int = 1_000) -> TopTwoThompson:
+    """Top-two Thompson sampling (Russo 2016) with Chernoff stopping at log(2t(K-1)/delta)."""
+    return TopTwoThompson(env.n_arms, rng, delta=delta, beta=beta, posterior=posterior,
+                          threshold=threshold, sigma=sigma, max_redraws=max_redraws,
+                          horizon=horizon)
