@@ -155,9 +155,9 @@ def _elapsed(times: pd.Series, start: pd.Timestamp) -> tuple[np.ndarray, str]:
 
 def _figure(draw: Any, live: pd.DataFrame, names: list[str], caption: str, **kw: Any) -> str:
     if live.empty or (draw is _means_plot and live["reward"].notna().sum() == 0):
-        what = "units" if live.empty else "rewards"
+        what = "units assigned" if live.empty else "rewards recorded"
         return (f"<figure><figcaption>{_e(caption)}</figcaption><p class='empty'>No {what} "
-                "recorded yet.</p></figure>")
+                "yet.</p></figure>")
     import matplotlib
 
     matplotlib.use("Agg")  # no display: this runs in a server
