@@ -10,6 +10,7 @@ import dataclasses
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,7 @@ def _drive(ports: list[int], path: Path, name: str, table: np.ndarray, seed: int
     assert status == 200
     waiting = [u["unit"] for u in units["units"]
                if u["reward"] is None and u["expired_at"] is None]
+    stalled = 0
     for _ in range(max_calls):
         port = ports[int(rng.integers(len(ports)))]
         if rng.random() < 0.6 or not waiting:
@@ -56,6 +58,11 @@ def _drive(ports: list[int], path: Path, name: str, table: np.ndarray, seed: int
                 status, state = call(port, "GET", f"/experiments/{name}/status")
                 if state["finished"]:
                     return
+                stalled += 1  # another client holds the batch's last units: let it answer
+                assert stalled < 500, f"no unit to assign for 500 calls: {state}"
+                time.sleep(0.01)
+            else:
+                stalled = 0
             waiting += new
         else:
             rng.shuffle(waiting)
@@ -141,6 +148,11 @@ def test_a_linear_experiment_takes_features_as_a_list_of_lists(tmp_path):
         assert status == 201 and created["arms"] == ["x", "y", "z"], created
         status, answer = call(server.port, "POST", "/experiments/lin/assign", {"n": 4})
         assert status == 200 and {u["arm"] for u in answer["units"]} <= {"x", "y", "z"}
+        # nothing recorded yet: means and intervals are null (JSON has no NaN)
+        status, state = call(server.port, "GET", "/experiments/lin/status")
+        assert status == 200 and all(a["mean"] is None and a["low"] is None
+                                     for a in state["arms"])
+        assert sum(a["assigned"] for a in state["arms"]) == len(answer["units"])
     finally:
         server.stop()
     with Experiment.open(tmp_path / "lin.sqlite") as exp:
@@ -306,12 +318,12 @@ def test_a_server_killed_mid_load_loses_no_returned_call_and_counts_none_twice(t
     threads = [threading.Thread(target=client, args=(s,)) for s in range(4)]
     for thread in threads:
         thread.start()
-    while True:  # kill once some calls returned, before the experiment ends
+    n = 0
+    while n < 400 and any(t.is_alive() for t in threads):  # kill once calls returned
         with sqlite3.connect(path) as conn:
             (n,) = conn.execute("SELECT COUNT(reward) FROM units").fetchone()
-        if n >= 400:
-            break
         threads[0].join(0.01)
+    assert n >= 400, "the clients stopped before the kill"
     server.kill()
     for thread in threads:
         thread.join(60)
