@@ -224,6 +224,8 @@ BAD = [
      400, "Nope"),
     ("a path as the name", "POST", "/experiments", {**NEW, "name": "../x"}, TOKEN, 400,
      "name must be"),
+    ("an arm name that is not a string", "POST", "/experiments",
+     {**NEW, "arms": ["a", ["b"], "c"]}, TOKEN, 400, "arms must be a list of names"),
     ("a missing field", "POST", "/experiments", {"name": "new", "seed": 1}, TOKEN, 400,
      "missing field(s) ['algorithm']"),
     ("an existing name", "POST", "/experiments", {**DEFINITION, "name": "ab"}, TOKEN, 409,

@@ -64,12 +64,14 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     name = fields.pop("name")
     features = fields.pop("features", None)
     arms = fields.pop("arms", None)
+    if arms is not None and not (isinstance(arms, list)
+                                 and all(isinstance(a, str) for a in arms)):
+        # JSON gives names as strings; anything else would be named by its Python repr
+        raise BadRequest(f"arms must be a list of names (strings), got {arms!r}")
     if features is None:
         if arms is None:
             raise BadRequest("POST /experiments: give arms (a list of names) or features (a "
                              "list of lists, one row per arm)")
-        if not isinstance(arms, list):
-            raise BadRequest(f"arms must be a list of names, got {arms!r}")
         fields["arms"] = arms
     else:
         if not (isinstance(features, list) and features
@@ -81,7 +83,7 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         else:
             import pandas as pd
 
-            if not isinstance(arms, list) or len(arms) != len(features):
+            if len(arms) != len(features):
                 raise BadRequest(f"arms must name the {len(features)} rows of features, got "
                                  f"{arms!r}")
             try:
