@@ -318,15 +318,17 @@ def test_a_server_killed_mid_load_loses_no_returned_call_and_counts_none_twice(t
             returned.extend(log)
 
     threads = [threading.Thread(target=client, args=(s,)) for s in range(4)]
-    for thread in threads:
-        thread.start()
-    n = 0
-    while n < 400 and any(t.is_alive() for t in threads):  # kill once calls returned
-        with sqlite3.connect(path) as conn:
-            (n,) = conn.execute("SELECT COUNT(reward) FROM units").fetchone()
-        threads[0].join(0.01)
+    try:
+        for thread in threads:
+            thread.start()
+        n = 0
+        while n < 400 and any(t.is_alive() for t in threads):  # kill once calls returned
+            with sqlite3.connect(path) as conn:
+                (n,) = conn.execute("SELECT COUNT(reward) FROM units").fetchone()
+            threads[0].join(0.01)
+    finally:
+        server.kill()  # also when the test fails: no server left behind
     assert n >= 400, "the clients stopped before the kill"
-    server.kill()
     for thread in threads:
         thread.join(60)
     assert returned and not any(t.is_alive() for t in threads)
