@@ -128,11 +128,14 @@ def simulate_track_and_stop(algorithm: Algorithm, env: Environment, *,
         st.t += 1
         # (pulls × items) arrays of the prefix scan stay at about a million entries.
         n = int(min(block, max(16, _ENTRIES // st.Z.shape[0]), alg._next_update - t0, cap - t0))
-        for _ in range(n - 1):
-            a = alg._choose()
-            arms.append(a)
-            st.counts[a] += 1
-            st.t += 1
+        while len(arms) < n:
+            run = _tracked_run(alg, n - len(arms))
+            if run is None:  # a forced-exploration test is due: the class's own step
+                run = [alg._choose()]
+            for a in run:
+                st.counts[a] += 1
+            st.t += len(run)
+            arms.extend(run)
         arms_arr = np.asarray(arms, dtype=np.int64)
         state = rng.bit_generator.state
         noise = rng.standard_normal(arms_arr.size)
@@ -182,6 +185,62 @@ def simulate_track_and_stop(algorithm: Algorithm, env: Environment, *,
                  regret=None, violation=None, recommendation=recommendation,
                  correct=recommendation == env.best_item(horizon), stopped=stopped,
                  n_batches=log.n_batches, seconds=time.perf_counter() - start, info=alg.info)
+
+
+def _tracked_run(alg: LinearTrackAndStop, most: int) -> list[int] | None:
+    """Up to ``most`` next pulls that are pure tracking steps — no allocation update, and the
+    forced-exploration test passes on the known lower bound of λ_min — chosen at once, exactly
+    as :meth:`LinearTrackAndStop._choose` would one at a time (and its C-tracking sums
+    advanced to match); ``None`` when the next step is not such a step.
+
+    The class adds w to its C-tracking sums once per step (np.cumsum adds in the same order,
+    so the sums are the same bits) and pulls argmin_a N_a − cum_a (C) or N_a − t w_a (D), ties
+    to the lowest index. Those argmins depend on the counts, hence on the earlier picks: a
+    guess of the picks (the arms' due times merged) gives the counts before every step, one
+    vectorised argmin per step checks the guess, and the first wrong pick is replaced by the
+    computed one — which is right, since the counts before it were — until the guess holds.
+    """
+    st = alg.state
+    t0 = st.t
+    if t0 >= alg._next_update:
+        return None
+    t = t0 + np.arange(min(most, alg._next_update - t0))
+    f = alg.forced_scale * np.sqrt(t.astype(float))
+    ok = alg._lam_lb >= f
+    L = int(ok.size if ok.all() else np.argmin(ok))
+    if L < 8:
+        return None
+    t = t[:L]
+    K = alg.n_arms
+    w = alg.weights
+    counts0 = st.counts.astype(float)
+    sums = np.cumsum(np.vstack([alg._cum[None, :], np.broadcast_to(w, (L, K))]), axis=0)[1:]
+    cum = sums if alg.tracking == "C" else t.astype(float)[:, None] * w[None, :]
+    # Guess: arm a's j-th pull of the run when its deficit cum − N would reach j + 1/2.
+    deficit0 = cum[0] - counts0
+    j = np.arange(L)
+    with np.errstate(divide="ignore"):
+        due = (j[None, :] + 0.5 - deficit0[:, None]) / w[:, None]
+    due[w <= 0] = np.inf
+    picks = (np.argsort(due.ravel(), kind="stable")[:L] // L).astype(np.int64)
+    done = 0
+    onehot = np.zeros((L, K))
+    rows = np.arange(L)
+    while True:
+        onehot[:] = 0.0
+        onehot[rows[1:], picks[:-1]] = 1.0
+        before = counts0 + np.cumsum(onehot, axis=0)  # N before each step
+        chosen = (before - cum).argmin(axis=1)
+        wrong = np.flatnonzero(chosen[done:] != picks[done:])
+        if wrong.size == 0:
+            break
+        k = done + int(wrong[0])
+        picks[k:] = chosen[k:]
+        done = k + 1
+        if done >= L:
+            break
+    alg._cum = sums[L - 1].copy()  # the class advances these sums on every step
+    return picks.tolist()
 
 
 def _first_stop(alg: LinearTrackAndStop, stat: np.ndarray, A_s: np.ndarray, t0: int
