@@ -170,6 +170,9 @@ def test_block_driver_takes_the_decisions_of_simulate(threshold, tracking):
         assert ta.recommendation == tb.recommendation
         np.testing.assert_array_equal(ta.counts, tb.counts)
         assert tb.n_batches == ta.n_batches
+        # the tracking state is the class's to the bit (sums added in the same order)
+        np.testing.assert_array_equal(a._cum, b._cum)
+        assert (a.forced, a.updates) == (b.forced, b.updates)
         # the Generator stands where simulate leaves it
         assert rng_a.standard_normal() == rng_b.standard_normal()
 
