@@ -15,6 +15,7 @@ import numpy as np
 from ..envs.base import Environment
 from ..registry import register_policy
 from .alba import ALBA
+from .fw_sampling import FrankWolfeSampling
 from .g_bai import GBAI, gbai_lockstep
 from .lingape import LinGapE
 from .od_linbai import ODLinBAI
@@ -22,10 +23,12 @@ from .p1 import P1RAGE, P1Peace
 from .peace import MixedPeace, Peace
 from .rage import RAGE
 from .top_two import TopTwoThompson
+from .track_and_stop import LinearTrackAndStop
 from .xy import XYAdaptive, XYOracle, XYStatic
 
 __all__ = [
     "alba",
+    "fw_sampling",
     "g_bai",
     "lingape",
     "mixed_peace",
@@ -35,6 +38,7 @@ __all__ = [
     "peace",
     "rage",
     "top_two_thompson",
+    "track_and_stop",
     "xy_adaptive",
     "xy_oracle",
     "xy_static",
@@ -173,3 +177,22 @@ def top_two_thompson(env: Environment, rng: np.random.Generator, *,
     return TopTwoThompson(env.n_arms, rng, delta=delta, beta=beta, posterior=posterior,
                           threshold=threshold, sigma=sigma, max_redraws=max_redraws,
                           horizon=horizon)
+
+
+# --- asymptotically optimal fixed-confidence identifiers (GLR stopping; no θ needed, so they
+# run live) ------------------------------------------------------------------------------
+
+@register_policy("TrackAndStop")
+def track_and_stop(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                   delta: float = 0.05, threshold: str = "paper", tracking: str = "C",
+                   lazy_ratio: float = 2.0) -> LinearTrackAndStop:
+    """Lazy Track-and-Stop (Jedra & Proutière 2020); GLR stop, threshold "paper"/"heuristic"."""
+    return LinearTrackAndStop(*_arms_items(env, "TrackAndStop"), delta, threshold=threshold,
+                              tracking=tracking, lazy_ratio=lazy_ratio)
+
+
+@register_policy("FWSampling")
+def fw_sampling(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                delta: float = 0.05, threshold: str = "paper") -> FrankWolfeSampling:
+    """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021); GLR stop, "paper"/"heuristic"."""
+    return FrankWolfeSampling(*_arms_items(env, "FWSampling"), delta, threshold=threshold)
