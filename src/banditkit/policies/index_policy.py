@@ -58,6 +58,8 @@ class IndexPolicy(Algorithm):
     """
 
     kind = "regret"
+    #: Decision-log runs per pull (:func:`banditkit.simulate.check_memory`): one pull a batch.
+    runs_per_pull = 1.0
     draws: int = 0
     draw_kind: str = "uniform"
     initial_rounds: bool = True
