@@ -6,7 +6,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= runs/demo
 
-.PHONY: demo test lint bench clean data
+.PHONY: demo test lint bench clean data chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP_RUN): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[test,bench,serve]"
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
@@ -31,7 +31,14 @@ data: $(STAMP_RUN)
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks examples
 
-test: $(STAMP_TEST)
+# Headless Chromium for the service's browser test (tests/test_service_page.py): Debian's
+# package, installed only when missing (as root, or through sudo), so a second run does nothing.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+test: $(STAMP_TEST) chromium
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/python -m pytest -n 2 -q
 

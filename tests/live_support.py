@@ -135,3 +135,27 @@ if __name__ == "__main__":  # a child process: drive PATH with the table of MEAN
     path, means, seed, calls = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), \
         int(sys.argv[4])
     drive(path, reward_table(means), seed, calls, log=sys.stdout)
+
+
+def check_consistent(path) -> None:
+    """No slot holds two live units, and every observed batch's stored run sums are its units'
+    rewards, each slot counted once (so no reward was lost or counted twice)."""
+    conn = sqlite3.connect(path)
+    try:
+        (dupes,) = conn.execute("SELECT COUNT(*) FROM (SELECT batch, slot FROM units WHERE "
+                                "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1)"
+                                ).fetchone()
+        assert dupes == 0
+        for b, counts, sums in conn.execute(
+                "SELECT id, counts, reward_sums FROM batches JOIN runs ON runs.batch = id "
+                "WHERE reward_sums IS NOT NULL"):
+            rows = conn.execute("SELECT slot, reward FROM units WHERE batch = ? AND "
+                                "expired_at IS NULL ORDER BY slot", (b,)).fetchall()
+            counts = np.frombuffer(counts, dtype="<i8")
+            assert [r[0] for r in rows] == list(range(int(counts.sum())))
+            per_pull = np.array([r[1] for r in rows], dtype=float)
+            ends = np.cumsum(counts)
+            np.testing.assert_allclose(np.add.reduceat(per_pull, np.r_[0, ends[:-1]]),
+                                       json.loads(sums))
+    finally:
+        conn.close()

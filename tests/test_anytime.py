@@ -310,8 +310,9 @@ def test_a_file_from_before_control_existed_compares_with_the_first_arm(tmp_path
 
 
 def test_an_algorithm_without_a_reward_range_says_it_has_no_anytime_interval(tmp_path):
+    # UCB1 assumes [0, 1] by default; reward_range=None runs it on unbounded rewards
     with Experiment.create(tmp_path / "u.sqlite", algorithm="UCB1", arms=["a", "b"], seed=0,
-                           horizon=50) as exp:
+                           horizon=50, params={"reward_range": None}) as exp:
         for _ in range(4):
             got = exp.assign(1)
             exp.record(got["unit"], [1.0])

@@ -21,7 +21,7 @@ from banditkit import Experiment, ExperimentError, simulate
 from banditkit.live.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
-from live_support import TableBandit, drive, reward_table, unit_rewards
+from live_support import TableBandit, check_consistent, drive, reward_table, unit_rewards
 
 HERE = Path(__file__).parent
 
@@ -253,25 +253,6 @@ def _child(path: Path, means: list[float], seed: int, calls: int) -> subprocess.
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def _check_consistent(path: Path) -> None:
-    """Every observed batch's stored sums are its units' rewards, each slot counted once."""
-    conn = sqlite3.connect(path)
-    try:
-        for b, counts, sums in conn.execute(
-                "SELECT id, counts, reward_sums FROM batches JOIN runs ON runs.batch = id "
-                "WHERE reward_sums IS NOT NULL"):
-            rows = conn.execute("SELECT slot, reward FROM units WHERE batch = ? AND "
-                                "expired_at IS NULL ORDER BY slot", (b,)).fetchall()
-            counts = np.frombuffer(counts, dtype="<i8")
-            assert [r[0] for r in rows] == list(range(int(counts.sum())))
-            per_pull = np.array([r[1] for r in rows])
-            ends = np.cumsum(counts)
-            np.testing.assert_allclose(np.add.reduceat(per_pull, np.r_[0, ends[:-1]]),
-                                       json.loads(sums))
-    finally:
-        conn.close()
-
-
 def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
     case = "ReplicableElimination"
     trial, table = _simulated(case)
@@ -301,12 +282,12 @@ def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
         recorded = {u for (u,) in conn.execute("SELECT id FROM units WHERE reward IS NOT NULL")}
         conn.close()
         assert set(returned) <= recorded  # what a call returned is on disk
-        _check_consistent(path)
+        check_consistent(path)
         assert returned, "the child never got to record: the kill test tested nothing"
     exp = _finish(path, table, 2, restart_every=10)
     assert exp.decisions().same_as(trial.decisions)
     exp.close()
-    _check_consistent(path)
+    check_consistent(path)
 
 
 def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
@@ -319,7 +300,7 @@ def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
     for child in children:
         _, err = child.communicate(timeout=120)
         assert child.returncode == 0, err
-    _check_consistent(path)
+    check_consistent(path)
     conn = sqlite3.connect(path)
     (dupes,) = conn.execute("SELECT COUNT(*) FROM (SELECT batch, slot FROM units WHERE "
                             "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1)"

@@ -166,8 +166,8 @@ def test_observe_arm_sums_refuses_what_cannot_be_the_batchs():
 
 
 def test_a_budget_whose_log_cannot_fit_is_refused_without_drawing_it():
-    """simulate's memory check estimates an i.i.d. batch's runs from its design (a new run
-    with probability 1 − Σ p²) instead of drawing 10¹² pulls to count them."""
+    """simulate's memory check refuses 10¹² pulls by name, and asking for the batch (O(K):
+    a description) never draws them."""
     env = make_instance("soare", d=4, omega=0.3)
     algo = GBAI(env.X, None, 10**12, rng=0)
     with pytest.raises(ValueError, match=r"horizon = 1000000000000 cannot fit in memory"):

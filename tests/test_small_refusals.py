@@ -11,6 +11,7 @@ from banditkit import Experiment, ExperimentError, simulate
 from banditkit.cli import main
 from banditkit.envs import BernoulliBandit, GaussianBandit, LinearBandit
 from banditkit.envs.nonstationary import NonStationaryLinearBandit
+from banditkit.identification import RAGE
 from banditkit.policies import UCB1, ReplicableElimination
 from banditkit.simulate import check_memory
 
@@ -64,21 +65,21 @@ def test_the_cli_tells_a_shell_user_the_cli_command(tmp_path, capsys):
 @pytest.mark.parametrize("build, match", [
     (lambda: BernoulliBandit([0.5]), "means must hold at least 2 arms"),
     (lambda: GaussianBandit([0.0]), "means must hold at least 2 arms"),
-    (lambda: LinearBandit(np.eye(2)[:1], np.ones(2)), "X must hold at least 2 arms"),
-    (lambda: NonStationaryLinearBandit(np.eye(2)[:1], np.ones((3, 2)), periodic=True),
-     "X must hold at least 2 arms"),
 ])
 def test_environments_need_two_arms_or_items(build, match):
     with pytest.raises(ValueError, match=match):
         build()
 
 
-def test_an_explicit_single_item_is_the_degenerate_transductive_case():
-    """Several arms and one item Z: the fixed-budget identifiers spend the budget and recommend
-    it (tests/test_peace.py, tests/test_p1.py), so the environments accept it."""
+def test_a_single_item_is_the_degenerate_case_the_identifiers_handle():
+    """One item to choose from (one arm in R^1, or several arms and one item Z): the
+    identifiers stop at once or spend the budget and recommend it (tests/test_alba.py,
+    test_peace.py, test_p1.py), so the linear environments accept it; a K-armed bandit of one
+    arm decides nothing and is refused above."""
     X = np.eye(2)
     assert LinearBandit(X, np.ones(2), Z=np.ones((1, 2))).n_items == 1
     assert NonStationaryLinearBandit(X, np.ones((3, 2)), Z=np.ones((1, 2))).n_items == 1
+    assert LinearBandit(np.ones((1, 1)), np.ones(1)).n_items == 1
 
 
 def test_two_arms_and_a_single_pulled_arm_with_two_items_are_fine():
@@ -109,11 +110,14 @@ def test_a_horizon_whose_log_cannot_fit_in_memory_is_refused_before_any_pull():
     policy = UCB1(6)
     env = BernoulliBandit(np.linspace(0.1, 0.6, 6))
     with pytest.raises(ValueError, match=r"^horizon = 1000000000000000000 cannot fit in "
-                       r"memory: UCB1 asks for one pull per batch"):
+                       r"memory: UCB1 keeps about 1 run\(s\) per pull"):
         simulate(policy, env, horizon=10**18)
     assert policy.t == 0
     # a batched policy keeps a few runs per batch: the same horizon fits
     check_memory(ReplicableElimination(6, 10**18, rho=0.1, rng=0), 10**18)
+    # so does a fixed-confidence identifier, for which the horizon is a cap (rage:fig1a: 5e8)
+    X = np.eye(3)
+    check_memory(RAGE(X, X, delta=0.05), 10**18)
     # and the probe changed nothing: the run that follows is the one without it
     probed, plain = UCB1(6), UCB1(6)
     check_memory(probed, 1000)

@@ -21,9 +21,13 @@ def test_lockstep_equals_simulate_per_trial(env):
     T = 5000  # > one noise block (4096), so block refills are exercised
     seeds = [derive_seed(7, "lockstep", i, 1) for i in range(4)]
     checkpoints = np.array([1, 10, 999, 4096, 4097, T])
-    lock = ucb1_lockstep([env] * 4, [None] * 4, seeds, T, checkpoints, exploration=2.0)
+    # Gaussian rewards leave [0, 1], Auer et al.'s range: the baseline runs with no range
+    rr = None if isinstance(env, GaussianBandit) else (0.0, 1.0)
+    lock = ucb1_lockstep([env] * 4, [None] * 4, seeds, T, checkpoints, exploration=2.0,
+                         reward_range=rr)
     for trial, seed in zip(lock, seeds, strict=True):
-        ref = simulate(UCB1(env.n_arms), env, horizon=T, seed=seed, checkpoints=checkpoints)
+        ref = simulate(UCB1(env.n_arms, reward_range=rr), env, horizon=T, seed=seed,
+                       checkpoints=checkpoints)
         assert trial.decisions.same_as(ref.decisions)
         assert np.array_equal(trial.counts, ref.counts)
         np.testing.assert_allclose(trial.regret, ref.regret, rtol=0, atol=1e-9)

@@ -437,7 +437,16 @@ SUBCOMMANDS: list[Subcommand] = [
                "(CSV)",
                lambda p: _experiment_module().add_arguments(p),
                lambda a: _experiment_module().run(a)),
+    # service: the HTTP API over live experiments (imported only when used)
+    Subcommand("serve", "serve live experiments over HTTP (JSON API and a page to watch them)",
+               lambda p: _serve_module().add_arguments(p), lambda a: _serve_module().run(a)),
 ]
+
+
+def _serve_module() -> Any:
+    from .service import server
+
+    return server
 
 
 def _experiment_module() -> Any:

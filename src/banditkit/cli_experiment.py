@@ -98,6 +98,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--older-than", type=float, metavar="SECONDS",
                        help="every unanswered unit assigned more than this long ago")
 
+    # service: the page to watch an experiment, written offline (banditkit.service.page)
+    report = actions.add_parser("report", help="write a self-contained HTML page: state, arms, "
+                                "plots over time")
+    report.add_argument("path", help="the experiment file")
+    report.add_argument("--html", type=Path, required=True, metavar="OUT",
+                        help="the HTML file to write (a new file)")
+
 
 def run(args: argparse.Namespace) -> int:
     from .live import ExperimentError
@@ -438,5 +445,12 @@ def _read_csv(path: Path, what: str, **kwargs: Any) -> Any:
     return None
 
 
+def _report(args: argparse.Namespace) -> int:
+    from .service.page import write_page
+
+    print(f"wrote {write_page(args.path, args.html)}")
+    return 0
+
+
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
-            "expire": _expire, "units": _units}
+            "expire": _expire, "units": _units, "report": _report}

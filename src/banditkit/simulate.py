@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -9,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .envs.base import Environment
-from .protocol import Algorithm, Batch, DecisionLog, IIDBatch
+from .protocol import Algorithm, Batch, DecisionLog
 from .rng import SeedLike, as_generator
 from .trial import Trial
 from .validation import check_positive_int
@@ -70,41 +71,31 @@ def check_memory(algorithm: Algorithm, horizon: int, executions: int = 1,
                  bytes_per_pull: int = 0) -> None:
     """Refuse a horizon whose decision logs cannot fit in memory, before the run.
 
-    A trial keeps its decision log: one run per pull for a fully sequential policy (UCB1) or
-    an identifier sampling arms i.i.d. (G-BAI's batches), a handful per batch for the batched
-    eliminations. The runs per pull are read from the algorithm's first batch (asking is free:
-    the protocol hands the same batch out again); when they are at least one in four pulls,
-    they are extrapolated to ``horizon``, otherwise the log grows with the batches, not the
-    pulls, and nothing is refused; ``executions`` trials held at once (an audit keeps all its
-    pairs) and ``bytes_per_pull`` more per pull and execution (a lock-step runner's pull
-    sequence) are added. The estimate errs low for policies whose later batches cut finer.
+    A trial keeps its decision log. Only algorithms that declare how it grows are checked:
+    ``runs_per_pull`` (a class attribute) is 1 for a fully sequential policy (UCB1, KL-UCB,
+    Thompson sampling: one run per pull) and for the fixed-budget identifiers, whose epochs of
+    i.i.d. or shuffled pulls are mostly runs of one pull; the batched eliminations, DEBORA and
+    the fixed-confidence identifiers (whose horizon is a safety cap they stop far below) declare
+    nothing, since their logs grow with their batches, not with the horizon, and a first batch
+    says nothing reliable about later ones. ``executions`` trials held at once (an audit keeps
+    all its pairs) and ``bytes_per_pull`` more per pull and execution (a lock-step runner's pull
+    sequence) are added.
     """
-    batch = algorithm.next_batch()
-    if batch is None or batch.n_pulls == 0:
+    rate = getattr(algorithm, "runs_per_pull", None)
+    if rate is None:
         return
-    if isinstance(batch, IIDBatch) and not batch.materialised:
-        # i.i.d. pulls from p start a new run with probability 1 − Σ p²: estimated without
-        # drawing the batch (10⁹ pulls would be the very allocation this check is to prevent)
-        p = np.diff(batch.cdf, prepend=0.0)
-        n_runs = max(1, round(batch.n_pulls * (1.0 - float(p @ p))))
-    else:
-        n_runs = batch.n_runs
-    if 4 * n_runs < batch.n_pulls:
-        return  # long runs: a batched algorithm, whose log grows with its O(log T) batches
-    runs = min(horizon, -(-horizon * n_runs // batch.n_pulls))
+    runs = min(horizon, math.ceil(horizon * rate))
     need = executions * (runs * BYTES_PER_RUN + horizon * bytes_per_pull)
     if need <= 2**28:
         return  # a quarter of a GiB: not worth reading the machine's memory for
     have = _available_memory()
     if need > have:
-        per_run = (f"{n_runs} run(s) per {batch.n_pulls} pull(s)" if batch.n_pulls > 1
-                   else "one pull per batch")
         fits = max(1, int(horizon * have / need))
         raise ValueError(
-            f"horizon = {horizon} cannot fit in memory: {type(algorithm).__name__} asks for "
-            f"{per_run}, so {executions} execution(s) would keep about {runs:.3g} runs each, "
-            f"{need / 2**30:.3g} GiB against {have / 2**30:.3g} GiB available; use a horizon "
-            f"below about {fits:.2g}")
+            f"horizon = {horizon} cannot fit in memory: {type(algorithm).__name__} keeps about "
+            f"{rate:g} run(s) per pull in its decision log, so {executions} execution(s) would "
+            f"keep about {runs:.3g} runs each, {need / 2**30:.3g} GiB against "
+            f"{have / 2**30:.3g} GiB available; use a horizon below about {fits:.2g}")
 
 
 def _cumulative_at(per_run: np.ndarray, counts: np.ndarray, checkpoints: np.ndarray
@@ -198,11 +189,12 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         outcome = env.pull(batch, rng, t)
         algorithm.observe(batch, outcome.rewards, outcome.costs)
         t += batch.n_pulls
-    if not (stopped or cut) and t == horizon and algorithm.stops_by_itself:
-        # the horizon came with the end of a whole batch: a fixed-budget identifier whose
-        # budget is the horizon has stopped all the same (its next ask is None); one cut
-        # mid-batch, or asking for more, has not
-        stopped = algorithm.next_batch() is None
+    if not (stopped or cut) and t == horizon and getattr(algorithm, "remaining", None) == 0:
+        # the horizon came with the end of a whole batch and a fixed-budget identifier has no
+        # pull left: it has stopped all the same (read from its budget, not by asking again,
+        # which would advance a sequential identifier's state past the run); one cut
+        # mid-batch has not
+        stopped = True
     seconds = time.perf_counter() - start
 
     log = algorithm.decisions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from numbers import Integral, Real
 
@@ -16,6 +17,7 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_probability",
+    "check_range",
     "check_spans",
 ]
 
@@ -155,3 +157,15 @@ def check_in_unit_interval(values: object, name: str, shape: Sequence[int] | Non
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
         raise ValueError(f"{name} must lie in [0, 1] entrywise")
     return arr
+
+
+def check_range(value: object, name: str) -> tuple[float, float]:
+    """A known range (lo, hi): two finite numbers with lo < hi. Text, booleans, None, a single
+    number or more than two numbers are refused with a ValueError naming ``name``."""
+    arr = as_numbers(value, name)
+    if arr.shape != (2,):
+        raise ValueError(f"{name} must be a pair (lo, hi) of numbers, got {value!r}")
+    lo, hi = float(arr[0]), float(arr[1])
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise ValueError(f"{name} must be finite with lo < hi, got {value!r}")
+    return lo, hi

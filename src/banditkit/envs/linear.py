@@ -55,12 +55,6 @@ class LinearBandit(Environment):
         self.X = check_arms(X, "X")
         self.Z = self.X if Z is None else check_arms(Z, "Z")
         d = self.X.shape[1]
-        # the items to choose between: X's arms need at least 2 (an experiment with one arm
-        # decides nothing); an explicit Z of one item is the transductive degenerate case the
-        # identifiers handle (they spend the budget and recommend it)
-        if Z is None and self.X.shape[0] < 2:
-            raise ValueError(f"X must hold at least 2 arms (rows) to choose between, got "
-                             f"{self.X.shape[0]}")
         if self.Z.shape[1] != d:
             raise ValueError(f"Z must have d = {d} columns like X, got {self.Z.shape[1]}")
         self.theta = _check_theta(theta, d)

@@ -25,13 +25,12 @@ the number of pulls.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..design import design_value, g_optimal
-from ..validation import as_numbers, check_arms, check_probability
+from ..validation import check_arms, check_probability, check_range
 from .least_squares import LeastSquares
 from .replicable_mean import grid_width, hoeffding_radius, replicable_means
 
@@ -42,18 +41,6 @@ __all__ = [
     "core_set",
     "replicable_lse",
 ]
-
-
-def check_range(value: object, name: str) -> tuple[float, float]:
-    """A known range (lo, hi): two finite numbers with lo < hi. Text, booleans, None, a single
-    number or more than two numbers are refused with a ValueError naming ``name``."""
-    arr = as_numbers(value, name)
-    if arr.shape != (2,):
-        raise ValueError(f"{name} must be a pair (lo, hi) of numbers, got {value!r}")
-    lo, hi = float(arr[0]), float(arr[1])
-    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise ValueError(f"{name} must be finite with lo < hi, got {value!r}")
-    return lo, hi
 
 
 def _information(X: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -121,6 +121,9 @@ class FixedBudgetIdentifier(Algorithm):
     """
 
     kind = "identification"
+    #: Decision-log runs per pull (:func:`banditkit.simulate.check_memory`): epochs of i.i.d.
+    #: or shuffled pulls are mostly runs of one pull.
+    runs_per_pull = 1.0
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, budget: int,
                  rng: SeedLike = None) -> None:

@@ -15,16 +15,34 @@ import numpy as np
 from ..envs.base import Environment
 from ..registry import register_policy
 from .alba import ALBA
+from .fw_sampling import FrankWolfeSampling
 from .g_bai import GBAI, gbai_lockstep
 from .lingape import LinGapE
 from .od_linbai import ODLinBAI
 from .p1 import P1RAGE, P1Peace
 from .peace import MixedPeace, Peace
 from .rage import RAGE
+from .top_two import TopTwoThompson
+from .track_and_stop import LinearTrackAndStop
 from .xy import XYAdaptive, XYOracle, XYStatic
 
-__all__ = ["alba", "g_bai", "lingape", "mixed_peace", "od_linbai", "p1_peace", "p1_rage",
-           "peace", "rage", "xy_adaptive", "xy_oracle", "xy_static"]
+__all__ = [
+    "alba",
+    "fw_sampling",
+    "g_bai",
+    "lingape",
+    "mixed_peace",
+    "od_linbai",
+    "p1_peace",
+    "p1_rage",
+    "peace",
+    "rage",
+    "top_two_thompson",
+    "track_and_stop",
+    "xy_adaptive",
+    "xy_oracle",
+    "xy_static",
+]
 
 
 def _arms_items(env: Environment, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -145,3 +163,36 @@ def od_linbai(env: Environment, rng: np.random.Generator, *, horizon: int | None
     """OD-LinBAI (Yang & Tan 2022), Z = X."""
     X, Z = _arms_items(env, "ODLinBAI")
     return ODLinBAI(X, Z, _budget("ODLinBAI", horizon), rng=rng)
+
+
+# ---------------------------------------------------------------------------------------------
+# Top-two Thompson sampling (issue 16 §5): K-armed, needs no arm features
+
+@register_policy("TopTwoThompson")
+def top_two_thompson(env: Environment, rng: np.random.Generator, *,
+                     horizon: int | None = None, delta: float = 0.05, beta: float = 0.5,
+                     posterior: str = "beta", threshold: str = "theory", sigma: float = 1.0,
+                     max_redraws: int = 1_000) -> TopTwoThompson:
+    """Top-two Thompson sampling (Russo 2016) with Chernoff stopping at log(2t(K-1)/delta)."""
+    return TopTwoThompson(env.n_arms, rng, delta=delta, beta=beta, posterior=posterior,
+                          threshold=threshold, sigma=sigma, max_redraws=max_redraws,
+                          horizon=horizon)
+
+
+# --- asymptotically optimal fixed-confidence identifiers (GLR stopping; no θ needed, so they
+# run live) ------------------------------------------------------------------------------
+
+@register_policy("TrackAndStop")
+def track_and_stop(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                   delta: float = 0.05, threshold: str = "paper", tracking: str = "C",
+                   lazy_ratio: float = 2.0) -> LinearTrackAndStop:
+    """Lazy Track-and-Stop (Jedra & Proutière 2020); GLR stop, threshold "paper"/"heuristic"."""
+    return LinearTrackAndStop(*_arms_items(env, "TrackAndStop"), delta, threshold=threshold,
+                              tracking=tracking, lazy_ratio=lazy_ratio)
+
+
+@register_policy("FWSampling")
+def fw_sampling(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                delta: float = 0.05, threshold: str = "paper") -> FrankWolfeSampling:
+    """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021); GLR stop, "paper"/"heuristic"."""
+    return FrankWolfeSampling(*_arms_items(env, "FWSampling"), delta, threshold=threshold)

@@ -146,6 +146,9 @@ class ExperimentStatus:
         Every parameter in force (given, live default, or the algorithm's default), as stored.
     live_defaults : list of str
         The parameters set by :data:`banditkit.live.defaults.LIVE_DEFAULTS`, not by the user.
+    reward_range : (float, float) or None
+        The rewards' range the algorithm assumes (and the anytime intervals need); ``None``
+        when it declares none.
     """
 
     arms: pd.DataFrame
@@ -165,6 +168,7 @@ class ExperimentStatus:
     interval_note: str = ""
     leader: str | None = None
     reason: str = ""
+    reward_range: tuple[float, float] | None = None
     params: dict = field(default_factory=dict)
     live_defaults: list = field(default_factory=list)
 
@@ -990,7 +994,9 @@ class Experiment:
                 interval_note=describe(intervals, alpha, len(self.arm_names),
                                        algorithm.reward_range),
                 leader=None if arm is None else self.arm_names[arm], reason=reason,
-                params=dict(self.params), live_defaults=list(self.live_defaults))
+                params=dict(self.params), live_defaults=list(self.live_defaults),
+                reward_range=None if algorithm.reward_range is None
+                else tuple(map(float, algorithm.reward_range)))
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
                    alpha: float) -> pd.DataFrame:

@@ -1,5 +1,6 @@
-"""Regret-minimising policies: UCB1, batched and replicable elimination (K-armed and linear),
-and the constrained policies (DEBORA, DEBORA-S, DEBORA-H and their optimistic baselines)."""
+"""Regret-minimising policies: UCB1, KL-UCB, Thompson sampling (sequential and batched),
+batched and replicable elimination (K-armed and linear), and the constrained policies (DEBORA,
+DEBORA-S, DEBORA-H and their optimistic baselines)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ __all__ = [
     "DEBORA",
     "DEBORAH",
     "DEBORAS",
+    "KLUCB",
     "UCB1",
     "BatchedElimination",
+    "BatchedThompson",
     "LinearElimination",
     "OptimisticConstrained",
     "OptimisticMixingConstrained",
@@ -21,6 +24,7 @@ __all__ = [
     "ReplicableLinearElimination",
     "ReplicableLinearLSE",
     "SafeOptimisticConstrained",
+    "ThompsonSampling",
     "ucb1_lockstep",
 ]
 
@@ -28,26 +32,32 @@ __all__ = [
 # all (and scipy with them)
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".batched_elimination": ["BatchedElimination"],
+    ".batched_thompson": ["BatchedThompson"],
     ".constrained_baselines": ["OptimisticConstrained", "OptimisticMixingConstrained",
                                "SafeOptimisticConstrained"],
     ".debora": ["DEBORA", "DEBORAH", "DEBORAS"],
+    ".kl_ucb": ["KLUCB"],
     ".linear_elimination": ["LinearElimination"],
     ".replicable_elimination": ["ReplicableBatchedElimination", "ReplicableElimination"],
     ".replicable_linear": ["ReplicableLinearElimination", "ReplicableLinearLSE"],
+    ".thompson": ["ThompsonSampling"],
     ".ucb": ["UCB1"],
     ".ucb_lockstep": ["ucb1_lockstep"],
 }, globals())
 
 if TYPE_CHECKING:
     from .batched_elimination import BatchedElimination
+    from .batched_thompson import BatchedThompson
     from .constrained_baselines import (
         OptimisticConstrained,
         OptimisticMixingConstrained,
         SafeOptimisticConstrained,
     )
     from .debora import DEBORA, DEBORAH, DEBORAS
+    from .kl_ucb import KLUCB
     from .linear_elimination import LinearElimination
     from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
     from .replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
+    from .thompson import ThompsonSampling
     from .ucb import UCB1
     from .ucb_lockstep import ucb1_lockstep

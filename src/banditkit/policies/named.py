@@ -4,17 +4,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
+
 import numpy as np
 
 from ..envs.base import Environment
 from ..registry import need_horizon, register_policy
+from ..rng import SeedLike
+from ..trial import Trial
 from .batched_elimination import BatchedElimination
+from .batched_thompson import BatchedThompson
+from .kl_ucb import KLUCB
 from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
+from .sequential_lockstep import index_lockstep
+from .thompson import ThompsonSampling
 from .ucb import UCB1
 from .ucb_lockstep import ucb1_lockstep
 
-__all__ = ["batched_elimination", "replicable_batched_elimination", "replicable_elimination",
-           "ucb1"]
+__all__ = [
+    "batched_elimination",
+    "batched_thompson",
+    "kl_ucb",
+    "klucb_lockstep",
+    "replicable_batched_elimination",
+    "replicable_elimination",
+    "thompson_lockstep",
+    "thompson_sampling",
+    "ucb1",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -22,9 +40,11 @@ __all__ = ["batched_elimination", "replicable_batched_elimination", "replicable_
 
 @register_policy("UCB1", lockstep=ucb1_lockstep)
 def ucb1(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-         exploration: float = 2.0) -> UCB1:
-    """UCB1 (Auer et al. 2002), sequential; no internal randomness."""
-    return UCB1(env.n_arms, exploration=exploration, horizon=horizon)
+         exploration: float = 2.0, reward_range: tuple[float, float] | None = (0.0, 1.0)
+         ) -> UCB1:
+    """UCB1 (Auer et al. 2002), sequential; no internal randomness; rewards in [0, 1]."""
+    return UCB1(env.n_arms, exploration=exploration, horizon=horizon,
+                reward_range=reward_range)
 
 
 @register_policy("BatchedElimination")
@@ -65,3 +85,71 @@ def replicable_elimination(
         env.n_arms, need_horizon("ReplicableElimination", horizon), rho, rng, beta=beta,
         beta_floor=beta_floor, n_batches=n_batches, q=q, delta=delta, confidence=confidence,
         commit=commit, commit_share=commit_share)
+
+
+# ---------------------------------------------------------------------------------------------
+# KL-UCB and Thompson sampling (issue 16 §5, issue 18): sequential ones run in lock-step
+
+def _make_klucb(n_arms: int, rng: np.random.Generator | None, **params: object) -> KLUCB:
+    return KLUCB(n_arms, **params)  # type: ignore[arg-type]
+
+
+def _make_ts(n_arms: int, rng: np.random.Generator | None, **params: object
+             ) -> ThompsonSampling:
+    return ThompsonSampling(n_arms, rng, **params)  # type: ignore[arg-type]
+
+
+def klucb_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generator | None],
+                   seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None,
+                   *, divergence: str = "bernoulli", c: float = 0.0, sigma: float = 1.0,
+                   reward_range: tuple[float, float] | str | None = "default") -> list[Trial]:
+    """KL-UCB trials in lock-step, each equal to ``simulate`` of :class:`KLUCB`."""
+    make = partial(_make_klucb, divergence=divergence, c=c, sigma=sigma,
+                   reward_range=reward_range)
+    return index_lockstep(make, envs, rngs, seeds, horizon, checkpoints)
+
+
+def thompson_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generator | None],
+                      seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None,
+                      *, posterior: str = "beta", prior: tuple[float, float] = (1.0, 1.0),
+                      sigma: float = 1.0,
+                      reward_range: tuple[float, float] | str | None = "default"
+                      ) -> list[Trial]:
+    """Thompson sampling trials in lock-step, each with its own ξ ``rngs[i]``, each equal to
+    ``simulate`` of :class:`ThompsonSampling`."""
+    make = partial(_make_ts, posterior=posterior, prior=prior, sigma=sigma,
+                   reward_range=reward_range)
+    return index_lockstep(make, envs, rngs, seeds, horizon, checkpoints)
+
+
+@register_policy("KLUCB", lockstep=klucb_lockstep)
+def kl_ucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+           divergence: str = "bernoulli", c: float = 0.0, sigma: float = 1.0,
+           reward_range: tuple[float, float] | str | None = "default") -> KLUCB:
+    """KL-UCB (Garivier & Cappé 2011), Bernoulli or Gaussian kl, f(t) = log t + c log log t."""
+    return KLUCB(env.n_arms, divergence=divergence, c=c, sigma=sigma, horizon=horizon,
+                 reward_range=reward_range)
+
+
+@register_policy("ThompsonSampling", lockstep=thompson_lockstep)
+def thompson_sampling(env: Environment, rng: np.random.Generator, *,
+                      horizon: int | None = None, posterior: str = "beta",
+                      prior: tuple[float, float] = (1.0, 1.0), sigma: float = 1.0,
+                      reward_range: tuple[float, float] | str | None = "default"
+                      ) -> ThompsonSampling:
+    """Thompson sampling (Agrawal & Goyal 2012/2013), Beta(1, 1) or Gaussian posterior."""
+    return ThompsonSampling(env.n_arms, rng, posterior=posterior, prior=prior, sigma=sigma,
+                            horizon=horizon, reward_range=reward_range)
+
+
+@register_policy("BatchedThompson")
+def batched_thompson(env: Environment, rng: np.random.Generator, *,
+                     horizon: int | None = None, batch_size: int = 1000,
+                     min_share: float = 0.01, posterior: str = "beta", draws: int = 10_000,
+                     prior: tuple[float, float] = (1.0, 1.0), sigma: float = 1.0,
+                     reward_range: tuple[float, float] | str | None = "default"
+                     ) -> BatchedThompson:
+    """Batched Thompson sampling: batches by posterior P(best), minimum share per arm."""
+    return BatchedThompson(env.n_arms, rng, batch_size=batch_size, min_share=min_share,
+                           posterior=posterior, draws=draws, prior=prior, sigma=sigma,
+                           horizon=horizon, reward_range=reward_range)

@@ -1,0 +1,201 @@
+"""Sequential index policies (UCB1, KL-UCB, Thompson sampling) for many trials at once: one
+vectorised step per round across trials.
+
+An :class:`~banditkit.policies.index_policy.IndexPolicy` is fully sequential, so
+:func:`banditkit.simulate` spends one Python step per pull (tens of µs). :func:`index_lockstep`
+runs n trials together with state arrays of shape (n, K): each round is the policy's own
+``scores`` over all trials, a handful of numpy operations.
+
+It reproduces :func:`banditkit.simulate` exactly, trial by trial, on Bernoulli and Gaussian
+arms, because every trial keeps its own two streams:
+
+* Noise: a Bernoulli pull in simulate is ``rng.binomial(1, μ)``, which numpy computes by
+  inversion from one uniform U: reward 1 iff U > (1 − μ) for μ ≤ 1/2, and iff U ≤ μ for μ > 1/2
+  (it inverts the complement). Pre-drawing each trial's uniforms in blocks with ``rng.random``
+  reads the same doubles, so the rewards coincide (up to ties at probability 2⁻⁵³ where
+  ``exp(log(q))`` is off by one ulp). numpy draws nothing for μ = 0, so Bernoulli instances with
+  an arm of mean exactly 0 run through simulate. A Gaussian pull is ``μ + σ·standard_normal()``,
+  likewise pre-drawn in blocks.
+* ξ: the policy reads a fixed number of values per round (``n_draws``), so each trial's ξ is
+  pre-drawn in blocks of rounds and row r of the block is what the sequential class reads at
+  round r.
+
+The scores are the policy's own ``scores`` method applied to (n, K) arrays instead of (K,), the
+same floating-point operations, so decisions agree bit for bit (``tests/test_regret_lockstep.py``).
+Other environments fall back to :func:`banditkit.simulate`, one trial at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..envs.base import Environment
+from ..envs.multi_armed import BernoulliBandit, GaussianBandit
+from ..protocol import Batch, DecisionLog
+from ..rng import SeedLike, as_generator
+from ..simulate import default_checkpoints, simulate
+from ..trial import Trial
+from ..validation import check_positive_int
+from .index_policy import IndexPolicy, draw_xi
+
+__all__ = ["index_lockstep"]
+
+_BLOCK = 4096  # rounds of noise pre-drawn per trial at a time
+_XI_BLOCK = 262_144  # ξ values pre-drawn per trial at a time (2 MB), whole rounds
+
+
+def _bernoulli_rule(mu: float) -> tuple[float, bool]:
+    """(threshold, above) such that numpy's binomial(1, μ) from uniform U is
+    ``U > threshold`` if ``above`` else ``U <= threshold`` (its inversion algorithm)."""
+    if mu <= 0.5:
+        return math.exp(math.log(1.0 - mu)), True
+    p = 1.0 - mu        # numpy inverts the complement and returns 1 − X
+    q = 1.0 - p
+    return math.exp(math.log(q)), False
+
+
+class _Noise:
+    """Per-trial noise read in blocks, in simulate's order."""
+
+    def __init__(self, env: Environment, seeds: Sequence[SeedLike]) -> None:
+        self.rngs = [as_generator(s) for s in seeds]
+        self.gaussian = isinstance(env, GaussianBandit)
+        self.means = env.means
+        self.block = np.empty((len(self.rngs), 0))
+        self.pos = 0
+        if not self.gaussian:
+            rules = [_bernoulli_rule(float(m)) for m in env.means]
+            self.thresholds = np.array([r[0] for r in rules])
+            self.below = ~np.array([r[1] for r in rules])
+        else:
+            self.sigma = env.sigma
+
+    def rewards(self, arms: np.ndarray) -> np.ndarray:
+        if self.pos == self.block.shape[1]:
+            kind = "normal" if self.gaussian else "uniform"
+            self.block = np.stack([draw_xi(g, kind, (_BLOCK,)) for g in self.rngs])
+            self.pos = 0
+        x = self.block[:, self.pos]
+        self.pos += 1
+        if self.gaussian:
+            # simulate: n·μ + z·sqrt(n)·σ with n = 1
+            return 1.0 * self.means[arms] + x * 1.0 * self.sigma
+        # U > thr for arms with μ ≤ 1/2, U ≤ thr (= not U > thr) for the others
+        return ((x > self.thresholds[arms]) ^ self.below[arms]).astype(float)
+
+
+class _Xi:
+    """Per-trial ξ read in blocks of rounds, ``n_draws`` values per round."""
+
+    def __init__(self, rngs: Sequence[np.random.Generator], kind: str, n_draws: int) -> None:
+        self.rngs, self.kind, self.n_draws = list(rngs), kind, n_draws
+        self.block = np.empty((len(self.rngs), 0, n_draws))
+        self.pos = 0
+        # a block holds about 2 MB per trial whatever n_draws is
+        self.rounds = max(1, min(_BLOCK, _XI_BLOCK // max(n_draws, 1)))
+
+    def next(self) -> np.ndarray:
+        if self.pos == self.block.shape[1]:
+            self.block = np.stack([draw_xi(g, self.kind, (self.rounds, self.n_draws))
+                                   for g in self.rngs])
+            self.pos = 0
+        x = self.block[:, self.pos]
+        self.pos += 1
+        return x
+
+
+def index_lockstep(make: Callable[[int, np.random.Generator | None], IndexPolicy],
+                   envs: Sequence[Environment], rngs: Sequence[np.random.Generator | None],
+                   seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None
+                   ) -> list[Trial]:
+    """Run ``len(seeds)`` trials of the policy ``make(K, rng)`` in lock-step.
+
+    Parameters
+    ----------
+    make : callable
+        ``make(n_arms, rng)`` builds a fresh policy (its parameters fixed; ``rng`` its ξ).
+    envs : sequence of Environment
+        One per trial. Trials on one shared Bernoulli or Gaussian instance (the same object
+        for every trial) run vectorised; other environments, or different instances per
+        trial, run trial by trial through :func:`banditkit.simulate`.
+    rngs : sequence of Generator or None
+        The internal streams ξ, one per trial (``None`` for deterministic policies).
+    seeds : sequence of seed-like
+        Noise seed of each trial, as given to :func:`banditkit.simulate`.
+    horizon : int
+        Pulls per trial.
+    checkpoints : array of int, optional
+        Times at which cumulative regret is recorded (default: as simulate).
+
+    Returns
+    -------
+    list of Trial
+        One per seed, equal to ``simulate(make(K, rngs[i]), envs[i], horizon=horizon,
+        seed=seeds[i], checkpoints=checkpoints)`` except that the decision log holds the whole
+        pull sequence as one batch (``n_batches`` still counts one per pull).
+    """
+    horizon = check_positive_int(horizon, "horizon")
+    if not len(envs) == len(rngs) == len(seeds):
+        raise ValueError(f"envs, rngs and seeds must have the same length, got {len(envs)}, "
+                         f"{len(rngs)} and {len(seeds)}")
+    if not seeds:
+        return []
+    env = envs[0]
+    policy = make(env.n_arms, rngs[0])  # validates the parameters as the class does
+    checkpoints = (default_checkpoints(horizon) if checkpoints is None
+                   else np.asarray(checkpoints, dtype=np.int64))
+    # numpy's binomial draws nothing for μ = 0, so arms with mean exactly 0 would shift the
+    # uniforms of later pulls: such instances (and other environments) run through simulate
+    vectorised = all(e is env for e in envs) and (
+        type(env) is GaussianBandit
+        or (type(env) is BernoulliBandit and bool(np.all(env.means > 0))))
+    if not vectorised or (type(env) is GaussianBandit and policy.reward_range is not None):
+        # (Gaussian rewards leave a bounded range: simulate refuses them as observe does)
+        return [simulate(make(e.n_arms, r), e, horizon=horizon, seed=s, checkpoints=checkpoints)
+                for e, r, s in zip(envs, rngs, seeds, strict=True)]
+
+    start = time.perf_counter()
+    n, K = len(seeds), env.n_arms
+    noise = _Noise(env, seeds)
+    xi = _Xi(rngs, policy.draw_kind, policy.n_draws) if policy.n_draws else None
+    rows = np.arange(n)
+    # pull counts kept as floats (exact below 2⁵³): the scores divide by them, and a float
+    # array spares numpy an int → float conversion per operation; same values as the class's
+    pulls = np.zeros((n, K))
+    sums = np.zeros((n, K))
+    arms_seq = np.empty((horizon, n), dtype=np.int64)  # a row per round: contiguous writes
+    flat_pulls, flat_sums = pulls.reshape(-1), sums.reshape(-1)
+    offsets = rows * K
+    initial = K if policy.initial_rounds else 0
+    scores = policy.scores
+    for t in range(horizon):
+        draws = xi.next() if xi is not None else None  # read every round, as the class does
+        if t < initial:
+            arm = np.full(n, t)  # every arm once, in index order
+        else:
+            arm = np.argmax(scores(pulls, sums, t, draws), axis=1)
+        r = noise.rewards(arm)
+        flat = offsets + arm
+        flat_pulls[flat] += 1.0
+        flat_sums[flat] += r
+        arms_seq[t] = arm
+    seconds = (time.perf_counter() - start) / n
+
+    gaps = env.gaps
+    trials = []
+    for i in range(n):
+        log = DecisionLog()
+        log.record(Batch.from_sequence(arms_seq[:, i]))
+        arms, counts = log.runs()
+        cum = np.r_[0.0, np.cumsum(counts * gaps[arms])]
+        ends = np.r_[0, np.cumsum(counts)]
+        trials.append(Trial(
+            counts=pulls[i].astype(np.int64), n_pulls=horizon, decisions=log,
+            checkpoints=checkpoints,
+            regret=np.interp(checkpoints, ends, cum), recommendation=None, correct=None,
+            stopped=False, n_batches=horizon, seconds=seconds, info={}))
+    return trials

@@ -1,0 +1,197 @@
+"""The HTTP routes: each reads its JSON body, makes one call of :class:`banditkit.Experiment`
+on the folder's worker thread, and answers JSON. No experiment logic lives here.
+
+Status codes: 200 (201 for a created experiment); 400 for a request the library or the body's
+shape refuses (its one-line message); 401 for a write without the right bearer token when the
+server has one; 404 for an unknown experiment or route; 405 for a wrong method; 409 for a
+create whose name exists; 413 for a body above the limit; 500 only for a server fault (a bug),
+never with a traceback in the answer. Every error is ``{"error": "<one line>"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ..live import ExperimentError
+from . import bodies as body
+from .folder import Conflict, ExperimentFolder, NotFound, check_name
+from .jsonable import frame_records, to_json
+from .limits import DEFAULT_MAX_BODY  # 16 MiB: a record call of 100,000 units is about 2 MB
+from .openapi import openapi
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("banditkit.service")
+
+
+class Unauthorized(ExperimentError):
+    """A write without the server's bearer token (HTTP 401)."""
+
+
+class TooLarge(ExperimentError):
+    """A body above the limit (HTTP 413)."""
+
+
+_STATUS = ((NotFound, 404), (Conflict, 409), (Unauthorized, 401), (TooLarge, 413),
+           (ExperimentError, 400))
+
+
+def create_app(folder: ExperimentFolder, *, token: str | None = None,
+               max_body: int = DEFAULT_MAX_BODY) -> Starlette:
+    """The service over ``folder``; writes need ``Authorization: Bearer <token>`` when
+    ``token`` is set; bodies above ``max_body`` bytes are refused (413)."""
+    if token is not None and not token:
+        raise ExperimentError("token must not be empty (leave it unset for no token)")
+
+    async def run(call: Callable[[], Any]) -> Any:
+        return await asyncio.wrap_future(folder.submit(call))
+
+    def check_token(request: Request) -> None:
+        if token is None:
+            return
+        given = request.headers.get("authorization", "")
+        scheme, _, value = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(),
+                                                                 token.encode()):
+            raise Unauthorized("this server needs 'Authorization: Bearer <token>' on every "
+                               "write" + (" (the token given is wrong)" if given else ""))
+
+    async def read(request: Request) -> dict[str, Any]:
+        """The JSON body, after the token (so that no one without it makes us read a body)."""
+        check_token(request)
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > max_body:
+            raise TooLarge(f"the body ({int(declared)} bytes) is above this server's limit of "
+                           f"{max_body} bytes; send fewer units per call")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body:  # a chunked body without a length: stop reading at the limit
+                raise TooLarge(f"the body is above this server's limit of {max_body} bytes; "
+                               "send fewer units per call")
+            chunks.append(chunk)
+        return body.parse_body(b"".join(chunks))
+
+    def answer(handler: Callable[[Request], Awaitable[Response]]
+               ) -> Callable[[Request], Awaitable[Response]]:
+        async def wrapped(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except ExperimentError as error:
+                code = next(c for kind, c in _STATUS if isinstance(error, kind))
+                return JSONResponse({"error": _one_line(error)}, status_code=code)
+            except Exception:  # a bug: logged in full here, one line to the client
+                log.exception("%s %s failed", request.method, request.url.path)
+                return JSONResponse({"error": "internal server error (logged by the server)"},
+                                    status_code=500)
+        return wrapped
+
+    @answer
+    async def health(request: Request) -> Response:
+        from .. import __version__
+
+        return JSONResponse({"status": "ok", "banditkit": __version__})
+
+    @answer
+    async def describe(request: Request) -> Response:
+        return JSONResponse(openapi())
+
+    @answer
+    async def list_experiments(request: Request) -> Response:
+        return JSONResponse({"experiments": await run(folder.names)})
+
+    @answer
+    async def create(request: Request) -> Response:
+        name, arguments = body.create_arguments(await read(request))
+        check_name(name)
+
+        def call() -> dict[str, Any]:
+            experiment = folder.create(name, **arguments)
+            return {"name": name, "algorithm": experiment.algorithm_name,
+                    "arms": experiment.arm_names}
+
+        return JSONResponse(await run(call), status_code=201)
+
+    @answer
+    async def assign(request: Request) -> Response:
+        name = request.path_params["name"]
+        n = body.assign_arguments(await read(request))
+
+        def call() -> dict[str, Any]:
+            units = folder.get(name).assign(n)
+            return {"units": frame_records(units), "reason": to_json(units.attrs.get("reason"))}
+
+        return JSONResponse(await run(call))
+
+    @answer
+    async def record(request: Request) -> Response:
+        name = request.path_params["name"]
+        units, rewards, costs = body.record_arguments(await read(request))
+        recorded = await run(lambda: folder.get(name).record(units, rewards, costs))
+        return JSONResponse({"recorded": recorded})
+
+    @answer
+    async def expire(request: Request) -> Response:
+        name = request.path_params["name"]
+        units, older_than = body.expire_arguments(await read(request))
+        expired = await run(lambda: folder.get(name).expire(units, older_than=older_than))
+        return JSONResponse({"expired": expired})
+
+    @answer
+    async def units(request: Request) -> Response:
+        name = request.path_params["name"]
+        return JSONResponse({"units": await run(
+            lambda: frame_records(folder.get(name).units()))})
+
+    @answer
+    async def status(request: Request) -> Response:
+        name = request.path_params["name"]
+        return JSONResponse(await run(lambda: to_json(folder.get(name).status())))
+
+    @answer
+    async def page(request: Request) -> Response:
+        from .page import render_page
+
+        name = request.path_params["name"]
+        return HTMLResponse(await run(lambda: render_page(folder.get(name), title=name,
+                                                          refresh=30)))
+
+    async def http_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        return JSONResponse({"error": f"{request.method} {request.url.path}: {error.detail}"},
+                            status_code=error.status_code, headers=error.headers)
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/openapi.json", describe, methods=["GET"]),
+        Route("/experiments", list_experiments, methods=["GET"]),
+        Route("/experiments", create, methods=["POST"]),
+        Route("/experiments/{name}", page, methods=["GET"]),
+        Route("/experiments/{name}/assign", assign, methods=["POST"]),
+        Route("/experiments/{name}/record", record, methods=["POST"]),
+        Route("/experiments/{name}/expire", expire, methods=["POST"]),
+        Route("/experiments/{name}/units", units, methods=["GET"]),
+        Route("/experiments/{name}/status", status, methods=["GET"]),
+    ]
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        folder.close()  # the experiments' connections, on the thread that opened them
+
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error},
+                     lifespan=lifespan)
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())

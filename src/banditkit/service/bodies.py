@@ -1,0 +1,121 @@
+"""The JSON bodies the service accepts: read, checked for shape, and turned into the arguments
+of :class:`banditkit.Experiment`'s methods. Only the shape is checked here (an object, known
+fields, required ones present); the values are checked by the library itself, whose one-line
+messages the client then gets, so the rules live in one place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..live import ExperimentError
+
+__all__ = [
+    "BadRequest",
+    "assign_arguments",
+    "create_arguments",
+    "expire_arguments",
+    "parse_body",
+    "record_arguments",
+]
+
+
+class BadRequest(ExperimentError):
+    """A body that is not the JSON a route takes (HTTP 400)."""
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """The request's JSON object (an empty body reads as ``{}``)."""
+    if not raw.strip():
+        return {}
+    try:
+        # NaN and Infinity are not JSON: refuse them here rather than pass them on
+        body = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise BadRequest(f"the body is not valid JSON ({error})") from None
+    if not isinstance(body, dict):
+        raise BadRequest(f"the body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _fields(body: Mapping[str, Any], required: tuple[str, ...], optional: tuple[str, ...],
+            route: str) -> dict[str, Any]:
+    unknown = sorted(set(body) - set(required) - set(optional))
+    if unknown:
+        raise BadRequest(f"{route}: unknown field(s) {unknown}; it takes "
+                         f"{sorted(required + optional)}")
+    missing = [k for k in required if k not in body]
+    if missing:
+        raise BadRequest(f"{route}: missing field(s) {missing}")
+    return dict(body)
+
+
+def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(name, keyword arguments of Experiment.create)``. Arms are names, or ``features`` (a
+    list of lists, one row per arm) with optional ``arms`` naming the rows."""
+    fields = _fields(body, ("name", "algorithm", "seed"),
+                     ("arms", "features", "horizon", "params", "thresholds", "order"),
+                     "POST /experiments")
+    name = fields.pop("name")
+    features = fields.pop("features", None)
+    arms = fields.pop("arms", None)
+    if arms is not None and not (isinstance(arms, list)
+                                 and all(isinstance(a, str) for a in arms)):
+        # JSON gives names as strings; anything else would be named by its Python repr
+        raise BadRequest(f"arms must be a list of names (strings), got {arms!r}")
+    if features is None:
+        if arms is None:
+            raise BadRequest("POST /experiments: give arms (a list of names) or features (a "
+                             "list of lists, one row per arm)")
+        fields["arms"] = arms
+    else:
+        if not (isinstance(features, list) and features
+                and all(isinstance(row, list) for row in features)):
+            raise BadRequest(f"features must be a list of lists of numbers (one row per arm), "
+                             f"got {features!r}")
+        if arms is None:
+            fields["arms"] = features  # named 0, 1, ... by the library
+        else:
+            import pandas as pd
+
+            if len(arms) != len(features):
+                raise BadRequest(f"arms must name the {len(features)} rows of features, got "
+                                 f"{arms!r}")
+            try:
+                fields["arms"] = pd.DataFrame(features, index=pd.Index(arms, dtype=object))
+            except (ValueError, TypeError) as error:  # ragged rows
+                raise BadRequest(f"features must be a list of lists of numbers of one length "
+                                 f"(one row per arm): {error}") from None
+    if fields.get("params") is not None and not isinstance(fields["params"], dict):
+        raise BadRequest(f"params must be a JSON object, got {fields['params']!r}")
+    return name, fields
+
+
+def assign_arguments(body: Mapping[str, Any]) -> int:
+    fields = _fields(body, ("n",), (), "assign")
+    return fields["n"]  # the library refuses anything but an integer >= 1
+
+
+def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    fields = _fields(body, ("units", "rewards"), ("costs",), "record")
+    units, rewards = fields["units"], fields["rewards"]
+    # lists only: a JSON string would otherwise reach numpy as one text value
+    for key, value in (("units", units), ("rewards", rewards)):
+        if not isinstance(value, list):
+            raise BadRequest(f"{key} must be a list, got {value!r}")
+    if any(isinstance(u, bool) for u in units):
+        raise BadRequest("units must be integer unit ids, not true/false")
+    return units, rewards, fields.get("costs")
+
+
+def expire_arguments(body: Mapping[str, Any]) -> tuple[Any, Any]:
+    fields = _fields(body, (), ("units", "older_than"), "expire")
+    units = fields.get("units")
+    if units is not None and not isinstance(units, list):
+        raise BadRequest(f"units must be a list of unit ids, got {units!r}")
+    return units, fields.get("older_than")

@@ -1,0 +1,298 @@
+"""A self-contained HTML page to watch a live experiment: where the algorithm stands, the
+per-arm table with its intervals, warnings, and three plots over time (units per arm, means
+with their intervals, the allocation of each batch), drawn with matplotlib as inline SVG so
+the page needs nothing but itself (served at ``GET /experiments/{name}``; written offline by
+``banditkit experiment report FILE --html OUT``)."""
+
+from __future__ import annotations
+
+import html
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..live import Experiment, ExperimentError
+from ..live.statistics import ArmSums, compare
+from .jsonable import to_json
+
+__all__ = ["render_page", "write_page"]
+
+# distinct at a glance and in grey print: colour, line style and marker all change per arm
+_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
+            "#17becf", "#7f7f7f", "#bcbd22"]
+_STYLES = ["-", "--", "-.", ":"]
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+_HATCHES = ["", "//", "..", "xx", "\\\\", "oo", "--", "++", "**", "||"]
+_POINTS = 40  # evaluation times of the curves: enough to read a trend, small SVG
+
+
+def _style(i: int) -> dict[str, Any]:
+    return {"color": _COLOURS[i % len(_COLOURS)], "linestyle": _STYLES[i % len(_STYLES)],
+            "marker": _MARKERS[i % len(_MARKERS)]}
+
+
+def write_page(path: str | Path, out: str | Path) -> Path:
+    """Write the page of the experiment file ``path`` to ``out`` (a new file)."""
+    out = Path(out)
+    if out.exists():
+        raise ExperimentError(f"--html: {str(out)!r} exists; name a new file")
+    if not out.parent.is_dir():
+        raise ExperimentError(f"--html: folder {str(out.parent)!r} does not exist")
+    with Experiment.open(path, readonly=True) as experiment:
+        text = render_page(experiment, title=Path(path).stem)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def render_page(experiment: Experiment, *, title: str, refresh: int | None = None) -> str:
+    """The page of ``experiment`` as one HTML string (``refresh``: reload every so many
+    seconds, for a page served live)."""
+    status = experiment.status()
+    units = experiment.units()
+    live = units[units["expired_at"].isna()]
+    names = list(experiment.arm_names)
+    bounds = status.reward_range if status.reward_range is not None else _reward_range(live)
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    head = (f"<meta charset='utf-8'><title>{_e(title)} · banditkit</title>"
+            + (f"<meta http-equiv='refresh' content='{int(refresh)}'>" if refresh else "")
+            + f"<style>{_CSS}</style>")
+    body = [f"<h1>{_e(title)}</h1>",
+            f"<p class='sub'>{_e(status.algorithm)} · {len(names)} arms · seed "
+            f"{experiment.seed} · page made {now}</p>",
+            _state(status, names), _warnings(status), "<h2>Arms</h2>", _arm_table(status),
+            "<h2>Over time</h2>",
+            _figure(_units_plot, live, names, "Units assigned per arm (cumulative)"),
+            _figure(_means_plot, live, names, _means_title(status), bounds=bounds,
+                    status=status),
+            _figure(_allocation_plot, live, names, "Allocation of each batch between the arms"),
+            f"<p class='note'>{_e(status.interval_note)}. The bands over time are the same "
+            "intervals <code>status</code> would have shown at each time: with anytime-valid "
+            "intervals they hold at every time together, so the whole band may be read; they "
+            "are summaries for reading, not the algorithm's decision rule.</p>"]
+    return (f"<!DOCTYPE html><html lang='en'><head>{head}</head><body>"
+            + "\n".join(body) + "</body></html>\n")
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _number(value: Any) -> str:
+    value = to_json(value)
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return _e(value)
+
+
+def _state(status: Any, names: list[str]) -> str:
+    arms = status.arms
+    rows = [("state", "finished" if status.finished else
+             f"batch {status.batches_observed + 1} running: {status.waiting} pull(s) waiting "
+             f"for a reward, {status.unassigned} not yet assigned"),
+            ("batches observed", status.batches_observed),
+            ("pulls observed", status.pulls_observed),
+            ("budget left", "no horizon" if status.budget_left is None else status.budget_left),
+            ("recommendation", status.recommendation or "none yet"),
+            ("leader", "none yet" if status.leader is None
+             else f"{status.leader} ({status.reason})"),
+            ("parameters in force", ", ".join(
+                f"{k}={v!r}" + (" [live default]" if k in status.live_defaults else "")
+                for k, v in status.params.items()) or "none")]
+    if "active" in arms.columns:
+        active = [str(a) for a in arms.index[arms["active"].to_numpy(bool)]]
+        rows.append(("active arms", ", ".join(active) or "none"))
+        rows.append(("eliminated arms",
+                     ", ".join(str(a) for a in arms.index if a not in active) or "none"))
+    cells = "".join(f"<tr><th>{_e(k)}</th><td>{_number(v) if not isinstance(v, str) else _e(v)}"
+                    "</td></tr>" for k, v in rows)
+    info = status.info or {}
+    extra = "".join(f"<tr><th>{_e(k)}</th><td>{_e(to_json(v))}</td></tr>"
+                    for k, v in info.items())
+    return (f"<h2>Algorithm</h2><table class='kv' id='state'>{cells}</table>"
+            + (f"<details><summary>the algorithm's own facts (info)</summary>"
+               f"<table class='kv'>{extra}</table></details>" if extra else ""))
+
+
+def _warnings(status: Any) -> str:
+    warnings = list(getattr(status, "warnings", None) or [])
+    if not warnings:
+        return "<p id='warnings' class='ok'>No warnings.</p>"
+    items = "".join(f"<li>{_e(w if isinstance(w, str) else to_json(w))}</li>" for w in warnings)
+    return f"<h2>Warnings</h2><ul id='warnings' class='warn'>{items}</ul>"
+
+
+def _arm_table(status: Any) -> str:
+    frame = status.arms.reset_index()
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{_number(v)}</td>" for v in row) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return f"<table id='arms'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _reward_range(live: pd.DataFrame) -> tuple[float, float] | None:
+    """The axis range of the means plot when the algorithm declares no reward range: [0, 1]
+    when every reward so far is 0 or 1; otherwise none (the axis follows the data)."""
+    rewards = live["reward"].dropna().to_numpy(float)
+    if rewards.size == 0 or np.isin(rewards, (0.0, 1.0)).all():
+        return (0.0, 1.0)
+    return None
+
+
+def _elapsed(times: pd.Series, start: pd.Timestamp) -> tuple[np.ndarray, str]:
+    """Times as numbers since ``start`` in a unit that suits their span, with its name."""
+    seconds = (times - start).dt.total_seconds().to_numpy(float)
+    span = float(np.nanmax(seconds)) if seconds.size else 0.0
+    for unit, size in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if span >= 2 * size:
+            return seconds / size, unit
+    return seconds, "seconds"
+
+
+def _figure(draw: Any, live: pd.DataFrame, names: list[str], caption: str, **kw: Any) -> str:
+    if live.empty or (draw is _means_plot and live["reward"].notna().sum() == 0):
+        what = "units assigned" if live.empty else "rewards recorded"
+        return (f"<figure><figcaption>{_e(caption)}</figcaption><p class='empty'>No {what} "
+                "yet.</p></figure>")
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: this runs in a server
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.0, 3.6), layout="constrained")
+    try:
+        draw(ax, live, names, **kw)
+        buffer = io.StringIO()
+        fig.savefig(buffer, format="svg")
+    finally:
+        plt.close(fig)
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]  # drop the XML prologue: the SVG is inline
+    return f"<figure><figcaption>{_e(caption)}</figcaption>{svg}</figure>"
+
+
+def _times(frame: pd.DataFrame, column: str) -> pd.Series:
+    return pd.to_datetime(frame[column], utc=True, format="ISO8601")
+
+
+def _units_plot(ax: Any, live: pd.DataFrame, names: list[str]) -> None:
+    assigned = _times(live, "assigned_at")
+    x, unit = _elapsed(assigned, assigned.min())
+    grid = np.linspace(0.0, float(x.max()), _POINTS)
+    arm = live["arm_index"].to_numpy()
+    for i, name in enumerate(names):
+        mine = np.sort(x[arm == i])
+        ax.plot(grid, np.searchsorted(mine, grid, side="right"), label=str(name),
+                markevery=max(1, _POINTS // 8), **_style(i))
+    ax.set_xlabel(f"time since the first unit ({unit})")
+    ax.set_ylabel("units assigned (cumulative)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    _legend(ax, "arm")
+
+
+def _legend(ax: Any, title: str) -> None:
+    # outside the axes, on the right: a legend inside hides the curves it names
+    ax.legend(title=title, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _means_title(status: Any) -> str:
+    level = f"{100 * (1 - status.alpha):g}%"
+    if status.intervals == "anytime" and status.reward_range is not None:
+        return f"Mean reward per arm with its anytime-valid {level} interval"
+    if status.intervals == "anytime":
+        return "Mean reward per arm (no interval: the algorithm declares no reward range)"
+    return f"Mean reward per arm with its fixed-n {level} interval (valid for one look only)"
+
+
+def _means_plot(ax: Any, live: pd.DataFrame, names: list[str],
+                bounds: tuple[float, float] | None, status: Any) -> None:
+    """Each arm's mean over time with the interval ``status`` would have shown at that time
+    (:func:`banditkit.live.statistics.compare` over a grid of times, one call for all)."""
+    done = live[live["reward"].notna()]
+    recorded = _times(done, "recorded_at")
+    x, unit = _elapsed(recorded, _times(live, "assigned_at").min())
+    grid = np.linspace(float(x.min()), float(x.max()), _POINTS)
+    arm = done["arm_index"].to_numpy()
+    reward = done["reward"].to_numpy(float)
+    K = len(names)
+    n, total, total_sq = (np.zeros((grid.size, K)) for _ in range(3))
+    binary = np.ones((grid.size, K), dtype=bool)
+    for i in range(K):
+        order = np.argsort(x[arm == i], kind="stable")
+        xs, rs = x[arm == i][order], reward[arm == i][order]
+        k = np.searchsorted(xs, grid, side="right")
+        n[:, i] = k
+        total[:, i] = np.r_[0.0, np.cumsum(rs)][k]
+        total_sq[:, i] = np.r_[0.0, np.cumsum(rs * rs)][k]
+        other = np.r_[0, np.cumsum(~np.isin(rs, (0.0, 1.0)))][k]
+        binary[:, i] = other == 0
+    control = names.index(status.control) if status.control in names else 0
+    c = compare(ArmSums(n, n, total, total_sq, binary), status.reward_range,
+                intervals=status.intervals, alpha=status.alpha, control=control)
+    for i, name in enumerate(names):
+        if not n[-1, i]:
+            continue
+        low, high = c.low[:, i], c.high[:, i]
+        if bounds is not None:
+            low, high = np.clip(low, *bounds), np.clip(high, *bounds)
+        style = _style(i)
+        ax.plot(grid, c.mean[:, i], label=str(name), markevery=max(1, _POINTS // 8), **style)
+        ax.fill_between(grid, low, high, color=style["color"], alpha=0.15, linewidth=0)
+    ax.set_xlabel(f"time since the first unit ({unit})")
+    ax.set_ylabel("mean reward (recorded units)")
+    # zoom on the bands (within the reward range): means of 0.1 on a 0..1 axis are unreadable
+    shown = np.isfinite(c.low) & np.isfinite(c.high)
+    if shown.any():
+        low_end, high_end = float(c.low[shown].min()), float(c.high[shown].max())
+        pad = 0.05 * max(high_end - low_end, 1e-9)
+        if bounds is not None:
+            low_end, high_end = max(low_end - pad, bounds[0]), min(high_end + pad, bounds[1])
+        ax.set_ylim(low_end, high_end)
+    elif bounds is not None:
+        ax.set_ylim(*bounds)
+    ax.grid(alpha=0.3)
+    kind = "anytime-valid" if status.intervals == "anytime" else "fixed-n"
+    _legend(ax, f"arm (band: {kind}\n{100 * (1 - status.alpha):g}% interval)")
+
+
+def _allocation_plot(ax: Any, live: pd.DataFrame, names: list[str]) -> None:
+    """Each batch's split between the arms, as shares (batches of an elimination grow
+    geometrically: on a count axis the first ones would be invisible), its size on top."""
+    counts = pd.crosstab(live["batch"], live["arm_index"]).reindex(
+        columns=range(len(names)), fill_value=0)
+    totals = counts.sum(axis=1).to_numpy(float)
+    position = np.arange(len(counts))
+    bottom = np.zeros(len(counts))
+    for i, name in enumerate(names):
+        share = 100.0 * counts[i].to_numpy(float) / totals
+        ax.bar(position, share, bottom=bottom, label=str(name), color=_COLOURS[i % 10],
+               hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white", linewidth=0.5)
+        bottom += share
+    for p, total in zip(position, totals, strict=True):
+        ax.annotate(f"{int(total)}", (p, 100.0), ha="center", va="bottom", fontsize="x-small",
+                    xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(position, [str(b + 1) for b in counts.index])
+    ax.set_xlabel("batch (the last one may still be running); on top: units in the batch")
+    ax.set_ylabel("share of the batch's units (%)")
+    ax.set_ylim(0, 108)
+    _legend(ax, "arm")
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:60em;color:#222}
+h1{margin-bottom:0}.sub{color:#666;margin-top:.2em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em}
+#arms td{text-align:right}#arms td:first-child{text-align:left;font-weight:bold}
+.kv th{text-align:left;background:#f4f4f4}
+.warn{color:#8a3b00;background:#fff4e5;padding:.5em 2em}.ok{color:#2a6b2a}
+figure{margin:1em 0}figcaption{font-weight:bold}svg{max-width:100%;height:auto}
+.note,.empty{color:#666;font-size:.9em}
+"""

@@ -1,0 +1,86 @@
+"""``banditkit serve``: the command that runs the service with uvicorn.
+
+    banditkit serve --db experiments/ [--host 127.0.0.1] [--port 8750] [--token T]
+
+It binds 127.0.0.1 (this machine only) unless ``--host`` says otherwise; with a token
+(``--token`` or the environment variable ``BANDITKIT_TOKEN``) every write needs
+``Authorization: Bearer <token>``. Port 0 picks a free port; the line
+``banditkit serve: listening on http://HOST:PORT`` on standard error gives it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from pathlib import Path
+
+__all__ = ["TOKEN_VARIABLE", "add_arguments", "run"]
+
+TOKEN_VARIABLE = "BANDITKIT_TOKEN"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..cli import non_negative_int, positive_int
+    from .limits import DEFAULT_MAX_BODY
+
+    parser.add_argument("--db", type=Path, required=True, metavar="DIR",
+                        help="folder of experiments (DIR/NAME.sqlite); it must exist")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1: this machine only; "
+                             "0.0.0.0 for every interface)")
+    parser.add_argument("--port", type=non_negative_int, default=8750,
+                        help="port (default 8750; 0 picks a free one)")
+    parser.add_argument("--token", default=None,
+                        help=f"bearer token required on every write (default: the "
+                             f"environment variable {TOKEN_VARIABLE}; none if unset)")
+    parser.add_argument("--max-body", type=positive_int, default=DEFAULT_MAX_BODY,
+                        metavar="BYTES", help="largest request body accepted "
+                        f"(default {DEFAULT_MAX_BODY})")
+    parser.add_argument("--log-level", default="warning",
+                        choices=("critical", "error", "warning", "info", "debug"),
+                        help="uvicorn's log level (default warning; info logs each request)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..live import ExperimentError
+
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as error:
+        return _refuse(f"the service needs the 'serve' extra: pip install 'banditkit[serve]' "
+                       f"({error})")
+    from .folder import ExperimentFolder
+
+    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None and not token.strip():
+        return _refuse("argument --token: must not be empty or blank")
+    try:
+        folder = ExperimentFolder(args.db)
+        app = create_app(folder, token=token, max_body=args.max_body)
+    except ExperimentError as error:
+        return _refuse(str(error))
+    try:
+        # bound here rather than by uvicorn, so that port 0 can be reported
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((args.host, args.port))
+    except (OSError, OverflowError) as error:
+        return _refuse(f"cannot listen on {args.host}:{args.port} ({error})")
+    host, port = sock.getsockname()[:2]
+    print(f"banditkit serve: listening on http://{host}:{port} "
+          f"({'token required on writes' if token else 'no token'})",
+          file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level=args.log_level, access_log=False,
+                            timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+def _refuse(message: str) -> int:
+    print(f"banditkit serve: error: {message}", file=sys.stderr)
+    return 2

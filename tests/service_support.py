@@ -1,0 +1,99 @@
+"""A real ``banditkit serve`` process on 127.0.0.1 for the service tests and the load test,
+and a small HTTP client (``http.client``: no dependency, no mock)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+class Server:
+    """``banditkit serve --db DB --port 0`` in a child process; ``port`` once it listens."""
+
+    def __init__(self, db: Path, *, token: str | None = None, max_body: int | None = None,
+                 env: dict[str, str] | None = None, wait: bool = True) -> None:
+        command = [sys.executable, "-m", "banditkit", "serve", "--db", str(db), "--port", "0"]
+        if token is not None:
+            command += ["--token", token]
+        if max_body is not None:
+            command += ["--max-body", str(max_body)]
+        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True,
+                                        env={**os.environ, **(env or {})})
+        if wait:
+            self.wait()
+
+    def wait(self) -> Server:
+        """Until it answers (servers started with ``wait=False`` start side by side)."""
+        self.port = self._port()
+        self._wait_healthy()
+        return self
+
+    def _port(self) -> int:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stderr], [], [], 1)
+            if ready:
+                line = self.process.stderr.readline()
+                found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+                if found:
+                    return int(found.group(1))
+                if not line and self.process.poll() is not None:
+                    break
+        self.kill()
+        raise RuntimeError(f"the server did not start: {self.process.stderr.read()}")
+
+    def _wait_healthy(self) -> None:
+        for _ in range(200):
+            try:
+                if call(self.port, "GET", "/health")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the server never answered /health")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no cleanup, as a crash."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self.process.stderr.close()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stderr.close()
+
+
+def call(port: int, method: str, path: str, body: Any = None, *, token: str | None = None,
+         raw: bytes | None = None, connection: http.client.HTTPConnection | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """One request; ``(status, decoded JSON or text)``. ``raw`` sends bytes as they are."""
+    own = connection is None
+    conn = connection or http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    sent = {"Content-Type": "application/json", **(headers or {})}
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    try:
+        conn.request(method, path, body=data, headers=sent)
+        response = conn.getresponse()
+        text = response.read().decode()
+    finally:
+        if own:
+            conn.close()
+    kind = response.getheader("content-type", "")
+    return response.status, json.loads(text) if kind.startswith("application/json") else text

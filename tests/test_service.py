@@ -1,0 +1,340 @@
+"""``banditkit serve``: a real server on 127.0.0.1 driven by real HTTP requests. The API's round
+trip ends with the decisions of ``simulate`` on the same rewards (through two server processes
+on one file); every bad request gets a one-line JSON error with its status code and changes
+nothing; a server killed with SIGKILL mid-load loses no call that returned and counts none
+twice."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from banditkit import Experiment, simulate
+from banditkit.live import ExperimentStatus
+from banditkit.live.defaults import params_in_force
+from banditkit.registry import make_policy
+from banditkit.rng import as_generator
+from live_support import TableBandit, check_consistent, reward_table, unit_rewards
+from service_support import Server, call
+
+TOKEN = "s3cret"
+MEANS = [0.2, 0.5, 0.8]
+DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,
+              "horizon": 3000, "params": {"rho": 0.3, "beta": 3}}
+
+
+def _simulated():
+    table = reward_table(MEANS)
+    env = TableBandit(table)
+    # the experiment runs with every parameter in force, live defaults included
+    params = params_in_force(DEFINITION["algorithm"], DEFINITION["params"])[0]
+    algo = make_policy(DEFINITION["algorithm"], env, as_generator(DEFINITION["seed"]),
+                       horizon=DEFINITION["horizon"], **params)
+    return simulate(algo, env, horizon=DEFINITION["horizon"], seed=0), table
+
+
+def _drive(ports: list[int], path: Path, name: str, table: np.ndarray, seed: int,
+           max_calls: int = 100_000, log: list[int] | None = None, token: str = TOKEN) -> None:
+    """Assign and record over HTTP in small random steps, each call to a random server, until
+    the experiment finishes; units whose record call returned go to ``log``."""
+    rng = np.random.default_rng(seed)
+    status, units = call(ports[0], "GET", f"/experiments/{name}/units")
+    assert status == 200
+    waiting = [u["unit"] for u in units["units"]
+               if u["reward"] is None and u["expired_at"] is None]
+    stalled = 0
+    for _ in range(max_calls):
+        port = ports[int(rng.integers(len(ports)))]
+        if rng.random() < 0.6 or not waiting:
+            status, answer = call(port, "POST", f"/experiments/{name}/assign",
+                                  {"n": int(rng.integers(1, 40))}, token=token)
+            assert status == 200, answer
+            new = [u["unit"] for u in answer["units"]]
+            if not new and not waiting:
+                status, state = call(port, "GET", f"/experiments/{name}/status")
+                if state["finished"]:
+                    return
+                stalled += 1  # another client holds the batch's last units: let it answer
+                assert stalled < 500, f"no unit to assign for 500 calls: {state}"
+                time.sleep(0.01)
+            else:
+                stalled = 0
+            waiting += new
+        else:
+            rng.shuffle(waiting)
+            k = int(rng.integers(1, len(waiting) + 1))
+            take, waiting = waiting[:k], waiting[k:]
+            status, answer = call(port, "POST", f"/experiments/{name}/record",
+                                  {"units": take, "rewards": unit_rewards(str(path), take, table)},
+                                  token=token)
+            assert status == 200, answer
+            if log is not None:
+                log.extend(take)
+    raise AssertionError("the experiment did not finish")
+
+
+def test_the_api_round_trip_through_two_servers_makes_the_decisions_of_simulate(tmp_path):
+    trial, table = _simulated()
+    servers = [Server(tmp_path, token=TOKEN, wait=False) for _ in range(2)]
+    servers = [server.wait() for server in servers]
+    try:
+        ports = [s.port for s in servers]
+        assert call(ports[0], "GET", "/health") == (200, {"status": "ok",
+                                                          "banditkit": "0.1.0"})
+        status, created = call(ports[0], "POST", "/experiments",
+                               {"name": "ab", **DEFINITION}, token=TOKEN)
+        assert (status, created) == (201, {"name": "ab", "algorithm": "ReplicableElimination",
+                                           "arms": ["a", "b", "c"]})
+        assert call(ports[1], "GET", "/experiments") == (200, {"experiments": ["ab"]})
+        _drive(ports, tmp_path / "ab.sqlite", "ab", table, seed=1)
+        status, state = call(ports[1], "GET", "/experiments/ab/status")
+        assert status == 200 and state["finished"]
+        assert state["pulls_observed"] == trial.n_pulls
+        assert sum(a["recorded"] for a in state["arms"]) == trial.n_pulls
+        assert [a["arm"] for a in state["arms"]] == ["a", "b", "c"]
+        # every field of ExperimentStatus is there, whatever others add to it
+        assert {f.name for f in dataclasses.fields(ExperimentStatus)} <= set(state)
+        _, units = call(ports[0], "GET", "/experiments/ab/units")
+        assert len(units["units"]) == trial.n_pulls
+        with Experiment.open(tmp_path / "ab.sqlite") as exp:
+            assert exp.decisions().same_as(trial.decisions)
+        # once finished: no units, and why if the library says
+        status, answer = call(ports[0], "POST", "/experiments/ab/assign", {"n": 5},
+                              token=TOKEN)
+        assert status == 200 and answer["units"] == []
+        _, description = call(ports[0], "GET", "/openapi.json")
+        assert description["openapi"].startswith("3.")
+        assert {"/experiments", "/experiments/{name}/assign", "/experiments/{name}/record",
+                "/experiments/{name}/status", "/health"} <= set(description["paths"])
+    finally:
+        for server in servers:
+            server.stop()
+    check_consistent(tmp_path / "ab.sqlite")
+
+
+def test_a_linear_experiment_takes_features_as_a_list_of_lists(tmp_path):
+    server = Server(tmp_path)
+    try:
+        status, created = call(server.port, "POST", "/experiments", {
+            "name": "lin", "algorithm": "GBAI", "arms": ["x", "y", "z"], "seed": 1,
+            "horizon": 150, "features": np.eye(3).tolist()})
+        assert status == 201 and created["arms"] == ["x", "y", "z"], created
+        status, answer = call(server.port, "POST", "/experiments/lin/assign", {"n": 4})
+        assert status == 200 and {u["arm"] for u in answer["units"]} <= {"x", "y", "z"}
+        # nothing recorded yet: means and intervals are null (JSON has no NaN)
+        status, state = call(server.port, "GET", "/experiments/lin/status")
+        assert status == 200 and all(a["mean"] is None and a["low"] is None
+                                     for a in state["arms"])
+        assert sum(a["assigned"] for a in state["arms"]) == len(answer["units"])
+    finally:
+        server.stop()
+    with Experiment.open(tmp_path / "lin.sqlite") as exp:
+        assert exp.arm_names == ["x", "y", "z"]
+        np.testing.assert_array_equal(exp._problem.X, np.eye(3))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One server with a token and a small body limit, one experiment with 6 units assigned
+    (units 1-3 recorded)."""
+    db = tmp_path_factory.mktemp("served")
+    server = Server(db, token=TOKEN, max_body=50_000)
+    assert call(server.port, "POST", "/experiments", {"name": "ab", **DEFINITION},
+                token=TOKEN)[0] == 201
+    _, answer = call(server.port, "POST", "/experiments/ab/assign", {"n": 6}, token=TOKEN)
+    assert len(answer["units"]) == 6
+    assert call(server.port, "POST", "/experiments/ab/record",
+                {"units": [1, 2, 3], "rewards": [1, 0, 1]}, token=TOKEN) == (
+                    200, {"recorded": 3})
+    yield server, db
+    server.stop()
+
+
+def _snapshot(db: Path) -> tuple:
+    conn = sqlite3.connect(db / "ab.sqlite")
+    try:
+        return (conn.execute("SELECT * FROM units ORDER BY id").fetchall(),
+                conn.execute("SELECT * FROM batches ORDER BY id").fetchall(),
+                sorted(p.name for p in db.iterdir()))
+    finally:
+        conn.close()
+
+
+NEW = {"name": "new", **DEFINITION}
+# (what is wrong, method, path, JSON body or raw bytes, token, status, part of the message)
+BAD = [
+    ("malformed JSON", "POST", "/experiments/ab/record", b'{"units": [4', TOKEN, 400,
+     "not valid JSON"),
+    ("a JSON list, not an object", "POST", "/experiments/ab/assign", b"[1]", TOKEN, 400,
+     "must be a JSON object"),
+    ("NaN is not JSON", "POST", "/experiments/ab/record", b'{"units": [4], "rewards": [NaN]}',
+     TOKEN, 400, "NaN is not a JSON number"),
+    ("n as text", "POST", "/experiments/ab/assign", {"n": "3"}, TOKEN, 400,
+     "n must be an integer >= 1"),
+    ("n = 0", "POST", "/experiments/ab/assign", {"n": 0}, TOKEN, 400,
+     "n must be an integer >= 1"),
+    ("an unknown field", "POST", "/experiments/ab/assign", {"n": 1, "m": 2}, TOKEN, 400,
+     "unknown field(s) ['m']"),
+    ("rewards as text", "POST", "/experiments/ab/record", {"units": [4], "rewards": ["x"]},
+     TOKEN, 400, "rewards must be numbers"),
+    ("rewards a string", "POST", "/experiments/ab/record", {"units": [4], "rewards": "1"},
+     TOKEN, 400, "rewards must be a list"),
+    ("a unit as true", "POST", "/experiments/ab/record", {"units": [True], "rewards": [1]},
+     TOKEN, 400, "not true/false"),
+    ("a reward for an unknown unit", "POST", "/experiments/ab/record",
+     {"units": [4, 999], "rewards": [1, 1]}, TOKEN, 400, "unit 999 was never assigned"),
+    ("a reward outside [0, 1]", "POST", "/experiments/ab/record",
+     {"units": [4], "rewards": [2]}, TOKEN, 400, "must lie in [0, 1]"),
+    ("a second, different reward", "POST", "/experiments/ab/record",
+     {"units": [1], "rewards": [0]}, TOKEN, 400, "already has reward"),
+    ("expire a recorded unit", "POST", "/experiments/ab/expire", {"units": [1]}, TOKEN, 400,
+     "already has a reward"),
+    ("expire with both rules", "POST", "/experiments/ab/expire",
+     {"units": [4], "older_than": 1}, TOKEN, 400, "exactly one of"),
+    ("seed as text", "POST", "/experiments", {**NEW, "seed": "7"}, TOKEN, 400,
+     "seed must be a non-negative integer"),
+    ("an unknown algorithm", "POST", "/experiments", {**NEW, "algorithm": "Nope"}, TOKEN,
+     400, "Nope"),
+    ("a path as the name", "POST", "/experiments", {**NEW, "name": "../x"}, TOKEN, 400,
+     "name must be"),
+    ("an arm name that is not a string", "POST", "/experiments",
+     {**NEW, "arms": ["a", ["b"], "c"]}, TOKEN, 400, "arms must be a list of names"),
+    ("a missing field", "POST", "/experiments", {"name": "new", "seed": 1}, TOKEN, 400,
+     "missing field(s) ['algorithm']"),
+    ("an existing name", "POST", "/experiments", {**DEFINITION, "name": "ab"}, TOKEN, 409,
+     "exists already"),
+    ("an unknown experiment (assign)", "POST", "/experiments/nope/assign", {"n": 1}, TOKEN,
+     404, "no experiment named 'nope'"),
+    ("an unknown experiment (status)", "GET", "/experiments/nope/status", None, None, 404,
+     "no experiment named 'nope'"),
+    ("an unknown experiment (page)", "GET", "/experiments/nope", None, None, 404,
+     "no experiment named 'nope'"),
+    ("an unknown route", "GET", "/nothing", None, None, 404, "Not Found"),
+    ("a wrong method", "DELETE", "/experiments/ab/status", None, TOKEN, 405, "Not Allowed"),
+    ("no token: create", "POST", "/experiments", NEW, None, 401, "Bearer"),
+    ("no token: assign", "POST", "/experiments/ab/assign", {"n": 1}, None, 401, "Bearer"),
+    ("no token: record", "POST", "/experiments/ab/record", {"units": [4], "rewards": [1]},
+     None, 401, "Bearer"),
+    ("no token: expire", "POST", "/experiments/ab/expire", {"units": [4]}, None, 401,
+     "Bearer"),
+    ("a wrong token", "POST", "/experiments/ab/record", {"units": [4], "rewards": [1]},
+     "guess", 401, "the token given is wrong"),
+    ("a huge body", "POST", "/experiments/ab/record",
+     {"units": list(range(4, 20_000)), "rewards": [1] * 19_996}, TOKEN, 413,
+     "above this server's limit of 50000 bytes"),
+]
+
+
+@pytest.mark.parametrize(("what", "method", "path", "body", "token", "code", "message"), BAD,
+                         ids=[b[0] for b in BAD])
+def test_a_bad_request_gets_a_json_error_and_changes_nothing(served, what, method, path, body,
+                                                             token, code, message):
+    server, db = served
+    before = _snapshot(db)
+    raw = body if isinstance(body, bytes) else None
+    status, answer = call(server.port, method, path, None if raw else body, raw=raw,
+                          token=token)
+    assert status == code, answer
+    assert isinstance(answer, dict) and list(answer) == ["error"], answer
+    assert message in answer["error"] and "\n" not in answer["error"]
+    assert "Traceback" not in answer["error"]
+    assert _snapshot(db) == before
+
+
+def test_a_huge_body_without_a_length_is_cut_at_the_limit(served):
+    """A chunked body declares no length: reading stops at the limit (413)."""
+    import http.client
+
+    server, db = served
+    before = _snapshot(db)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        payload = json.dumps({"units": list(range(4, 30_000)), "rewards": [1] * 29_996})
+        conn.request("POST", "/experiments/ab/record", body=iter([payload.encode()]),
+                     headers={"Authorization": f"Bearer {TOKEN}"}, encode_chunked=True)
+        response = conn.getresponse()
+        assert response.status == 413
+        assert "limit of 50000 bytes" in json.loads(response.read())["error"]
+    finally:
+        conn.close()
+    assert _snapshot(db) == before
+
+
+def test_reads_need_no_token_and_the_token_can_come_from_the_environment(tmp_path):
+    server = Server(tmp_path, env={"BANDITKIT_TOKEN": "from-env"})
+    try:
+        assert call(server.port, "POST", "/experiments", {"name": "e", **DEFINITION},
+                    token=TOKEN)[0] == 401
+        assert call(server.port, "POST", "/experiments", {"name": "e", **DEFINITION},
+                    token="from-env")[0] == 201
+        assert call(server.port, "GET", "/experiments/e/status")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_a_server_killed_mid_load_loses_no_returned_call_and_counts_none_twice(tmp_path):
+    trial, table = _simulated()
+    path = tmp_path / "ab.sqlite"
+    server = Server(tmp_path, token=TOKEN)
+    assert call(server.port, "POST", "/experiments", {"name": "ab", **DEFINITION},
+                token=TOKEN)[0] == 201
+    returned: list[int] = []  # units whose record call returned 200
+    lock = threading.Lock()
+
+    def client(seed: int) -> None:
+        log: list[int] = []
+        try:
+            _drive([server.port], path, "ab", table, seed, log=log)
+        except (OSError, AssertionError):  # the server died under it
+            pass
+        with lock:
+            returned.extend(log)
+
+    threads = [threading.Thread(target=client, args=(s,)) for s in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        n = 0
+        while n < 400 and any(t.is_alive() for t in threads):  # kill once calls returned
+            with sqlite3.connect(path) as conn:
+                (n,) = conn.execute("SELECT COUNT(reward) FROM units").fetchone()
+            threads[0].join(0.01)
+    finally:
+        server.kill()  # also when the test fails: no server left behind
+    assert n >= 400, "the clients stopped before the kill"
+    for thread in threads:
+        thread.join(60)
+    assert returned and not any(t.is_alive() for t in threads)
+    with sqlite3.connect(path) as conn:
+        recorded = dict(conn.execute("SELECT id, reward FROM units WHERE reward IS NOT NULL"))
+        (batches,) = conn.execute("SELECT COUNT(*) FROM batches").fetchone()
+    assert set(returned) <= set(recorded)  # every call that returned is on disk
+    assert len(returned) == len(set(returned))
+    assert batches < len(trial.decisions.batch_sizes())  # killed mid-experiment
+    check_consistent(path)
+    restarted = Server(tmp_path, token=TOKEN)
+    try:
+        _drive([restarted.port], path, "ab", table, seed=9)
+    finally:
+        restarted.stop()
+    check_consistent(path)
+    with Experiment.open(path) as exp:
+        assert exp.decisions().same_as(trial.decisions)
+        assert exp.status().arms["recorded"].sum() == trial.n_pulls
+
+
+def test_serve_refuses_a_missing_folder_and_a_blank_token(tmp_path, capsys):
+    from banditkit.cli import main
+
+    for extra, message in ((["--db", str(tmp_path / "none")], "does not exist"),
+                           (["--db", str(tmp_path), "--token", " "], "must not be empty")):
+        assert main(["serve", *extra, "--port", "0"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err
