@@ -38,6 +38,7 @@ from ..protocol import Algorithm, Batch, IIDBatch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator
 from .defaults import NOT_PROVED, params_in_force
+from .guardrails import Guardrail, check_guardrails, check_metrics, evaluate
 from .journal import (
     ALL_BATCHES,
     ExperimentError,
@@ -146,6 +147,15 @@ class ExperimentStatus:
         Every parameter in force (given, live default, or the algorithm's default), as stored.
     live_defaults : list of str
         The parameters set by :data:`banditkit.live.defaults.LIVE_DEFAULTS`, not by the user.
+    guardrails : pandas.DataFrame
+        One row per (guardrail, arm other than the control) (:mod:`banditkit.live.guardrails`):
+        ``metric``, ``rule``, ``margin``, ``arm``, the difference of the metric's means to the
+        control ``diff`` with its anytime-valid interval ``diff_low``/``diff_high`` (level
+        1 − ``guardrail_alpha`` over all guardrails, arms and looks), ``breached`` (the whole
+        interval beyond the margin) and ``pausing`` (a breach not yet resumed). Empty without
+        guardrails.
+    paused : str or None
+        Why ``assign`` hands out nothing (the breaches not yet resumed), or ``None``.
     reward_range : (float, float) or None
         The rewards' range the algorithm assumes (and the anytime intervals need); ``None``
         when it declares none.
@@ -171,12 +181,16 @@ class ExperimentStatus:
     reward_range: tuple[float, float] | None = None
     params: dict = field(default_factory=dict)
     live_defaults: list = field(default_factory=list)
+    guardrails: pd.DataFrame = field(default_factory=pd.DataFrame)
+    paused: str | None = None
 
     def __str__(self) -> str:
         state = ("finished" if self.finished else
                  f"batch {self.batches_observed + 1}: {self.waiting} pull(s) waiting for a "
                  f"reward, {self.unassigned} not yet assigned")
         lines = [f"WARNING: {warning}" for warning in self.warnings]
+        if self.paused is not None:
+            lines.insert(0, f"WARNING: PAUSED: {self.paused}")
         lines += [f"{self.algorithm}: {state}",
                  f"pulls observed: {self.pulls_observed}"
                  + ("" if self.budget_left is None else f", budget left: {self.budget_left}")]
@@ -193,6 +207,10 @@ class ExperimentStatus:
             lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
         with pd.option_context("display.width", 120, "display.max_columns", 20):
             lines.append(self.arms.to_string(float_format=lambda v: f"{v:.4g}"))
+            if len(self.guardrails):
+                lines.append("guardrails (anytime-valid differences to the control):")
+                lines.append(self.guardrails.to_string(index=False,
+                                                       float_format=lambda v: f"{v:.4g}"))
         return "\n".join(lines)
 
 
@@ -216,6 +234,8 @@ class Experiment:
             self.arm_names: list[str] = list(meta["arms"])
             # files written before control= existed compare with the first arm
             self.control: str = str(meta.get("control", self.arm_names[0]))
+            self.guardrails: list[Guardrail] = check_guardrails(meta.get("guardrails"))
+            self.guardrail_alpha: float = float(meta.get("guardrail_alpha", 0.05))
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
@@ -236,7 +256,8 @@ class Experiment:
     def create(cls, path: str | Path, *, algorithm: str, arms: Any, seed: int,
                horizon: int | None = None, params: Mapping[str, Any] | None = None,
                thresholds: Sequence[float] | None = None, order: str = "shuffled",
-               control: str | None = None) -> Experiment:
+               control: str | None = None, guardrails: Sequence[Mapping[str, Any]] | None = None,
+               guardrail_alpha: float = 0.05) -> Experiment:
         """Create a new experiment file at ``path``.
 
         Parameters
@@ -274,6 +295,14 @@ class Experiment:
         control : str, optional
             The arm every other arm is compared with in :meth:`status` (``diff``, ``verdict``);
             default: the first arm.
+        guardrails : list of dict, optional
+            Metrics recorded with every reward that pause the experiment when an arm harms
+            them with confidence (:mod:`banditkit.live.guardrails`): each
+            ``{"metric": name, "rule": "max_increase" | "max_decrease", "margin": x,
+            "range": [lo, hi]}``; ``record`` then takes ``metrics={name: values}``.
+        guardrail_alpha : float
+            The probability, over all guardrails, arms and looks together, that a guardrail
+            which holds in truth ever pauses the experiment; in (0, 1).
         """
         from .. import __version__  # the package imports this module first
 
@@ -298,6 +327,8 @@ class Experiment:
         elif not isinstance(control, str) or control not in names:
             raise ExperimentError(f"control must be one of the arm names {names}, got "
                                   f"{control!r}")
+        rails = check_guardrails(guardrails)
+        guardrail_alpha = check_alpha(guardrail_alpha, "guardrail_alpha")
         params = dict(params or {})
         try:
             json.dumps(params, allow_nan=False)
@@ -326,6 +357,7 @@ class Experiment:
                 "features": None if X is None else X.tolist(),
                 "thresholds": None if thresholds is None else thresholds.tolist(),
                 "order": order, "control": control,
+                "guardrails": [g.as_json() for g in rails], "guardrail_alpha": guardrail_alpha,
                 "created": _now(), "banditkit": __version__}
         # build the algorithm and ask its first batch before writing anything, so that bad
         # input (or arms the algorithm cannot work with) creates no file
@@ -588,6 +620,10 @@ class Experiment:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
         with self._transaction() as conn:
+            if (paused := self._paused(conn)) is not None:  # guardrails: nothing while paused
+                frame = _units_frame([], [], [], self.arm_names)
+                frame.attrs["reason"] = paused
+                return frame
             pending = self._pending(conn)
             if pending is None:
                 frame = _units_frame([], [], [], self.arm_names)
@@ -701,8 +737,14 @@ class Experiment:
             "non_binary = non_binary + excluded.non_binary", rows)
 
     def record(self, units: Sequence[int], rewards: Sequence[float],
-               costs: Sequence[Sequence[float]] | None = None) -> int:
-        """Record the rewards (and costs: shape (units, m)) of assigned units.
+               costs: Sequence[Sequence[float]] | None = None, *,
+               metrics: Mapping[str, Sequence[float]] | None = None) -> int:
+        """Record the rewards (and costs: shape (units, m); and the guardrail ``metrics``:
+        metric name → one value per unit) of assigned units.
+
+        Units already assigned are recorded while the experiment is paused. After the rewards,
+        the guardrails are evaluated on every value recorded so far; a new breach pauses the
+        experiment in this call's transaction (:meth:`resume` lifts it).
 
         All or nothing: a call with any unit the experiment refuses records none. A unit
         already recorded with the same values is skipped (a retried call counts nothing
@@ -727,6 +769,7 @@ class Experiment:
             i = int(np.flatnonzero(~np.isfinite(values))[0])
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
         cost_values = self._check_costs(costs, ids)
+        metric_values = check_metrics(self.guardrails, metrics, ids.size)
         with self._transaction() as conn:
             algorithm = self._algorithm
             assert algorithm is not None
@@ -740,7 +783,7 @@ class Experiment:
                 row = known.get(unit)
                 if row is None:
                     raise ExperimentError(f"units: unit {unit} was never assigned")
-                batch_id, _, reward, stored_costs, expired_at, arm = row
+                batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics = row
                 if expired_at is not None:
                     raise ExperimentError(f"units: unit {unit} expired at {expired_at} (its "
                                           "slot was offered to another unit); its reward "
@@ -754,14 +797,25 @@ class Experiment:
                         raise ExperimentError(f"units: unit {unit} already has costs "
                                               f"{json.loads(stored_costs)} (got {unit_costs}); "
                                               "costs are recorded once")
+                    unit_metrics = (None if metric_values is None
+                                    else metric_values[i].tolist())
+                    if stored_metrics is not None and json.loads(stored_metrics) != unit_metrics:
+                        raise ExperimentError(f"metrics: unit {unit} already has metrics "
+                                              f"{json.loads(stored_metrics)} (got "
+                                              f"{unit_metrics}); they are recorded once")
                     continue
                 new.append((float(values[i]), None if unit_costs is None
-                            else json.dumps(unit_costs), unit, batch_id, arm))
+                            else json.dumps(unit_costs), unit, batch_id, arm, i))
             now = _now()
-            conn.executemany("UPDATE units SET reward = ?, costs = ?, recorded_at = ? "
-                             "WHERE id = ?", [(r, c, now, u) for r, c, u, _, _ in new])
+            conn.executemany("UPDATE units SET reward = ?, costs = ?, metrics = ?, "
+                             "recorded_at = ? WHERE id = ?",
+                             [(r, c, None if metric_values is None
+                               else json.dumps(metric_values[i].tolist()), now, u)
+                              for r, c, u, _, _, i in new])
+            if metric_values is not None and new:
+                self._add_metric_totals(conn, [(b, a, metric_values[i]) for *_, b, a, i in new])
             deltas: dict[int, dict[int, list]] = {}
-            for r, _, _, b, a in new:
+            for r, _, _, b, a, _ in new:
                 d = deltas.setdefault(b, {}).setdefault(a, [0, 0, 0.0, 0.0, 0])
                 d[1] += 1
                 d[2] += r
@@ -770,7 +824,90 @@ class Experiment:
             for b, per_arm in deltas.items():
                 self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
             self._observe_if_complete(conn)
+            if self.guardrails and new:
+                self._pause_on_breach(conn)
         return len(new)
+
+    @staticmethod
+    def _add_metric_totals(conn: sqlite3.Connection,
+                           values: list[tuple[int, int, np.ndarray]]) -> None:
+        """Add newly recorded units' guardrail metrics ((batch, arm, values in the guardrails'
+        order)) to the running sums of (batch, arm, guardrail) and (all batches, arm,
+        guardrail), in the caller's transaction: the check reads O(arms × guardrails)."""
+        sums: dict[tuple[int, int, int], list] = {}
+        for b, a, row in values:
+            for j, v in enumerate(row.tolist()):
+                for key in ((b, a, j), (ALL_BATCHES, a, j)):
+                    d = sums.setdefault(key, [0, 0.0])
+                    d[0] += 1
+                    d[1] += v
+        conn.executemany(
+            "INSERT INTO metric_totals (batch, arm, guardrail, n, total) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (batch, arm, guardrail) DO UPDATE SET n = n + excluded.n, "
+            "total = total + excluded.total", [(*k, n, t) for k, (n, t) in sums.items()])
+
+    def _guardrail_check(self, conn: sqlite3.Connection) -> Any:
+        """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`) from
+        the running sums of all batches: O(arms × guardrails)."""
+        G, K = len(self.guardrails), len(self.arm_names)
+        n, total = np.zeros((G, K), dtype=np.int64), np.zeros((G, K))
+        for arm, j, count, value in conn.execute(
+                "SELECT arm, guardrail, n, total FROM metric_totals WHERE batch = ?",
+                (ALL_BATCHES,)):
+            self._check_arm_index(arm)
+            if not 0 <= j < G:
+                raise ExperimentError(f"{str(self.path)!r} is damaged: metric totals for "
+                                      f"guardrail {j!r}, not one of its {G}")
+            n[j, arm], total[j, arm] = count, value
+        return evaluate(self.guardrails, n, total, self.arm_names.index(self.control),
+                        self.guardrail_alpha)
+
+    def _pause_on_breach(self, conn: sqlite3.Connection) -> None:
+        """Store every (guardrail, arm) breach not stored before, in the caller's (the
+        record's) transaction: each pauses the experiment until :meth:`resume`. A breach
+        resumed once does not pause again (a person saw it and chose to go on)."""
+        check = self._guardrail_check(conn)
+        known = {(j, a) for j, a in conn.execute("SELECT guardrail, arm FROM pauses")}
+        now = _now()
+        for j, a in zip(*np.nonzero(check.breached), strict=True):
+            if (int(j), int(a)) in known:
+                continue
+            g = self.guardrails[j]
+            detail = (f"guardrail {g.describe()}: arm {self.arm_names[a]!r} minus control "
+                      f"{self.control!r} is in [{check.diff_low[j, a]:.4g}, "
+                      f"{check.diff_high[j, a]:.4g}] (anytime-valid, guardrail_alpha = "
+                      f"{self.guardrail_alpha:g})")
+            conn.execute("INSERT INTO pauses (guardrail, arm, breached_at, detail) VALUES "
+                         "(?, ?, ?, ?)", (int(j), int(a), now, detail))
+
+    def _paused(self, conn: sqlite3.Connection) -> str | None:
+        """Why the experiment is paused (its breaches not yet resumed), or ``None``."""
+        if not self.guardrails:
+            return None
+        rows = conn.execute("SELECT breached_at, detail FROM pauses WHERE resumed_at IS NULL "
+                            "ORDER BY id").fetchall()
+        if not rows:
+            return None
+        return ("the experiment is paused by its guardrails; no unit is assigned until a person "
+                "resumes it (Experiment.resume, `banditkit experiment resume`) or ends it: "
+                + "; ".join(f"{detail} (since {at})" for at, detail in rows))
+
+    def resume(self) -> int:
+        """Lift the pause: ``assign`` hands out units again, the batch in progress continuing
+        where it stopped (pausing never touched the algorithm). The breaches resumed stay in
+        :meth:`status` and do not pause the experiment again; a new breach (another guardrail
+        or arm) does. To end an experiment instead, stop assigning and :meth:`expire` the
+        units that will never be answered.
+
+        Returns
+        -------
+        int
+            Breaches lifted (0 when the experiment was not paused).
+        """
+        self._check_writable("resume")
+        with self._transaction() as conn:
+            return conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
+                                (_now(),)).rowcount
 
     def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
         m = self._problem.n_costs
@@ -813,8 +950,8 @@ class Experiment:
         for start in range(0, ids.size, _CHUNK):
             chunk = ids[start: start + _CHUNK].tolist()
             marks = ",".join("?" * len(chunk))
-            for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm "
-                                    f"FROM units WHERE id IN ({marks})", chunk):
+            for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm, "
+                                    f"metrics FROM units WHERE id IN ({marks})", chunk):
                 found[row[0]] = row[1:]
         return found
 
@@ -964,6 +1101,7 @@ class Experiment:
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             frame = self._arm_table(rows, algorithm, intervals, alpha)
             warnings = self._missing_outcomes(conn, alpha)
+            rails, paused = self._guardrail_frame(conn), self._paused(conn)
             m = self._problem.n_costs
             if m:  # mean of each cost per arm (units store their costs as a JSON list)
                 sums = ", ".join(f"TOTAL(json_extract(costs, '$[{i}]'))" for i in range(m))
@@ -996,7 +1134,26 @@ class Experiment:
                 leader=None if arm is None else self.arm_names[arm], reason=reason,
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
-                else tuple(map(float, algorithm.reward_range)))
+                else tuple(map(float, algorithm.reward_range)),
+                guardrails=rails, paused=paused)
+
+    def _guardrail_frame(self, conn: sqlite3.Connection) -> pd.DataFrame:
+        """:attr:`ExperimentStatus.guardrails`: one row per (guardrail, arm but the
+        control)."""
+        columns = ["metric", "rule", "margin", "arm", "diff", "diff_low", "diff_high",
+                   "breached", "pausing"]
+        if not self.guardrails:
+            return pd.DataFrame(columns=columns)
+        check = self._guardrail_check(conn)
+        pausing = {(j, a): resumed is None for j, a, resumed in conn.execute(
+            "SELECT guardrail, arm, resumed_at FROM pauses")}
+        control = self.arm_names.index(self.control)
+        rows = [(g.metric, g.rule, g.margin, name, check.diff[j, a], check.diff_low[j, a],
+                 check.diff_high[j, a], bool(check.breached[j, a]),
+                 pausing.get((j, a), False))
+                for j, g in enumerate(self.guardrails)
+                for a, name in enumerate(self.arm_names) if a != control]
+        return pd.DataFrame(rows, columns=columns)
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
                    alpha: float) -> pd.DataFrame:

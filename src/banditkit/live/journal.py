@@ -32,6 +32,13 @@ Tables
     ``recorded``, ``reward``, ``reward_sq``, ``non_binary`` (rewards other than 0 and 1) — and
     the same per arm over all batches in the rows of batch −1, updated in the transaction that
     changes the units: a call reads O(arms) of them instead of every unit of the batch.
+``metric_totals``
+    The same for the guardrail metrics (:mod:`banditkit.live.guardrails`): per (batch, arm,
+    guardrail index) the values recorded and their sum (a unit's own values are in
+    ``units.metrics``, a JSON list in the guardrails' order), batch −1 summing all batches.
+``pauses``
+    One row per (guardrail, arm) breach: when it was found, what the interval was, and when a
+    person resumed the experiment (``resumed_at``; NULL while it pauses the experiment).
 """
 
 from __future__ import annotations
@@ -56,7 +63,8 @@ __all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "pack_draws", 
 #: Version of the file layout; a file of another version is refused, never guessed at.
 #: 2: runs stored as int64 arrays with a digest, per-(batch, arm) running totals.
 #: 3: i.i.d. batches stored as their description (``draws``), observed from per-arm sums.
-FORMAT = 3
+#: 4: guardrail metrics (``units.metrics``, ``metric_totals``) and their breaches (``pauses``).
+FORMAT = 4
 
 #: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
 ALL_BATCHES = -1
@@ -93,6 +101,7 @@ CREATE TABLE units (
     assigned_at TEXT NOT NULL,
     reward REAL,
     costs TEXT,
+    metrics TEXT,
     recorded_at TEXT,
     expired_at TEXT
 );
@@ -108,6 +117,23 @@ CREATE TABLE totals (
     reward_sq REAL NOT NULL DEFAULT 0,
     non_binary INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (batch, arm)
+);
+CREATE TABLE metric_totals (
+    batch INTEGER NOT NULL,
+    arm INTEGER NOT NULL,
+    guardrail INTEGER NOT NULL,
+    n INTEGER NOT NULL DEFAULT 0,
+    total REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (batch, arm, guardrail)
+);
+CREATE TABLE pauses (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    guardrail INTEGER NOT NULL,
+    arm INTEGER NOT NULL,
+    breached_at TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    resumed_at TEXT,
+    UNIQUE (guardrail, arm)
 );
 """
 

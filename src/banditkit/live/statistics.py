@@ -97,10 +97,10 @@ def check_intervals(intervals: object) -> str:
     return intervals
 
 
-def check_alpha(alpha: object) -> float:
+def check_alpha(alpha: object, name: str = "alpha") -> float:
     if (isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating))
             or not 0 < float(alpha) < 1):
-        raise ExperimentError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        raise ExperimentError(f"{name} must be a number in (0, 1), got {alpha!r}")
     return float(alpha)
 
 

@@ -1,0 +1,247 @@
+"""Guardrails (issue 16 §3): metrics recorded beside the reward pause a live experiment when an
+arm harms them with confidence; resume continues with the decisions of an unpaused run."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from banditkit import Experiment, ExperimentError
+from banditkit.live.guardrails import Guardrail, evaluate
+from live_support import reward_table, unit_rewards
+
+ARMS = ["a", "b", "c"]
+PARAMS = {"rho": 0.3, "beta": 3}
+LATENCY = {"metric": "latency", "rule": "max_increase", "margin": 0.1, "range": [0, 1]}
+#: units after which a planted breach (arm c's metric rate 0.6 against the control's 0.2,
+#: margin 0.1, guardrail_alpha 0.05) has paused the experiment: measured 225–541 units over
+#: seeds 0–19 of test_planted_breach_pauses (docs/experiment.md, Guardrails)
+PLANTED_WITHIN = 800
+
+
+def _create(path, guardrails=None, horizon=30_000, **kwargs):
+    return Experiment.create(path, algorithm="ReplicableElimination", arms=ARMS, seed=1,
+                             horizon=horizon, params=PARAMS, guardrails=guardrails, **kwargs)
+
+
+def _run(exp, rng, rates, *, rewards=0.5, stop_at=None):
+    """Assign 100 at a time and record at once: rewards Bernoulli(``rewards``), metric
+    Bernoulli(rates[arm]). Returns the units assigned before assign handed out nothing."""
+    n = 0
+    while stop_at is None or n < stop_at:
+        units = exp.assign(100)
+        if len(units) == 0:
+            return n, units.attrs["reason"]
+        arm = units["arm_index"].to_numpy()
+        exp.record(units["unit"].tolist(), (rng.random(len(units)) < rewards).astype(float),
+                   metrics={"latency": (rng.random(len(units)) < np.asarray(rates)[arm])
+                            .astype(float)})
+        n += len(units)
+    return n, None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_planted_breach_pauses(tmp_path, seed):
+    exp = _create(tmp_path / "g.sqlite", [LATENCY])
+    n, reason = _run(exp, np.random.default_rng(seed), [0.2, 0.2, 0.6], stop_at=5_000)
+    assert reason is not None and "paused" in reason and "'c'" in reason and n <= PLANTED_WITHIN
+    state = exp.status()
+    assert state.paused is not None and "WARNING: PAUSED" in str(state)
+    rails = state.guardrails.set_index("arm")
+    assert rails.loc["c", "breached"] and rails.loc["c", "pausing"]
+    assert rails.loc["c", "diff_low"] > 0.1 and not rails.loc["b", "pausing"]
+    again = exp.assign(5)  # still paused: nothing, and the same reason
+    assert len(again) == 0 and again.attrs["reason"] == reason
+    assert exp.resume() == 1 and exp.status().paused is None and len(exp.assign(5)) == 5
+    exp.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_clean_experiment_does_not_pause(tmp_path, seed):
+    exp = _create(tmp_path / "g.sqlite", [LATENCY, {"metric": "errors", "rule": "max_decrease",
+                                                   "margin": 0.0, "range": [0, 1]}],
+                  horizon=3_000)
+    rng = np.random.default_rng(100 + seed)
+    n = 0
+    while True:
+        units = exp.assign(100)
+        if len(units) == 0:
+            break
+        k = len(units)
+        exp.record(units["unit"].tolist(), (rng.random(k) < 0.5).astype(float),
+                   metrics={"latency": rng.random(k), "errors": (rng.random(k) < 0.3) * 1.0})
+        n += k
+    state = exp.status()
+    assert state.finished and n >= 3_000 and state.paused is None
+    assert not state.guardrails["breached"].any()
+    exp.close()
+
+
+def test_rule_direction_and_alpha_split():
+    # diff 0.4 on 400 values per arm: max_increase breached, max_decrease (mirror) not
+    up = Guardrail("m", "max_increase", 0.1, 0.0, 1.0)
+    down = Guardrail("m", "max_decrease", 0.1, 0.0, 1.0)
+    n = np.full((1, 3), 400)
+    total = np.array([[80.0, 80.0, 240.0]])
+    assert evaluate([up], n, total, 0, 0.05).breached.tolist() == [[False, False, True]]
+    assert not evaluate([down], n, total, 0, 0.05).breached.any()
+    assert evaluate([down], n, total, 2, 0.05).breached.tolist() == [[True, True, False]]
+    assert not evaluate([up], n, total, 2, 0.05).breached.any()
+    # each arm's sequence is at level alpha / (G·K): two guardrails widen both intervals
+    one = evaluate([up], n, total, 0, 0.05)
+    two = evaluate([up, up], np.vstack([n, n]), np.vstack([total, total]), 0, 0.05)
+    assert two.diff_low[0, 2] < one.diff_low[0, 2] and two.diff_high[0, 2] > one.diff_high[0, 2]
+    from banditkit.live.anytime import confidence_sequence
+    low, high = confidence_sequence(np.array([80.0, 240.0]), np.array([400, 400]), 0.05 / 6)
+    assert two.diff_low[0, 2] == pytest.approx(low[1] - high[0])
+
+
+def test_resume_gives_the_decisions_of_an_unpaused_run(tmp_path):
+    table = reward_table([0.3, 0.5, 0.7])
+    metric = np.array([0.1, 0.1, 0.9])  # arm c's latency planted: it breaches early
+    runs = {}
+    for name, rails in (("plain", None), ("guarded", [LATENCY])):
+        path = str(tmp_path / f"{name}.sqlite")
+        exp = _create(path, rails, horizon=3_000)
+        pauses = 0
+        while True:
+            units = exp.assign(37)
+            if len(units) == 0:
+                if exp.status().finished:
+                    break
+                assert rails and "paused" in units.attrs["reason"]
+                # a unit assigned before the pause is still recorded while paused
+                pauses += exp.resume()
+                continue
+            ids = units["unit"].tolist()
+            rewards = unit_rewards(path, ids, table)
+            exp.record(ids, rewards, metrics=None if rails is None else
+                       {"latency": metric[units["arm_index"].to_numpy()]})
+        runs[name] = (exp.decisions(), pauses)
+        exp.close()
+    assert runs["guarded"][1] == 1  # it did pause (once: a resumed breach does not again)
+    assert runs["guarded"][0].same_as(runs["plain"][0])
+
+
+def _until_paused(exp, rates, rng, hold=0):
+    """Assign and record (metric Bernoulli(rates[arm])) until assign hands out nothing,
+    holding back the last ``hold`` units of each call to the next one: those still held are
+    returned (units assigned before the pause, not yet answered)."""
+    held: list[int] = []
+    held_arms: list[int] = []
+    while True:
+        units = exp.assign(100)
+        if len(units) == 0 and "paused" in units.attrs["reason"]:
+            return held
+        assert len(units) or held, f"never paused: {units.attrs['reason']}"
+        ids = held + units["unit"].tolist()
+        arms = np.array(held_arms + units["arm_index"].tolist(), dtype=np.int64)
+        # the batch waits for the held units: answer them before asking again
+        cut = len(ids) - hold if len(units) else len(ids)
+        held, held_arms = ids[cut:], arms[cut:].tolist()
+        exp.record(ids[:cut], [0.0] * cut,
+                   metrics={"latency": (rng.random(cut) < np.asarray(rates)[arms[:cut]]) * 1.0})
+
+
+def test_record_while_paused_and_pause_is_stored(tmp_path):
+    path = tmp_path / "g.sqlite"
+    exp = _create(path, [LATENCY])
+    late = _until_paused(exp, [0.0, 0.0, 1.0], np.random.default_rng(3), hold=2)
+    assert len(late) == 2 and exp.status().paused is not None
+    exp.close()
+    # stored in the file: another process sees the pause, and still records assigned units
+    other = Experiment.open(path)
+    assert len(other.assign(3)) == 0 and other.status().paused is not None
+    assert other.record(late, [1.0] * 2, metrics={"latency": [0.0] * 2}) == 2
+    other.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM pauses WHERE resumed_at IS NULL").fetchone() == (1,)
+    conn.close()
+
+
+def test_breach_pause_commits_with_its_record(tmp_path, monkeypatch):
+    """The pause is written in the transaction of the record that breached: a record that
+    fails after the check leaves neither its rewards nor the pause; retried, both."""
+    exp = _create(tmp_path / "g.sqlite", [LATENCY])
+    original = Experiment._pause_on_breach
+    failed = []
+
+    def fail(self, conn):
+        original(self, conn)
+        if conn.execute("SELECT COUNT(*) FROM pauses").fetchone() == (1,) and not failed:
+            failed.append(conn.execute("SELECT COUNT(reward) FROM units").fetchone()[0])
+            raise ExperimentError("disk full")
+
+    monkeypatch.setattr(Experiment, "_pause_on_breach", fail)
+    with pytest.raises(ExperimentError, match="disk full"):
+        _until_paused(exp, [0.0, 0.0, 1.0], np.random.default_rng(4))
+    monkeypatch.undo()
+    state = exp.status()
+    assert state.paused is None and len(failed) == 1
+    assert int(state.arms["recorded"].sum()) < failed[0]  # the failed record's rewards: gone
+    waiting = exp.units(unanswered=True)
+    arms = waiting["arm_index"].to_numpy()
+    exp.record(waiting["unit"].tolist(), [0.0] * len(waiting),
+               metrics={"latency": (arms == 2) * 1.0})
+    assert exp.status().paused is not None
+    exp.close()
+
+
+BAD_CREATE = [
+    ("not a list", "guardrails must be a list"),
+    ([{"metric": "x", "rule": "max_increase", "margin": 0.1}], r"guardrails\[0\].*missing"),
+    ([{**LATENCY, "rule": "smaller"}], r"guardrails\[0\]\.rule must be one of"),
+    ([{**LATENCY, "range": [1, 1]}], r"guardrails\[0\]\.range must be two finite numbers lo < hi"),
+    ([{**LATENCY, "range": [2, 1]}], r"guardrails\[0\]\.range"),
+    ([{**LATENCY, "margin": 1.5}], r"guardrails\[0\]\.margin must be a number in \[0, hi"),
+    ([{**LATENCY, "margin": -0.1}], r"guardrails\[0\]\.margin"),
+    ([{**LATENCY, "metric": "1x"}], r"guardrails\[0\]\.metric must be a name"),
+    ([LATENCY, LATENCY], r"guardrails\[1\]\.metric 'latency' has a guardrail already"),
+]
+
+
+@pytest.mark.parametrize("guardrails, message", BAD_CREATE)
+def test_create_refusals(tmp_path, guardrails, message):
+    with pytest.raises(ExperimentError, match=message):
+        _create(tmp_path / "g.sqlite", guardrails)
+    assert not (tmp_path / "g.sqlite").exists()
+    with pytest.raises(ExperimentError, match="guardrail_alpha must be a number in"):
+        _create(tmp_path / "g.sqlite", [LATENCY], guardrail_alpha=1.0)
+
+
+BAD_RECORD = [
+    (None, "metrics are required"),
+    ({}, r"metrics: \['latency'\] missing"),
+    ({"latency": [0.1] * 4, "speed": [0.1] * 4}, r"metrics: no guardrail on \['speed'\]"),
+    ({"latency": [0.1, 0.1, np.nan, 0.1]}, r"metrics\['latency'\] must be finite"),
+    ({"latency": [0.1, 0.1, 0.1]}, r"metrics\['latency'\] must be numbers, one per unit \(4\)"),
+    ({"latency": [0.1, 0.1, 2.0, 0.1]}, r"in its declared range \[0, 1\]"),
+    ({"latency": ["a"] * 4}, r"metrics\['latency'\] must be numbers"),
+]
+
+
+@pytest.mark.parametrize("metrics, message", BAD_RECORD)
+def test_record_refusals_change_nothing(tmp_path, metrics, message):
+    exp = _create(tmp_path / "g.sqlite", [LATENCY])
+    ids = exp.assign(4)["unit"].tolist()
+    with pytest.raises(ExperimentError, match=message):
+        exp.record(ids, [1.0] * 4, metrics=metrics)
+    assert exp.units()["reward"].isna().all()
+    assert exp.record(ids, [1.0] * 4, metrics={"latency": [0.1] * 4}) == 4
+    # a retried call with other metrics is refused; with the same ones it records nothing
+    with pytest.raises(ExperimentError, match="already has metrics"):
+        exp.record(ids, [1.0] * 4, metrics={"latency": [0.2] * 4})
+    assert exp.record(ids, [1.0] * 4, metrics={"latency": [0.1] * 4}) == 0
+    exp.close()
+
+
+def test_metrics_without_guardrails_refused(tmp_path):
+    exp = _create(tmp_path / "g.sqlite")
+    ids = exp.assign(2)["unit"].tolist()
+    with pytest.raises(ExperimentError, match="metrics: this experiment has no guardrails"):
+        exp.record(ids, [1.0, 0.0], metrics={"latency": [0.1, 0.2]})
+    assert exp.record(ids, [1.0, 0.0]) == 2 and exp.resume() == 0
+    assert exp.status().guardrails.empty
+    exp.close()
