@@ -3,6 +3,7 @@ arm harms them with confidence; resume continues with the decisions of an unpaus
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import numpy as np
@@ -245,3 +246,88 @@ def test_metrics_without_guardrails_refused(tmp_path):
     assert exp.record(ids, [1.0, 0.0]) == 2 and exp.resume() == 0
     assert exp.status().guardrails.empty
     exp.close()
+
+
+def test_cli_guardrail_pause_and_resume(tmp_path, capsys):
+    import pandas as pd
+
+    from banditkit.cli import main
+
+    path = tmp_path / "ab.sqlite"
+    create = ["experiment", "create", str(path), "--algorithm", "ReplicableElimination",
+              "--arms", "a,b,c", "--horizon", "30000", "--seed", "1", "--param", "rho=0.3",
+              "--param", "beta=3"]
+    with pytest.raises(SystemExit) as exit_:
+        main([*create, "--guardrail", "latency:max_increase:0.1"])
+    assert exit_.value.code == 2
+    assert "METRIC:RULE:MARGIN:LO:HI" in capsys.readouterr().err
+    assert main([*create, "--guardrail", "latency:max_increase:0.1:1:0"]) == 2
+    assert "guardrails[0].range must be two finite numbers lo < hi" in capsys.readouterr().err
+    assert not path.exists()
+    assert main([*create, "--guardrail", "latency:max_increase:0.1:0:1"]) == 0
+    out, answers = tmp_path / "day.csv", tmp_path / "answers.csv"
+    days = 0
+    for _ in range(40):
+        out.unlink(missing_ok=True)
+        assert main(["experiment", "assign", str(path), "100", "--out", str(out)]) == 0
+        units = pd.read_csv(out)
+        if units.empty:
+            break
+        frame = units.assign(reward=0, metric_latency=(units["arm"] == "c") * 1.0)
+        frame[["unit", "reward"]].to_csv(answers, index=False)  # no metric column: refused
+        assert main(["experiment", "record", str(path), str(answers)]) == 2
+        assert "metrics are required" in capsys.readouterr().err
+        frame[["unit", "reward", "metric_latency"]].to_csv(answers, index=False)
+        assert main(["experiment", "record", str(path), str(answers)]) == 0
+        days += 1
+    assert days > 1 and units.empty
+    err = capsys.readouterr().err
+    assert "WARNING: PAUSED" in err and "'c'" in err
+    assert main(["experiment", "status", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("WARNING: PAUSED")
+    assert main(["experiment", "status", str(path), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["paused"] and [r["arm"] for r in status["guardrails"] if r["pausing"]] == ["c"]
+    assert main(["experiment", "resume", str(path)]) == 0
+    assert "1 guardrail breach(es) lifted" in capsys.readouterr().out
+    out.unlink()
+    assert main(["experiment", "assign", str(path), "5", "--out", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 5
+
+
+def test_http_guardrail_pause_and_resume(tmp_path):
+    from service_support import Server, call
+
+    server = Server(tmp_path)
+    try:
+        port = server.port
+        bad = {"name": "g", "algorithm": "ReplicableElimination", "arms": ARMS, "seed": 1,
+               "horizon": 30_000, "params": PARAMS,
+               "guardrails": [{**LATENCY, "rule": "lower"}]}
+        status, answer = call(port, "POST", "/experiments", bad)
+        assert status == 400 and "guardrails[0].rule must be one of" in answer["error"]
+        status, _ = call(port, "POST", "/experiments", {**bad, "guardrails": [LATENCY]})
+        assert status == 201
+        paused = None
+        for _ in range(40):
+            _, answer = call(port, "POST", "/experiments/g/assign", {"n": 100})
+            if not answer["units"]:
+                paused = answer["reason"]
+                break
+            ids = [u["unit"] for u in answer["units"]]
+            latency = [float(u["arm"] == "c") for u in answer["units"]]
+            status, refused = call(port, "POST", "/experiments/g/record",
+                                   {"units": ids, "rewards": [0] * len(ids),
+                                    "metrics": {"speed": latency}})
+            assert status == 400 and "no guardrail on ['speed']" in refused["error"]
+            assert call(port, "POST", "/experiments/g/record",
+                        {"units": ids, "rewards": [0] * len(ids),
+                         "metrics": {"latency": latency}}) == (200, {"recorded": len(ids)})
+        assert paused is not None and "paused" in paused
+        _, state = call(port, "GET", "/experiments/g/status")
+        assert state["paused"] and any(r["pausing"] for r in state["guardrails"])
+        assert call(port, "POST", "/experiments/g/resume", {}) == (200, {"resumed": 1})
+        _, answer = call(port, "POST", "/experiments/g/assign", {"n": 3})
+        assert len(answer["units"]) == 3
+    finally:
+        server.stop()

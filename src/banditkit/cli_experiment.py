@@ -4,7 +4,9 @@
         --arms control,blue,green --horizon 100000 --seed 7 --param rho=0.1
         # or --arms-file names.txt (one name per line), or --features arms.csv (linear)
     banditkit experiment assign ab.sqlite 500 --out today.csv      # unit,arm,arm_index,batch
-    banditkit experiment record ab.sqlite answers.csv              # unit,reward[,cost_1,...]
+        # guardrails: --guardrail latency:max_increase:50:0:2000 (metric:rule:margin:lo:hi)
+    banditkit experiment record ab.sqlite answers.csv   # unit,reward[,cost_1,...][,metric_latency]
+    banditkit experiment resume ab.sqlite               # lift a guardrail's pause
     banditkit experiment status ab.sqlite
     banditkit experiment units ab.sqlite --unanswered --out waiting.csv   # recovery
     banditkit experiment expire ab.sqlite --older-than 86400
@@ -57,6 +59,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--threshold", type=float, action="append", default=None,
                         metavar="ALPHA", help="cost threshold of a constrained policy "
                         "(repeatable: one per cost)")
+    create.add_argument("--guardrail", type=_guardrail, action="append", default=None,
+                        metavar="METRIC:RULE:MARGIN:LO:HI",
+                        help="pause the experiment when an arm's mean of METRIC exceeds "
+                        "(RULE max_increase) or falls below (max_decrease) the control's by "
+                        "more than MARGIN with confidence; METRIC lies in [LO, HI] and is "
+                        "recorded in CSV column metric_METRIC (repeatable)")
+    create.add_argument("--guardrail-alpha", type=float, default=0.05, metavar="ALPHA",
+                        help="probability that a guardrail which holds ever pauses the "
+                        "experiment, over all guardrails, arms and looks (default 0.05)")
     create.add_argument("--order", choices=("shuffled", "batch"), default="shuffled",
                         help="order in which a batch's pulls go to units (default shuffled)")
 
@@ -74,6 +85,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     record.add_argument("--skip-expired", action="store_true",
                         help="record the other units and list the expired ones skipped "
                              "(default: a file with an expired unit is refused whole)")
+
+    resume = actions.add_parser("resume", help="lift the pause of a guardrail breach: assign "
+                                "hands out units again")
+    resume.add_argument("path", help="the experiment file")
 
     status = actions.add_parser("status", help="per-arm counts, means, intervals; the state "
                                 "(reads only: works on a read-only file)")
@@ -143,7 +158,9 @@ def _create(args: argparse.Namespace) -> int:
                            f"must be 'arm' (the arm names), got {arms.index.name!r}")
     with Experiment.create(args.path, algorithm=args.algorithm, arms=arms, seed=args.seed,
                            horizon=args.horizon, params=params,
-                           thresholds=args.threshold, order=args.order) as exp:
+                           thresholds=args.threshold, order=args.order,
+                           guardrails=args.guardrail,
+                           guardrail_alpha=args.guardrail_alpha) as exp:
         print(f"created {exp.path} ({args.algorithm}, {len(exp.arm_names)} arms)")
     return 0
 
@@ -305,9 +322,10 @@ def _record(args: argparse.Namespace) -> int:
     if cost_columns and sorted(numbered) != list(range(1, len(numbered) + 1)):
         return _refuse(f"argument CSV: cost columns must be cost_1, ..., cost_m, got "
                        f"{cost_columns}")
+    metric_columns = [c for c in frame.columns if str(c).startswith("metric_")]
     import pandas as pd
 
-    for column in ["unit", "reward", *cost_columns]:
+    for column in ["unit", "reward", *cost_columns, *metric_columns]:
         if frame[column].dtype.kind == "b" and column != "unit":
             frame[column] = frame[column].astype(float)  # true/false read as 1/0
         elif frame[column].dtype.kind == "O" and column != "unit":
@@ -333,12 +351,17 @@ def _record(args: argparse.Namespace) -> int:
             skipped = known.loc[known["expired_at"].notna(), "unit"].tolist()
             frame = frame[~frame["unit"].isin(skipped)]
         costs = frame[cost_columns].to_numpy(dtype=float) if cost_columns else None
+        metrics = ({str(c)[len("metric_"):]: frame[c].to_numpy(dtype=float)
+                    for c in metric_columns} if metric_columns else None)
         n = 0 if frame.empty else exp.record(frame["unit"].to_numpy(),
-                                             frame["reward"].to_numpy(dtype=float), costs)
+                                             frame["reward"].to_numpy(dtype=float), costs,
+                                             metrics=metrics)
         state = exp.status()
     print(f"recorded {n} new reward(s) ({len(frame) - n} already recorded); "
           f"{state.pulls_observed} pulls observed, "
           + ("finished" if state.finished else f"{state.waiting} waiting in the current batch"))
+    if state.paused is not None:
+        print(f"banditkit experiment: WARNING: PAUSED: {state.paused}", file=sys.stderr)
     if skipped:
         print(f"banditkit experiment: skipped {len(skipped)} expired unit(s) (their slots "
               f"went to other units; their rewards are not recorded): "
@@ -358,6 +381,8 @@ def _status(args: argparse.Namespace) -> int:
                    "finished": state.finished, "recommendation": state.recommendation,
                    "intervals": state.intervals, "alpha": state.alpha,
                    "control": state.control, "warnings": state.warnings,
+                   "paused": state.paused,
+                   "guardrails": json.loads(state.guardrails.to_json(orient="records")),
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
         json.dump(summary, sys.stdout, indent=2, default=_json_default)
         print()
@@ -452,5 +477,29 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resume(args: argparse.Namespace) -> int:
+    with _open(args) as exp:
+        lifted = exp.resume()
+    print(f"resumed {exp.path}: {lifted} guardrail breach(es) lifted" if lifted
+          else f"{exp.path} was not paused; nothing to resume")
+    return 0
+
+
+def _guardrail(text: str) -> dict[str, Any]:
+    """``METRIC:RULE:MARGIN:LO:HI`` as the dict of ``Experiment.create(guardrails=...)``
+    (the rule and range are checked there, by name)."""
+    parts = text.split(":")
+    try:
+        if len(parts) != 5:
+            raise ValueError
+        metric, rule, margin, low, high = parts
+        return {"metric": metric, "rule": rule, "margin": float(margin),
+                "range": [float(low), float(high)]}
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected METRIC:RULE:MARGIN:LO:HI (e.g. latency:max_increase:50:0:2000), got "
+            f"{text!r}") from None
+
+
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
-            "expire": _expire, "units": _units, "report": _report}
+            "expire": _expire, "units": _units, "report": _report, "resume": _resume}

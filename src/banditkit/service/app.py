@@ -137,9 +137,16 @@ def create_app(folder: ExperimentFolder, *, token: str | None = None,
     @answer
     async def record(request: Request) -> Response:
         name = request.path_params["name"]
-        units, rewards, costs = body.record_arguments(await read(request))
-        recorded = await run(lambda: folder.get(name).record(units, rewards, costs))
+        units, rewards, costs, metrics = body.record_arguments(await read(request))
+        recorded = await run(lambda: folder.get(name).record(units, rewards, costs,
+                                                             metrics=metrics))
         return JSONResponse({"recorded": recorded})
+
+    @answer
+    async def resume(request: Request) -> Response:
+        name = request.path_params["name"]
+        body.resume_arguments(await read(request))
+        return JSONResponse({"resumed": await run(lambda: folder.get(name).resume())})
 
     @answer
     async def expire(request: Request) -> Response:
@@ -181,6 +188,7 @@ def create_app(folder: ExperimentFolder, *, token: str | None = None,
         Route("/experiments/{name}/assign", assign, methods=["POST"]),
         Route("/experiments/{name}/record", record, methods=["POST"]),
         Route("/experiments/{name}/expire", expire, methods=["POST"]),
+        Route("/experiments/{name}/resume", resume, methods=["POST"]),
         Route("/experiments/{name}/units", units, methods=["GET"]),
         Route("/experiments/{name}/status", status, methods=["GET"]),
     ]

@@ -18,6 +18,7 @@ __all__ = [
     "expire_arguments",
     "parse_body",
     "record_arguments",
+    "resume_arguments",
 ]
 
 
@@ -59,7 +60,8 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """``(name, keyword arguments of Experiment.create)``. Arms are names, or ``features`` (a
     list of lists, one row per arm) with optional ``arms`` naming the rows."""
     fields = _fields(body, ("name", "algorithm", "seed"),
-                     ("arms", "features", "horizon", "params", "thresholds", "order"),
+                     ("arms", "features", "horizon", "params", "thresholds", "order",
+                      "guardrails", "guardrail_alpha"),
                      "POST /experiments")
     name = fields.pop("name")
     features = fields.pop("features", None)
@@ -101,8 +103,9 @@ def assign_arguments(body: Mapping[str, Any]) -> int:
     return fields["n"]  # the library refuses anything but an integer >= 1
 
 
-def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any]:
-    fields = _fields(body, ("units", "rewards"), ("costs",), "record")
+def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """``(units, rewards, costs, metrics)`` of ``Experiment.record``."""
+    fields = _fields(body, ("units", "rewards"), ("costs", "metrics"), "record")
     units, rewards = fields["units"], fields["rewards"]
     # lists only: a JSON string would otherwise reach numpy as one text value
     for key, value in (("units", units), ("rewards", rewards)):
@@ -110,7 +113,12 @@ def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any]:
             raise BadRequest(f"{key} must be a list, got {value!r}")
     if any(isinstance(u, bool) for u in units):
         raise BadRequest("units must be integer unit ids, not true/false")
-    return units, rewards, fields.get("costs")
+    metrics = fields.get("metrics")
+    if metrics is not None and not (isinstance(metrics, dict) and all(
+            isinstance(v, list) for v in metrics.values())):
+        raise BadRequest(f"metrics must be a JSON object: metric name → a list of numbers, "
+                         f"got {metrics!r}")
+    return units, rewards, fields.get("costs"), metrics
 
 
 def expire_arguments(body: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -119,3 +127,8 @@ def expire_arguments(body: Mapping[str, Any]) -> tuple[Any, Any]:
     if units is not None and not isinstance(units, list):
         raise BadRequest(f"units must be a list of unit ids, got {units!r}")
     return units, fields.get("older_than")
+
+
+def resume_arguments(body: Mapping[str, Any]) -> None:
+    """``POST /experiments/{name}/resume`` takes no fields (an empty object)."""
+    _fields(body, (), (), "resume")

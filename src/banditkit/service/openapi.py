@@ -54,7 +54,10 @@ def openapi() -> dict[str, Any]:
                   "horizon": {"type": ["integer", "null"], "minimum": 1},
                   "params": _OBJECT,
                   "thresholds": {"type": ["array", "null"], "items": {"type": "number"}},
-                  "order": {"enum": ["shuffled", "batch"]}}}
+                  "order": {"enum": ["shuffled", "batch"]},
+                  "guardrails": {"type": ["array", "null"], "items": _OBJECT,
+                                 "description": "metric, rule, margin, range (docs/experiment.md)"},
+                  "guardrail_alpha": {"type": "number"}}}
     experiment = {
         f"/experiments/{{name}}/{verb}": {"parameters": [_NAME], "post": spec}
         for verb, spec in {
@@ -70,13 +73,19 @@ def openapi() -> dict[str, Any]:
                 {"type": "object", "required": ["units", "rewards"],
                  "properties": {"units": _INTS,
                                 "rewards": {"type": "array", "items": {"type": "number"}},
-                                "costs": {"type": ["array", "null"]}}},
+                                "costs": {"type": ["array", "null"]},
+                                "metrics": {"type": ["object", "null"],
+                                            "description": "guardrail metric → one number "
+                                            "per unit"}}},
                 {"type": "object", "properties": {"recorded": {"type": "integer"}}}),
             "expire": _write(
                 "withdraw unanswered units (their slots are assigned again)",
                 {"type": "object", "properties": {"units": _INTS,
                                                   "older_than": {"type": "number"}}},
                 {"type": "object", "properties": {"expired": {"type": "integer"}}}),
+            "resume": _write(
+                "lift a guardrail breach's pause: assign hands out units again",
+                _OBJECT, {"type": "object", "properties": {"resumed": {"type": "integer"}}}),
         }.items()}
     return {
         "openapi": "3.1.0",
