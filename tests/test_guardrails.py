@@ -17,9 +17,10 @@ ARMS = ["a", "b", "c"]
 PARAMS = {"rho": 0.3, "beta": 3}
 LATENCY = {"metric": "latency", "rule": "max_increase", "margin": 0.1, "range": [0, 1]}
 #: units after which a planted breach (arm c's metric rate 0.6 against the control's 0.2,
-#: margin 0.1, guardrail_alpha 0.05) has paused the experiment: measured 225–541 units over
-#: seeds 0–19 of test_planted_breach_pauses (docs/experiment.md, Guardrails)
-PLANTED_WITHIN = 800
+#: margin 0.1, guardrail_alpha 0.05) has paused the experiment: measured 172–994 units
+#: (median 416, 95% quantile 794) over seeds 0–199 of test_planted_breach_pauses's setup
+#: (docs/experiment.md, Guardrails)
+PLANTED_WITHIN = 1_000
 
 
 def _create(path, guardrails=None, horizon=30_000, **kwargs):
