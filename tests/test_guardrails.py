@@ -115,7 +115,9 @@ def test_resume_gives_the_decisions_of_an_unpaused_run(tmp_path):
                     break
                 assert rails and "paused" in units.attrs["reason"]
                 # a unit assigned before the pause is still recorded while paused
-                pauses += exp.resume()
+                lifted = exp.resume()
+                assert lifted, "paused, and resume lifted nothing"
+                pauses += lifted
                 continue
             ids = units["unit"].tolist()
             rewards = unit_rewards(path, ids, table)
@@ -198,6 +200,7 @@ BAD_CREATE = [
     ([{**LATENCY, "range": [1, 1]}], r"guardrails\[0\]\.range must be two finite numbers lo < hi"),
     ([{**LATENCY, "range": [2, 1]}], r"guardrails\[0\]\.range"),
     ([{**LATENCY, "margin": 1.5}], r"guardrails\[0\]\.margin must be a number in \[0, hi"),
+    ([{**LATENCY, "margin": 1.0}], r"guardrails\[0\]\.margin must be a number in \[0, hi"),
     ([{**LATENCY, "margin": -0.1}], r"guardrails\[0\]\.margin"),
     ([{**LATENCY, "metric": "1x"}], r"guardrails\[0\]\.metric must be a name"),
     ([LATENCY, LATENCY], r"guardrails\[1\]\.metric 'latency' has a guardrail already"),
