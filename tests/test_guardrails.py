@@ -335,3 +335,23 @@ def test_http_guardrail_pause_and_resume(tmp_path):
         assert len(answer["units"]) == 3
     finally:
         server.stop()
+
+
+def test_verify_finds_edited_metrics(tmp_path):
+    path = tmp_path / "g.sqlite"
+    exp = _create(path, [LATENCY])
+    ids = exp.assign(18)["unit"].tolist()
+    exp.record(ids, [1.0] * 18, metrics={"latency": np.linspace(0, 1, 18)})
+    assert exp.verify() == 18
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE units SET metrics = '[0.5]' WHERE id = ?", (ids[0],))  # was 0.0
+    conn.commit()
+    with pytest.raises(ExperimentError, match=r"'latency' summing to .* but the totals"):
+        exp.verify()
+    conn.execute("UPDATE units SET metrics = '[0.0]' WHERE id = ?", (ids[0],))
+    conn.execute("UPDATE metric_totals SET n = n + 1 WHERE batch = -1 AND arm = 1")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ExperimentError, match="all batches, arm 'b'"):
+        exp.verify()
+    exp.close()

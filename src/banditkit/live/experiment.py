@@ -1326,6 +1326,7 @@ class Experiment:
                         f"{self.arm_names[key[1]]!r} (assigned, recorded, reward sum) are "
                         f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
                         f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
+            self._verify_metrics(conn)
             rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches JOIN runs ON "
                                 "runs.batch = batches.id WHERE reward_sums IS NOT NULL "
                                 "ORDER BY id").fetchall()
@@ -1367,6 +1368,33 @@ class Experiment:
                         "units do not sum to the per-arm sums the algorithm observed (edited "
                         "by hand?)")
         return units
+
+    def _verify_metrics(self, conn: sqlite3.Connection) -> None:
+        """The guardrails' running sums (``metric_totals``) against the units' own metrics:
+        an edit of either is refused by :meth:`verify`, naming the guardrail and arm."""
+        if not self.guardrails:
+            return
+        fresh: dict[tuple[int, int, int], list] = {}
+        for b, a, metrics in conn.execute("SELECT batch, arm, metrics FROM units WHERE "
+                                          "metrics IS NOT NULL AND expired_at IS NULL"):
+            self._check_arm_index(a)
+            for j, v in enumerate(json.loads(metrics)):
+                for key in ((b, a, j), (ALL_BATCHES, a, j)):
+                    d = fresh.setdefault(key, [0, 0.0])
+                    d[0] += 1
+                    d[1] += v
+        stored = {(b, a, j): (n, t) for b, a, j, n, t in conn.execute(
+            "SELECT batch, arm, guardrail, n, total FROM metric_totals WHERE n <> 0")}
+        for key in sorted(set(fresh) | set(stored)):
+            want, got = fresh.get(key, (0, 0.0)), stored.get(key, (0, 0.0))
+            if want[0] != got[0] or not np.isclose(want[1], got[1], rtol=1e-9, atol=1e-9):
+                b, a, j = key
+                where = "all batches" if b == ALL_BATCHES else f"batch {b}"
+                raise ExperimentError(
+                    f"{str(self.path)!r} is damaged: the units of {where}, arm "
+                    f"{self.arm_names[a]!r} hold {want[0]} value(s) of "
+                    f"{self.guardrails[j].metric!r} summing to {want[1]:g}, but the totals "
+                    f"the experiment kept say {got[0]}, {got[1]:g} (edited by hand?)")
 
     def decisions(self) -> Any:
         """The algorithm's decision log so far (:class:`banditkit.DecisionLog`): the same
