@@ -50,8 +50,8 @@ import numpy as np
 from ..draws import uniforms_at
 from ..protocol import IIDBatch
 
-__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "pack_draws", "pack_runs",
-           "unpack_draws", "unpack_runs"]
+__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "file_identity", "pack_draws",
+           "pack_runs", "unpack_draws", "unpack_runs"]
 
 #: Version of the file layout; a file of another version is refused, never guessed at.
 #: 2: runs stored as int64 arrays with a digest, per-(batch, arm) running totals.
@@ -127,12 +127,12 @@ class Journal:
         self.conn = conn
         #: opened for reading only (``Journal.open(path, readonly=True)``)
         self.readonly = readonly
-        self._identity = _identity(path)
+        self._identity = file_identity(path)
 
     def check_still_there(self) -> None:
         """Refuse to go on when the file was deleted, moved or replaced since it was opened:
         SQLite would keep writing into the unlinked file, and every call would be lost."""
-        if _identity(self.path) != self._identity:
+        if file_identity(self.path) != self._identity:
             raise ExperimentError(f"{str(self.path)!r} was deleted, moved or replaced since it "
                                   "was opened; nothing more is written to it (open it again)")
 
@@ -320,7 +320,9 @@ def _durable(conn: sqlite3.Connection, path: Path) -> None:
         raise ExperimentError(f"{str(path)!r} cannot be opened ({error})") from None
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``path``, or ``None`` when it is gone: a file replaced or moved has
+    another identity (the journal and the service's folder both check it)."""
     try:
         st = path.stat()
     except OSError:
