@@ -195,21 +195,25 @@ RACER = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     from banditkit import Experiment
-    path, start, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+    import pathlib
+    path, go, seed = sys.argv[1], pathlib.Path(sys.argv[2]), int(sys.argv[3])
     keys = [f"user{i}" for i in range(300)]
     rng = np.random.default_rng(seed)
     rng.shuffle(keys)
     seen, new = {}, 0
     exp = Experiment.open(path)
-    while time.time() < start:
+    pathlib.Path(f"{go}.{seed}").touch()  # ready: imported and opened
+    while not go.exists():
         time.sleep(0.001)
     i = 0
     while i < len(keys):
-        step = int(rng.integers(1, 12))
+        step = int(rng.integers(1, 5))
         units = exp.assign(keys=keys[i:i + step])
         seen.update(zip(units["key"], units["unit"].astype(int).tolist()))
         new += int((~units["repeated"]).sum())
         i += step
+        time.sleep(0.003)  # a client between requests: SQLite's busy wait backs off, and a
+        # process calling back-to-back would otherwise take every call while the other sleeps
     exp.close()
     print(json.dumps({"seen": seen, "new": new}))
 """)
@@ -218,10 +222,16 @@ RACER = textwrap.dedent("""
 def test_two_processes_assigning_the_same_new_keys_end_with_one_unit_per_key(tmp_path):
     path = tmp_path / "e.sqlite"
     _create(path).close()
-    start = time.time() + 2.0  # both processes import first, then start together
-    racers = [subprocess.Popen([sys.executable, "-c", RACER, str(path), str(start), str(s)],
+    go = tmp_path / "go"
+    racers = [subprocess.Popen([sys.executable, "-c", RACER, str(path), str(go), str(s)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
               for s in (1, 2)]
+    deadline = time.time() + 120
+    # both processes import and open first, then start together
+    while not all(Path(f"{go}.{s}").exists() for s in (1, 2)) and time.time() < deadline:
+        assert all(r.poll() is None for r in racers), racers[0].communicate()[1]
+        time.sleep(0.01)
+    go.touch()
     answers = []
     for racer in racers:
         out, err = racer.communicate(timeout=300)
