@@ -98,7 +98,7 @@ def test_a_run_with_keys_makes_the_decisions_of_one_without(tmp_path):
         rng = np.random.default_rng(0)
         seen: list[str] = []
         with _create(path, name) as exp:
-            for call in range(100_000):
+            for call in range(1_500):  # about 300 calls finish either run
                 fresh = [f"{call}-{i}" for i in range(int(rng.integers(1, 30)))]
                 old = (list(rng.choice(seen, size=min(len(seen), len(fresh) // 2),
                                        replace=False)) if seen else [])
@@ -113,6 +113,7 @@ def test_a_run_with_keys_makes_the_decisions_of_one_without(tmp_path):
                 ids = new["unit"].tolist()
                 if ids:
                     exp.record(ids, unit_rewards(str(path), ids, table))
+            assert exp.status().finished, name
             assert exp.decisions().same_as(trial.decisions), name
         check_consistent(path)
 
