@@ -32,6 +32,11 @@ Tables
     ``recorded``, ``reward``, ``reward_sq``, ``non_binary`` (rewards other than 0 and 1) — and
     the same per arm over all batches in the rows of batch −1, updated in the transaction that
     changes the units: a call reads O(arms) of them instead of every unit of the batch.
+``keys``
+    External unit keys (user ids, as text) given to ``assign(keys=...)``: one row per unit
+    that has a key. A key points to at most one unit at a time (a partial unique index over
+    the rows not ``superseded_at``); when its unit expired and the key came back, the old row
+    is marked superseded and a new one names the new unit, so the log keeps both.
 """
 
 from __future__ import annotations
@@ -56,7 +61,8 @@ __all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "file_identity
 #: Version of the file layout; a file of another version is refused, never guessed at.
 #: 2: runs stored as int64 arrays with a digest, per-(batch, arm) running totals.
 #: 3: i.i.d. batches stored as their description (``draws``), observed from per-arm sums.
-FORMAT = 3
+#: 4: the ``keys`` table (sticky units: external keys → units).
+FORMAT = 4
 
 #: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
 ALL_BATCHES = -1
@@ -109,6 +115,12 @@ CREATE TABLE totals (
     non_binary INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (batch, arm)
 );
+CREATE TABLE keys (
+    unit INTEGER PRIMARY KEY REFERENCES units(id),
+    key TEXT NOT NULL,
+    superseded_at TEXT
+);
+CREATE UNIQUE INDEX keys_current ON keys(key) WHERE superseded_at IS NULL;
 """
 
 _BUSY_MS = 30_000
