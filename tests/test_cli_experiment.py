@@ -188,3 +188,48 @@ def test_gbai_at_a_budget_of_a_billion_through_the_cli(tmp_path, capsys):
     assert {row["arm"]: row["mean"] for row in status["arms"]} == {"a": 0.0, "b": 0.0,
                                                                    "c": 1.0}
     assert path.stat().st_size < 2**21
+
+
+def test_sticky_units_from_a_keys_file(tmp_path, capsys):
+    path = tmp_path / "ab.sqlite"
+    assert _create(path) == 0
+    keys = tmp_path / "users.txt"
+    keys.write_text("alice\nbob\n17\n")
+    out = tmp_path / "day1.csv"
+    assert main(["experiment", "assign", str(path), "--keys", str(keys), "--out", str(out)]) == 0
+    first = pd.read_csv(out, dtype={"key": str})
+    assert list(first.columns) == ["unit", "arm", "arm_index", "batch", "key", "repeated"]
+    assert first["key"].tolist() == ["alice", "bob", "17"] and not first["repeated"].any()
+    keys.write_text("bob\ncarol\n")
+    capsys.readouterr()
+    assert main(["experiment", "assign", str(path), "2", "--keys", str(keys)]) == 0
+    again = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    assert again["repeated"].tolist() == [True, False]
+    assert again.iloc[0][["unit", "arm"]].tolist() == \
+        first.iloc[1][["unit", "arm"]].tolist()
+    with Experiment.open(path) as exp:
+        assert int(exp.status().arms["assigned"].sum()) == 4
+    assert main(["experiment", "units", str(path)]) == 0
+    listed = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out), dtype={"key": str})
+    assert listed["key"].tolist() == ["alice", "bob", "17", "carol"]
+
+
+@pytest.mark.parametrize("lines, n, message", [
+    ("a\n\nb\n", None, "argument --keys: line 2 of"),
+    ("", None, "holds no keys"),
+    ("a\nb\na\n", None, "'a' appears more than once"),
+    ("a\nb\n", "3", "n must equal the number of keys (2)"),
+    ("x" * 300 + "\n", None, "a key has 1 to 256"),
+])
+def test_a_bad_keys_file_is_refused_in_one_line(tmp_path, capsys, lines, n, message):
+    path = tmp_path / "ab.sqlite"
+    assert _create(path) == 0
+    keys = tmp_path / "users.txt"
+    keys.write_text(lines)
+    capsys.readouterr()
+    assert main(["experiment", "assign", str(path), *([n] if n else []),
+                 "--keys", str(keys)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+    with Experiment.open(path) as exp:
+        assert exp.units().empty

@@ -56,6 +56,8 @@ def test_planted_breach_pauses(tmp_path, seed):
     assert rails.loc["c", "diff_low"] > 0.1 and not rails.loc["b", "pausing"]
     again = exp.assign(5)  # still paused: nothing, and the same reason
     assert len(again) == 0 and again.attrs["reason"] == reason
+    keyed = exp.assign(keys=["user-1"])  # sticky units too: a paused arm gets no traffic
+    assert len(keyed) == 0 and keyed.attrs["reason"] == reason
     assert exp.resume() == 1 and exp.status().paused is None and len(exp.assign(5)) == 5
     exp.close()
 

@@ -203,21 +203,22 @@ def test_identifiers_are_named_as_identified_at_the_end(tmp_path, algorithm, arm
 
 
 @pytest.mark.parametrize("name", [n for n in policy_names() if n not in
-                                  ("XYOracle", "LinGapE", "ALBA", "DEBORAH",
-                                   "SafeOptimisticConstrained")])
+                                  ("XYOracle", "LinGapE", "ALBA", "SafeOptimisticConstrained")])
 def test_every_algorithm_runs_from_the_parameters_the_file_stores(tmp_path, name):
     """The file stores every parameter in force; reopening builds the algorithm from them and
     must ask for the same first batch (a default that does not survive JSON would not)."""
-    linear = name not in ("UCB1", "BatchedElimination", "ReplicableBatchedElimination",
-                          "ReplicableElimination", "DEBORA", "DEBORAS",
-                          "OptimisticConstrained")
-    arms = np.eye(3) if linear else ["a", "b", "c"]
-    kw = {"thresholds": [0.5]} if name in ("DEBORAS", "OptimisticConstrained") else {}
-    try:
-        exp = Experiment.create(tmp_path / "e.sqlite", algorithm=name, arms=arms, seed=0,
-                                horizon=5000, **kw)
+    constrained = name in ("DEBORAS", "DEBORAH", "OptimisticConstrained",
+                           "OptimisticMixingConstrained")
+    kw: dict = {"thresholds": [0.5]} if constrained else {}
+    if name in ("DEBORAH", "OptimisticMixingConstrained"):  # hard constraints: x◇ and margins
+        kw["params"] = {"safe_strategy": [1, 0, 0], "safe_margins": [0.2]}
+    try:  # K-armed policies take names; linear ones refuse names and take features
+        exp = Experiment.create(tmp_path / "e.sqlite", algorithm=name, arms=["a", "b", "c"],
+                                seed=0, horizon=5000, **kw)
     except ExperimentError as error:
-        pytest.skip(f"{name} cannot run live on these arms: {error}")
+        assert "feature" in str(error), error  # any other refusal is a failure, not a skip
+        exp = Experiment.create(tmp_path / "e.sqlite", algorithm=name, arms=np.eye(3),
+                                seed=0, horizon=5000, **kw)
     with exp:
         first = exp.assign(50)
         stored = exp.status().params

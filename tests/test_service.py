@@ -162,6 +162,7 @@ def _snapshot(db: Path) -> tuple:
     try:
         return (conn.execute("SELECT * FROM units ORDER BY id").fetchall(),
                 conn.execute("SELECT * FROM batches ORDER BY id").fetchall(),
+                conn.execute("SELECT * FROM keys ORDER BY unit").fetchall(),
                 sorted(p.name for p in db.iterdir()))
     finally:
         conn.close()
@@ -229,6 +230,27 @@ BAD = [
     ("a huge body", "POST", "/experiments/ab/record",
      {"units": list(range(4, 20_000)), "rewards": [1] * 19_996}, TOKEN, 413,
      "above this server's limit of 50000 bytes"),
+    # sticky units: keys refused by name, nothing assigned
+    ("keys a string", "POST", "/experiments/ab/assign", {"keys": "u1"}, TOKEN, 400,
+     "keys must be a list"),
+    ("a float key", "POST", "/experiments/ab/assign", {"keys": ["u1", 1.5]}, TOKEN, 400,
+     "keys: key 1 is 1.5"),
+    ("a null key", "POST", "/experiments/ab/assign", {"keys": [None]}, TOKEN, 400,
+     "keys: key 0 is None"),
+    ("a boolean key", "POST", "/experiments/ab/assign", {"keys": [True]}, TOKEN, 400,
+     "keys: key 0 is True"),
+    ("a nested key", "POST", "/experiments/ab/assign", {"keys": [["u1"]]}, TOKEN, 400,
+     "keys: key 0 is list"),
+    ("an empty key", "POST", "/experiments/ab/assign", {"keys": ["u1", ""]}, TOKEN, 400,
+     "keys: key 1 has 0 characters"),
+    ("a too long key", "POST", "/experiments/ab/assign", {"keys": ["x" * 300]}, TOKEN, 400,
+     "a key has 1 to 256"),
+    ("a repeated key", "POST", "/experiments/ab/assign", {"keys": ["u1", "u2", "u1"]}, TOKEN,
+     400, "'u1' appears more than once"),
+    ("n other than the keys", "POST", "/experiments/ab/assign", {"n": 3, "keys": ["u1"]},
+     TOKEN, 400, "n must equal the number of keys (1)"),
+    ("neither n nor keys", "POST", "/experiments/ab/assign", {}, TOKEN, 400,
+     "missing field(s) ['n']"),
 ]
 
 
@@ -338,3 +360,26 @@ def test_serve_refuses_a_missing_folder_and_a_blank_token(tmp_path, capsys):
         assert main(["serve", *extra, "--port", "0"]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_sticky_units_over_http(served):
+    """``{"keys": [...]}``: each unit carries its key; a key sent again gets its unit and arm
+    without a slot; ``GET units`` lists the keys."""
+    server, _ = served
+    assert call(server.port, "POST", "/experiments", {"name": "keyed", **DEFINITION},
+                token=TOKEN)[0] == 201
+    status, first = call(server.port, "POST", "/experiments/keyed/assign",
+                         {"keys": ["alice", 42, "bob"]}, token=TOKEN)
+    assert status == 200, first
+    assert [(u["key"], u["repeated"]) for u in first["units"]] == [
+        ("alice", False), ("42", False), ("bob", False)]
+    status, again = call(server.port, "POST", "/experiments/keyed/assign",
+                         {"n": 2, "keys": ["bob", "carol"]}, token=TOKEN)
+    assert status == 200, again
+    bob = next(u for u in first["units"] if u["key"] == "bob")
+    assert again["units"][0] == {**bob, "repeated": True}
+    assert again["units"][1]["key"] == "carol" and not again["units"][1]["repeated"]
+    _, state = call(server.port, "GET", "/experiments/keyed/status")
+    assert sum(arm["assigned"] for arm in state["arms"]) == 4  # bob took no second slot
+    _, listed = call(server.port, "GET", "/experiments/keyed/units")
+    assert [u["key"] for u in listed["units"]] == ["alice", "42", "bob", "carol"]

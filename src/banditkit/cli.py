@@ -85,7 +85,9 @@ def _list_marks(spec: Any) -> str:
     marks = []
     if spec.requires is not None:
         marks.append("[data]")
-    if spec.full_minutes is not None and spec.full_minutes >= 1:
+    if isinstance(spec.full_minutes, str):
+        marks.append(f"[{spec.full_minutes}]")
+    elif spec.full_minutes is not None and spec.full_minutes >= 1:
         marks.append(f"[~{spec.full_minutes:.0f} min]")
     return " ".join(marks)
 

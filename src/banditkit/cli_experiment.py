@@ -4,6 +4,7 @@
         --arms control,blue,green --horizon 100000 --seed 7 --param rho=0.1
         # or --arms-file names.txt (one name per line), or --features arms.csv (linear)
     banditkit experiment assign ab.sqlite 500 --out today.csv      # unit,arm,arm_index,batch
+    banditkit experiment assign ab.sqlite --keys users.txt         # sticky: ...,key,repeated
         # guardrails: --guardrail latency:max_increase:50:0:2000 (metric:rule:margin:lo:hi)
     banditkit experiment record ab.sqlite answers.csv   # unit,reward[,cost_1,...][,metric_latency]
     banditkit experiment resume ab.sqlite               # lift a guardrail's pause
@@ -73,7 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     assign = actions.add_parser("assign", help="assign arms to the next N units (CSV out)")
     assign.add_argument("path", help="the experiment file")
-    assign.add_argument("n", type=positive_int, metavar="N", help="units to assign")
+    assign.add_argument("n", type=positive_int, metavar="N", nargs="?", default=None,
+                        help="units to assign (may be omitted with --keys)")
+    assign.add_argument("--keys", type=Path, default=None, metavar="FILE",
+                        help="sticky units: a text file of unit keys (user ids), one per line, "
+                             "one unit each; a key assigned before gets its unit and arm again "
+                             "(columns key and repeated are added to the CSV)")
     assign.add_argument("--out", type=Path, default=None, metavar="CSV",
                         help="write the CSV here (a new file) instead of standard output")
 
@@ -181,14 +187,21 @@ def _assign(args: argparse.Namespace) -> int:
     target = None if args.out is None else _Reserved.take(args.out, args.path)
     if isinstance(target, str):
         return _refuse(target)
+    from .live import ExperimentError
+
     units = None
     try:
+        keys = None if args.keys is None else _read_keys(args.keys)
+        if keys is None and args.n is None:
+            raise ExperimentError("argument N: give the number of units to assign (or --keys "
+                                  "FILE)")
         with _open(args) as exp:
-            units = exp.assign(args.n)
-            if len(units) < args.n:
+            units = exp.assign(args.n, keys=keys)
+            asked = len(keys) if keys is not None else args.n
+            if len(units) < asked:
                 reason = units.attrs.get("reason")
                 if reason:
-                    print(f"banditkit experiment: {len(units)} of {args.n} unit(s) assigned: "
+                    print(f"banditkit experiment: {len(units)} of {asked} unit(s) assigned: "
                           f"{reason}", file=sys.stderr)
                 elif units.empty:
                     state = exp.status()
@@ -215,6 +228,26 @@ def _assign(args: argparse.Namespace) -> int:
         return 1
     print(f"assigned {len(units)} unit(s) -> {args.out}", file=sys.stderr)
     return 0
+
+
+def _read_keys(path: Path) -> list[str]:
+    """The keys of ``--keys FILE``: one per line, as written (a trailing newline ends the last
+    line; a blank line is refused by its number)."""
+    from .live import ExperimentError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ExperimentError(f"argument --keys: {str(path)!r} cannot be read as UTF-8 text "
+                              f"({getattr(error, 'strerror', None) or error})") from None
+    keys = text.splitlines()
+    if not keys:
+        raise ExperimentError(f"argument --keys: {str(path)!r} holds no keys (one per line)")
+    blank = next((i for i, k in enumerate(keys) if not k.strip()), None)
+    if blank is not None:
+        raise ExperimentError(f"argument --keys: line {blank + 1} of {str(path)!r} is blank; "
+                              "one non-empty key per line")
+    return keys
 
 
 def _to_stdout(frame: Any, lost: str) -> int:
@@ -413,7 +446,7 @@ def _units(args: argparse.Namespace) -> int:
                              columns=[f"cost_{i + 1}" for i in range(m)], index=frame.index)
         frame = pd.concat([frame, costs], axis=1)
         first += list(costs.columns)
-    frame = frame[[*first, "assigned_at", "recorded_at", "expired_at"]]
+    frame = frame[[*first, "assigned_at", "recorded_at", "expired_at", "key"]]
     if target is None:
         return _to_stdout(frame, f"`banditkit experiment units {args.path} --out FILE` "
                           "writes the list to a file")

@@ -640,7 +640,8 @@ class Algorithm(ABC):
 
     def _observe_arm_sums(self, batch: Batch, sums: np.ndarray) -> None:
         """Update from per-arm reward sums (algorithms with :attr:`observes_arm_sums`)."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} sets observes_arm_sums but does not define "
+                        "_observe_arm_sums")
 
     def _check_observation(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None
                            ) -> None:

@@ -51,3 +51,19 @@ def kl_bernoulli(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 def kl_gaussian(p: np.ndarray, q: np.ndarray, sigma: float = 1.0) -> np.ndarray:
     """(p − q)² / (2σ²), the divergence between Normal(p, σ²) and Normal(q, σ²)."""
     return (np.asarray(p, dtype=float) - np.asarray(q, dtype=float)) ** 2 / (2 * sigma ** 2)
+
+
+def posterior_reward_range(posterior: str, reward_range: object) -> object:
+    """The reward range of a Thompson-sampling policy: ``"default"`` is [0, 1] for the Beta
+    posterior (it counts successes and failures) and none for the Gaussian one; the Beta
+    posterior refuses any other range. Returns the range for ``check_reward_range``."""
+    if isinstance(reward_range, str):
+        if reward_range != "default":
+            raise ValueError(f"reward_range must be a pair (lo, hi) or None, got "
+                             f"{reward_range!r}")
+        reward_range = (0.0, 1.0) if posterior == "beta" else None
+    if posterior == "beta" and (reward_range is None
+                                or tuple(map(float, reward_range)) != (0.0, 1.0)):
+        raise ValueError("reward_range must be (0, 1) for posterior='beta': the Beta "
+                         "posterior counts successes and failures in [0, 1]")
+    return reward_range

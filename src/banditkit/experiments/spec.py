@@ -192,9 +192,10 @@ class FigureSpec:
     paper_values_not_run : int
         Paper values left out because their sweep point is not run (set by
         :meth:`quick_version`; the report says so instead of listing them as not measured).
-    full_minutes : float, optional
+    full_minutes : float or str, optional
         Measured wall time in minutes of the full run (``--workers 2`` on this project's
-        2-core machine; the source is cited where the spec sets it), for ``banditkit list``.
+        2-core machine; the source is cited where the spec sets it), for ``banditkit list``;
+        or a short text where no full run has been measured since the figure changed.
     paired : bool
         Run the trials as replicability pairs: trials 2j and 2j + 1 share the algorithm stream
         ξ (keyed by the pair j) and have independent noise, so the report can count the pairs
@@ -226,7 +227,7 @@ class FigureSpec:
     trial_facts: Callable[[Any, Environment], Mapping[str, float]] | None = None
     requires: Callable[[], Any] | None = None
     paper_values_not_run: int = 0
-    full_minutes: float | None = None
+    full_minutes: float | str | None = None
 
     def __post_init__(self) -> None:
         if self.shared_instance and self.instance_per_trial:

@@ -75,6 +75,9 @@ _CHUNK = 900
 SEQUENCE_IN_MEMORY = ("Peace", "ODLinBAI")
 MAX_SEQUENCE = 50_000_000
 
+#: The longest external unit key ``assign(keys=...)`` takes, in characters.
+MAX_KEY_LENGTH = 256
+
 
 def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
     """``algorithm.next_batch()``, with a failure of the algorithm on this experiment's arms
@@ -603,7 +606,8 @@ class Experiment:
         return batch_id, batch
 
     # -- the exchange ------------------------------------------------------------------------
-    def assign(self, n: int) -> pd.DataFrame:
+    def assign(self, n: int | None = None, keys: Sequence[str | int] | None = None
+               ) -> pd.DataFrame:
         """Arms for the next ``n`` units, in the algorithm's pull order, with their unit ids.
 
         Fewer than ``n`` rows come back when the current batch has fewer pulls left to hand
@@ -612,11 +616,33 @@ class Experiment:
         Slots of expired units are handed out again first. The assignment is on disk before
         this returns.
 
+        Parameters
+        ----------
+        n : int, optional
+            Units to assign (>= 1); with ``keys``, it may be omitted and must equal
+            ``len(keys)`` when given.
+        keys : sequence of str or int, optional
+            Sticky units: one external key (a user id) per unit, distinct, each a non-empty
+            string or an integer (stored as its decimal text, so ``17`` and ``"17"`` are the
+            same key) of at most :data:`MAX_KEY_LENGTH` characters. A key whose unit is still
+            live (waiting, or recorded, in any batch) gets that unit and arm again and takes
+            no slot; a key whose unit expired gets a fresh slot like a new key, and then
+            points to the new unit (the expired one stays expired, and keeps its key in
+            :meth:`units`). New keys take slots in their order in ``keys``, exactly as ``n``
+            units without keys would: keys only route units, the decisions are the same. The
+            keys are stored in the same transaction as the units. Cost O(len(keys)).
+
         Returns
         -------
-        DataFrame with columns ``unit`` (int id), ``arm`` (name), ``arm_index``, ``batch``.
+        DataFrame with columns ``unit`` (int id), ``arm`` (name), ``arm_index``, ``batch``;
+        with ``keys``, also ``key`` (as stored: text) and ``repeated`` (``True`` when the unit
+        was assigned to the key by an earlier call and no slot was taken), one row per key in
+        the order given, less the new keys that found no slot (``attrs["reason"]`` says why).
         """
         self._check_writable("assign")
+        if keys is not None:
+            keys = _as_keys(keys, n)
+            n = len(keys)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
         with self._transaction() as conn:
@@ -624,56 +650,123 @@ class Experiment:
                 frame = _units_frame([], [], [], self.arm_names)
                 frame.attrs["reason"] = paused
                 return frame
-            pending = self._pending(conn)
-            if pending is None:
+            # sticky units: a key's live unit comes back as it is, without a slot
+            known = {} if keys is None else self._keyed_units(conn, keys)
+            wanted = int(n) if keys is None else sum(
+                1 for k in keys if k not in known or known[k][3] is not None)
+            pending = self._pending(conn) if wanted or keys is None else None
+            if pending is None and keys is None:
                 frame = _units_frame([], [], [], self.arm_names)
                 frame.attrs["reason"] = self._finished_reason()
                 return frame
-            batch_id, batch = pending
             asked = int(n)  # Python ints: no overflow of a numpy n near 2**64
-            n = min(asked, batch.n_pulls)
-            # slots of expired units first (a partial index holds the expired ones only)
-            reoffer = [r[0] for r in conn.execute(
-                "SELECT DISTINCT slot FROM units u WHERE batch = ? AND expired_at IS NOT NULL "
-                "AND NOT EXISTS (SELECT 1 FROM units v WHERE v.batch = u.batch AND "
-                "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot LIMIT ?",
-                (batch_id, n))]
-            (handed,) = conn.execute("SELECT handed FROM batches WHERE id = ?",
-                                     (batch_id,)).fetchone()
-            take = min(batch.n_pulls - handed, n - len(reoffer))
-            if isinstance(batch, IIDBatch):
-                # i.i.d. pulls are in a random order already (exchangeable: a drift during the
-                # batch cannot line up with the arms), so the slots go out in draw order,
-                # whatever ``order`` says, and their arms cost O(units), not O(batch)
-                fresh = np.arange(handed, handed + take, dtype=np.int64)
-                slots = np.concatenate([np.asarray(reoffer, dtype=np.int64), fresh])
-                arms = batch.arms_at(slots)
+            ids: list[int] = []
+            arms = np.empty(0, dtype=np.int64)
+            if pending is not None:
+                batch_id, batch = pending
+                ids, arms = self._hand_out(conn, batch_id, batch, min(wanted, batch.n_pulls))
+            if keys is None:
+                frame = _units_frame(ids, arms.tolist(), [batch_id] * len(ids), self.arm_names)
             else:
-                slots = np.concatenate([np.asarray(reoffer, dtype=np.int64),
-                                        self._slot_order(batch_id, batch.n_pulls, handed,
-                                                         take)])
-                arms = batch.arms[np.searchsorted(self._run_ends(batch_id, batch), slots,
-                                                  side="right")]
-            now = _now()
-            conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at) "
-                             "VALUES (?, ?, ?, ?)",
-                             [(batch_id, int(s), int(a), now)
-                              for s, a in zip(slots, arms, strict=True)])
-            # the write lock is held, so the new ids are consecutive and end at the last one
-            # (read before the totals' inserts, which move last_insert_rowid)
-            (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
-            ids = list(range(last - slots.size + 1, last + 1)) if slots.size else []
-            if take:
-                conn.execute("UPDATE batches SET handed = handed + ? WHERE id = ?",
-                             (take, batch_id))
-            per_arm = np.bincount(arms, minlength=len(self.arm_names))
-            self._add_totals(conn, batch_id, {int(a): (int(c), 0, 0.0, 0.0, 0)
-                                              for a in np.flatnonzero(per_arm)
-                                              for c in [per_arm[a]]})
-            frame = _units_frame(ids, arms.tolist(), [batch_id] * len(ids), self.arm_names)
-            frame.attrs["reason"] = (None if len(ids) == asked else
-                                     self._short_reason(conn, batch_id, batch, asked,
-                                                        len(ids)))
+                frame = self._keyed_frame(conn, keys, known, ids, arms.tolist(),
+                                          None if pending is None else pending[0])
+            if len(frame) == asked:
+                frame.attrs["reason"] = None
+            elif pending is None:
+                frame.attrs["reason"] = (self._finished_reason() if wanted else None)
+            else:
+                frame.attrs["reason"] = self._short_reason(conn, batch_id, batch, asked,
+                                                           len(frame))
+        return frame
+
+    def _hand_out(self, conn: sqlite3.Connection, batch_id: int, batch: Batch, n: int
+                  ) -> tuple[list[int], np.ndarray]:
+        """Insert up to ``n`` new units into the pending batch's next slots (expired units'
+        slots first): their ids and arms, in slot-order."""
+        # slots of expired units first (a partial index holds the expired ones only)
+        reoffer = [r[0] for r in conn.execute(
+            "SELECT DISTINCT slot FROM units u WHERE batch = ? AND expired_at IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM units v WHERE v.batch = u.batch AND "
+            "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot LIMIT ?",
+            (batch_id, n))]
+        (handed,) = conn.execute("SELECT handed FROM batches WHERE id = ?",
+                                 (batch_id,)).fetchone()
+        take = min(batch.n_pulls - handed, n - len(reoffer))
+        if isinstance(batch, IIDBatch):
+            # i.i.d. pulls are in a random order already (exchangeable: a drift during the
+            # batch cannot line up with the arms), so the slots go out in draw order,
+            # whatever ``order`` says, and their arms cost O(units), not O(batch)
+            fresh = np.arange(handed, handed + take, dtype=np.int64)
+            slots = np.concatenate([np.asarray(reoffer, dtype=np.int64), fresh])
+            arms = batch.arms_at(slots)
+        else:
+            slots = np.concatenate([np.asarray(reoffer, dtype=np.int64),
+                                    self._slot_order(batch_id, batch.n_pulls, handed,
+                                                     take)])
+            arms = batch.arms[np.searchsorted(self._run_ends(batch_id, batch), slots,
+                                              side="right")]
+        now = _now()
+        conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at) "
+                         "VALUES (?, ?, ?, ?)",
+                         [(batch_id, int(s), int(a), now)
+                          for s, a in zip(slots, arms, strict=True)])
+        # the write lock is held, so the new ids are consecutive and end at the last one
+        # (read before the totals' inserts, which move last_insert_rowid)
+        (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
+        ids = list(range(last - slots.size + 1, last + 1)) if slots.size else []
+        if take:
+            conn.execute("UPDATE batches SET handed = handed + ? WHERE id = ?",
+                         (take, batch_id))
+        per_arm = np.bincount(arms, minlength=len(self.arm_names))
+        self._add_totals(conn, batch_id, {int(a): (int(c), 0, 0.0, 0.0, 0)
+                                          for a in np.flatnonzero(per_arm)
+                                          for c in [per_arm[a]]})
+        return ids, np.asarray(arms, dtype=np.int64)
+
+    def _keyed_units(self, conn: sqlite3.Connection, keys: list[str]
+                     ) -> dict[str, tuple[int, int, int, str | None]]:
+        """The current unit of each key already known: key → (unit, arm, batch, expired_at).
+        By the keys' unique index, in chunks: O(len(keys))."""
+        found: dict[str, tuple[int, int, int, str | None]] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start: start + _CHUNK]
+            for key, unit, arm, batch_id, expired_at in conn.execute(
+                    "SELECT k.key, k.unit, u.arm, u.batch, u.expired_at FROM keys k "
+                    "JOIN units u ON u.id = k.unit WHERE k.superseded_at IS NULL AND k.key IN "
+                    f"({','.join('?' * len(chunk))})", chunk):
+                self._check_arm_index(arm)
+                found[key] = (unit, arm, batch_id, expired_at)
+        return found
+
+    def _keyed_frame(self, conn: sqlite3.Connection, keys: list[str],
+                     known: Mapping[str, tuple[int, int, int, str | None]], ids: list[int],
+                     arms: list[int], batch_id: int | None) -> pd.DataFrame:
+        """Store the keys of the new units (``ids``, given to the keys that need a slot in
+        their order) in the caller's transaction, and the frame of every key served."""
+        rows: list[tuple[int, int, int, str, bool]] = []
+        fresh = iter(zip(ids, arms, strict=True))
+        stored: list[tuple[int, str]] = []
+        superseded: list[str] = []
+        for key in keys:
+            old = known.get(key)
+            if old is not None and old[3] is None:  # its unit is live: the same unit again
+                rows.append((old[0], old[1], old[2], key, True))
+                continue
+            unit_arm = next(fresh, None)
+            if unit_arm is None:
+                continue  # no slot left for it this call
+            if old is not None:  # its unit expired: the key now points to the new unit
+                superseded.append(key)
+            stored.append((unit_arm[0], key))
+            rows.append((unit_arm[0], unit_arm[1], batch_id, key, False))
+        now = _now()
+        conn.executemany("UPDATE keys SET superseded_at = ? WHERE key = ? AND "
+                         "superseded_at IS NULL", [(now, k) for k in superseded])
+        conn.executemany("INSERT INTO keys (unit, key) VALUES (?, ?)", stored)
+        unit, arm, batches, key, repeated = ([r[i] for r in rows] for i in range(5))
+        frame = _units_frame(unit, arm, batches, self.arm_names)
+        frame["key"] = pd.Series(key, dtype="object")
+        frame["repeated"] = pd.Series(repeated, dtype="bool")
         return frame
 
     def _finished_reason(self) -> str:
@@ -1225,8 +1318,9 @@ class Experiment:
         -------
         DataFrame with columns ``unit``, ``batch``, ``slot``, ``arm`` (name), ``arm_index``,
         ``reward``, ``costs`` (JSON list or None), ``assigned_at``, ``recorded_at``,
-        ``expired_at`` and ``propensity``: the probability with which the design gave the unit
-        its arm (the batch's sampling strategy, or its share of the arm;
+        ``expired_at``, ``key`` (the external key given to ``assign(keys=...)``, or None; an
+        expired unit keeps the key it had) and ``propensity``: the probability with which the
+        design gave the unit its arm (the batch's sampling strategy, or its share of the arm;
         :mod:`banditkit.live.propensity`), for inverse-propensity re-analysis of the log; one
         row per unit in id order.
         """
@@ -1235,7 +1329,8 @@ class Experiment:
         wanted = None if ids is None else _as_ids(ids, allow_empty=True)
         where = " AND reward IS NULL AND expired_at IS NULL" if unanswered else ""
         columns = ("id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
-                   "recorded_at, expired_at")
+                   "recorded_at, expired_at, (SELECT key FROM keys k WHERE k.unit = units.id) "
+                   "AS key")
         with self._transaction() as conn:
             try:
                 if wanted is None:
@@ -1256,6 +1351,7 @@ class Experiment:
             draws = conn.execute("SELECT batch, cdf, state, n_pulls FROM draws").fetchall()
         for a in frame["arm_index"].unique():
             self._check_arm_index(a)
+        frame["key"] = frame["key"].astype(object).where(frame["key"].notna(), None)
         frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
         try:
             # an i.i.d. batch gave each unit an arm drawn from its design: that is the
@@ -1437,6 +1533,41 @@ def _brief(value: object) -> str:
     details = ", ".join(d for d in (None if size is None else f"{size} values",
                                     None if dtype is None else f"dtype {dtype}") if d)
     return f"a {kind}" + (f" ({details})" if details else "")
+
+
+def _as_keys(keys: Any, n: object) -> list[str]:
+    """``assign``'s keys as stored (text), refused by name unless they are a list of distinct,
+    non-empty strings or integers of at most :data:`MAX_KEY_LENGTH` characters, one per unit."""
+    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(
+            keys, (Sequence, np.ndarray, pd.Series, pd.Index)):
+        raise ExperimentError(f"keys must be a list of unit keys (strings or integers), got "
+                              f"{_brief(keys)}")
+    values = list(keys.tolist() if hasattr(keys, "tolist") else keys)
+    if not values:
+        raise ExperimentError("keys must be a non-empty list of unit keys (one per unit)")
+    out: list[str] = []
+    for i, key in enumerate(values):
+        if isinstance(key, str):
+            text = key
+        elif isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            text = str(int(key))
+        else:
+            raise ExperimentError(f"keys: key {i} is {_brief(key)}; a key is a non-empty "
+                                  "string or an integer")
+        if not text or len(text) > MAX_KEY_LENGTH:
+            raise ExperimentError(f"keys: key {i} has {len(text)} characters; a key has 1 to "
+                                  f"{MAX_KEY_LENGTH}")
+        out.append(text)
+    if len(set(out)) != len(out):
+        seen: set[str] = set()
+        twice = next(k for k in out if k in seen or seen.add(k))
+        raise ExperimentError(f"keys: {twice!r} appears more than once; each key may appear "
+                              "once per call (integers count as their text: 17 and '17')")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer))
+                          or n != len(out)):
+        raise ExperimentError(f"n must equal the number of keys ({len(out)}) when keys are "
+                              f"given (or be omitted), got {n!r}")
+    return out
 
 
 def _as_ids(units: Any, allow_empty: bool = False) -> np.ndarray:

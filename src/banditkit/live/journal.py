@@ -39,6 +39,11 @@ Tables
 ``pauses``
     One row per (guardrail, arm) breach: when it was found, what the interval was, and when a
     person resumed the experiment (``resumed_at``; NULL while it pauses the experiment).
+``keys``
+    External unit keys (user ids, as text) given to ``assign(keys=...)``: one row per unit
+    that has a key. A key points to at most one unit at a time (a partial unique index over
+    the rows not ``superseded_at``); when its unit expired and the key came back, the old row
+    is marked superseded and a new one names the new unit, so the log keeps both.
 """
 
 from __future__ import annotations
@@ -57,14 +62,15 @@ import numpy as np
 from ..draws import uniforms_at
 from ..protocol import IIDBatch
 
-__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "pack_draws", "pack_runs",
-           "unpack_draws", "unpack_runs"]
+__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "Journal", "file_identity", "pack_draws",
+           "pack_runs", "unpack_draws", "unpack_runs"]
 
 #: Version of the file layout; a file of another version is refused, never guessed at.
 #: 2: runs stored as int64 arrays with a digest, per-(batch, arm) running totals.
 #: 3: i.i.d. batches stored as their description (``draws``), observed from per-arm sums.
-#: 4: guardrail metrics (``units.metrics``, ``metric_totals``) and their breaches (``pauses``).
-FORMAT = 4
+#: 4: the ``keys`` table (sticky units: external keys → units).
+#: 5: guardrail metrics (``units.metrics``, ``metric_totals``) and their breaches (``pauses``).
+FORMAT = 5
 
 #: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
 ALL_BATCHES = -1
@@ -135,6 +141,12 @@ CREATE TABLE pauses (
     resumed_at TEXT,
     UNIQUE (guardrail, arm)
 );
+CREATE TABLE keys (
+    unit INTEGER PRIMARY KEY REFERENCES units(id),
+    key TEXT NOT NULL,
+    superseded_at TEXT
+);
+CREATE UNIQUE INDEX keys_current ON keys(key) WHERE superseded_at IS NULL;
 """
 
 _BUSY_MS = 30_000
@@ -153,12 +165,12 @@ class Journal:
         self.conn = conn
         #: opened for reading only (``Journal.open(path, readonly=True)``)
         self.readonly = readonly
-        self._identity = _identity(path)
+        self._identity = file_identity(path)
 
     def check_still_there(self) -> None:
         """Refuse to go on when the file was deleted, moved or replaced since it was opened:
         SQLite would keep writing into the unlinked file, and every call would be lost."""
-        if _identity(self.path) != self._identity:
+        if file_identity(self.path) != self._identity:
             raise ExperimentError(f"{str(self.path)!r} was deleted, moved or replaced since it "
                                   "was opened; nothing more is written to it (open it again)")
 
@@ -346,7 +358,9 @@ def _durable(conn: sqlite3.Connection, path: Path) -> None:
         raise ExperimentError(f"{str(path)!r} cannot be opened ({error})") from None
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``path``, or ``None`` when it is gone: a file replaced or moved has
+    another identity (the journal and the service's folder both check it)."""
     try:
         st = path.stat()
     except OSError:

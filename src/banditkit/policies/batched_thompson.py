@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..design.rounding import round_allocation
-from ..estimation.posteriors import check_prior, sample_posterior
+from ..estimation.posteriors import check_prior, posterior_reward_range, sample_posterior
 from ..protocol import Algorithm, Batch
 from ..validation import check_positive, check_positive_int
 from .index_policy import check_reward_range
@@ -96,15 +96,7 @@ class BatchedThompson(Algorithm):
         self.draws = check_positive_int(draws, "draws")
         self.prior = check_prior(prior)
         self.sigma = check_positive(sigma, "sigma")
-        if isinstance(reward_range, str):
-            if reward_range != "default":
-                raise ValueError(f"reward_range must be a pair (lo, hi) or None, got "
-                                 f"{reward_range!r}")
-            reward_range = (0.0, 1.0) if posterior == "beta" else None
-        if posterior == "beta" and (reward_range is None
-                                    or tuple(map(float, reward_range)) != (0.0, 1.0)):
-            raise ValueError("reward_range must be (0, 1) for posterior='beta': the Beta "
-                             "posterior counts successes and failures in [0, 1]")
+        reward_range = posterior_reward_range(posterior, reward_range)
         self.reward_range = check_reward_range(reward_range)
         self.min_share = float(min_share)
         self.posterior = posterior

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimation.posteriors import check_prior
+from ..estimation.posteriors import check_prior, posterior_reward_range
 from ..validation import check_positive
 from .index_policy import IndexPolicy
 
@@ -114,15 +114,7 @@ class ThompsonSampling(IndexPolicy):
         self.posterior = posterior
         self.prior = check_prior(prior)
         self.sigma = check_positive(sigma, "sigma")
-        if isinstance(reward_range, str):
-            if reward_range != "default":
-                raise ValueError(f"reward_range must be a pair (lo, hi) or None, got "
-                                 f"{reward_range!r}")
-            reward_range = (0.0, 1.0) if posterior == "beta" else None
-        if posterior == "beta" and (reward_range is None
-                                    or tuple(map(float, reward_range)) != (0.0, 1.0)):
-            raise ValueError("reward_range must be (0, 1) for posterior='beta': the Beta "
-                             "posterior counts successes and failures in [0, 1]")
+        reward_range = posterior_reward_range(posterior, reward_range)
         if posterior == "gaussian":
             self.draw_kind = "normal"
         super().__init__(n_arms, rng=rng, horizon=horizon, reward_range=reward_range)

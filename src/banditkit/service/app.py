@@ -126,10 +126,10 @@ def create_app(folder: ExperimentFolder, *, token: str | None = None,
     @answer
     async def assign(request: Request) -> Response:
         name = request.path_params["name"]
-        n = body.assign_arguments(await read(request))
+        n, keys = body.assign_arguments(await read(request))
 
         def call() -> dict[str, Any]:
-            units = folder.get(name).assign(n)
+            units = folder.get(name).assign(n, keys=keys)
             return {"units": frame_records(units), "reason": to_json(units.attrs.get("reason"))}
 
         return JSONResponse(await run(call))

@@ -98,9 +98,14 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, fields
 
 
-def assign_arguments(body: Mapping[str, Any]) -> int:
-    fields = _fields(body, ("n",), (), "assign")
-    return fields["n"]  # the library refuses anything but an integer >= 1
+def assign_arguments(body: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``(n, keys)``: ``n`` may be omitted when ``keys`` (sticky units) are given."""
+    fields = _fields(body, (), ("n", "keys"), "assign")
+    if "n" not in fields and fields.get("keys") is None:
+        raise BadRequest("assign: missing field(s) ['n'] (or give keys, one per unit)")
+    # the library refuses anything but an integer n >= 1 and a list of distinct string or
+    # integer keys, one per unit, by name
+    return fields.get("n"), fields.get("keys")
 
 
 def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:

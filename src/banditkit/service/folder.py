@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
+from ..live.journal import file_identity
 
 __all__ = ["NAME_RULE", "Conflict", "ExperimentFolder", "NotFound", "check_name"]
 
@@ -79,7 +80,7 @@ class ExperimentFolder:
     def get(self, name: str) -> Experiment:
         """The open experiment ``name`` (worker thread only)."""
         path = self.path(name)
-        identity = _identity(path)
+        identity = file_identity(path)
         known = self._open.get(name)
         if known is not None:
             if known[1] == identity:
@@ -120,11 +121,3 @@ class ExperimentFolder:
 
         self._worker.submit(close_all).result()
         self._worker.shutdown()
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino

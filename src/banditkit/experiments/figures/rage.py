@@ -191,7 +191,9 @@ FIG1A_ALGS = (RAGE_SPEC, ADAPTIVE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, OR
 FIG1A_POINTS = tuple({"d": d} for d in (5, 10, 15, 20, 25, 30, 35))
 FIG1A = FigureSpec(
     name="rage:fig1a",
-    full_minutes=4.4,  # docs/rage.md, --workers 2 at 5312a94 (the slower of two runs)
+    # 4.4 min before Track-and-Stop and Frank-Wolfe Sampling joined (docs/rage.md); FWS pulls
+    # one arm at a time at about 1 ms a pull through simulate (~1e5 pulls a trial, 140 trials)
+    full_minutes="hours: estimated, not measured since TaS/FWS joined",
     title="Soare et al. benchmark: sample complexity against the dimension d",
     paper=f"{PAPER}, Section 5, Figure 1a",
     make_env=make_soare,
@@ -215,7 +217,8 @@ FIG1B_ALGS = (RAGE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, ORACLE_SPEC, *OPT
 FIG1B_POINTS = tuple({"n": n} for n in (10_000, 15_000, 20_000, 25_000, 30_000))
 FIG1B = FigureSpec(
     name="rage:fig1b",
-    full_minutes=2.4,  # docs/rage.md, --workers 2 (first run)
+    # 2.4 min before Track-and-Stop and Frank-Wolfe Sampling joined (docs/rage.md)
+    full_minutes="not measured since TaS/FWS joined",
     title="Many arms with moderate gaps (R²): sample complexity against the number of arms",
     paper=f"{PAPER}, Section 5, Figure 1b",
     make_env=make_many_arms,
