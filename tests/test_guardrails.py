@@ -54,6 +54,10 @@ def test_planted_breach_pauses(tmp_path, seed):
     rails = state.guardrails.set_index("arm")
     assert rails.loc["c", "breached"] and rails.loc["c", "pausing"]
     assert rails.loc["c", "diff_low"] > 0.1 and not rails.loc["b", "pausing"]
+    from banditkit.service.page import render_page  # the watch page shows the pause first
+
+    page = render_page(exp, title="g")
+    assert "PAUSED: " in page and page.index("PAUSED: ") < page.index("<h2>Arms</h2>")
     again = exp.assign(5)  # still paused: nothing, and the same reason
     assert len(again) == 0 and again.attrs["reason"] == reason
     keyed = exp.assign(keys=["user-1"])  # sticky units too: a paused arm gets no traffic

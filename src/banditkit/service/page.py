@@ -123,6 +123,8 @@ def _state(status: Any, names: list[str]) -> str:
 
 def _warnings(status: Any) -> str:
     warnings = list(getattr(status, "warnings", None) or [])
+    if status.paused is not None:  # a guardrail's breach: first, where nobody can miss it
+        warnings.insert(0, f"PAUSED: {status.paused}")
     if not warnings:
         return "<p id='warnings' class='ok'>No warnings.</p>"
     items = "".join(f"<li>{_e(w if isinstance(w, str) else to_json(w))}</li>" for w in warnings)
