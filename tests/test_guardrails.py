@@ -62,6 +62,7 @@ def test_planted_breach_pauses(tmp_path, seed):
     assert len(again) == 0 and again.attrs["reason"] == reason
     keyed = exp.assign(keys=["user-1"])  # sticky units too: a paused arm gets no traffic
     assert len(keyed) == 0 and keyed.attrs["reason"] == reason
+    assert list(keyed.columns)[-2:] == ["key", "repeated"]  # a keyed call's columns, empty
     assert exp.resume() == 1 and exp.status().paused is None and len(exp.assign(5)) == 5
     exp.close()
 

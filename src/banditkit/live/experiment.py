@@ -648,6 +648,9 @@ class Experiment:
         with self._transaction() as conn:
             if (paused := self._paused(conn)) is not None:  # guardrails: nothing while paused
                 frame = _units_frame([], [], [], self.arm_names)
+                if keys is not None:  # the columns a keyed call returns, empty
+                    frame["key"] = pd.Series([], dtype="object")
+                    frame["repeated"] = pd.Series([], dtype="bool")
                 frame.attrs["reason"] = paused
                 return frame
             # sticky units: a key's live unit comes back as it is, without a slot
