@@ -53,17 +53,16 @@ def kl_gaussian(p: np.ndarray, q: np.ndarray, sigma: float = 1.0) -> np.ndarray:
     return (np.asarray(p, dtype=float) - np.asarray(q, dtype=float)) ** 2 / (2 * sigma ** 2)
 
 
-def posterior_reward_range(posterior: str, reward_range: object) -> object:
-    """The reward range of a Thompson-sampling policy: ``"default"`` is [0, 1] for the Beta
-    posterior (it counts successes and failures) and none for the Gaussian one; the Beta
-    posterior refuses any other range. Returns the range for ``check_reward_range``."""
+def bounded_reward_range(bounded: bool, reward_range: object, why: str) -> object:
+    """The reward range of a policy whose statistic may need rewards in [0, 1] (the Beta
+    posterior of Thompson sampling, the Bernoulli kl of KL-UCB): ``"default"`` is [0, 1] when
+    ``bounded`` and none otherwise; when ``bounded``, any other range is refused, the message
+    ending with ``why``. Returns the range for ``check_reward_range``."""
     if isinstance(reward_range, str):
         if reward_range != "default":
             raise ValueError(f"reward_range must be a pair (lo, hi) or None, got "
                              f"{reward_range!r}")
-        reward_range = (0.0, 1.0) if posterior == "beta" else None
-    if posterior == "beta" and (reward_range is None
-                                or tuple(map(float, reward_range)) != (0.0, 1.0)):
-        raise ValueError("reward_range must be (0, 1) for posterior='beta': the Beta "
-                         "posterior counts successes and failures in [0, 1]")
+        reward_range = (0.0, 1.0) if bounded else None
+    if bounded and (reward_range is None or tuple(map(float, reward_range)) != (0.0, 1.0)):
+        raise ValueError(f"reward_range must be (0, 1) for {why}")
     return reward_range

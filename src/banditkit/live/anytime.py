@@ -136,20 +136,17 @@ def confidence_sequence(successes: np.ndarray, n: np.ndarray, alpha: float,
     def excluded(mu: np.ndarray) -> np.ndarray:  # log_mixture(S, n, mu, prior) >= threshold
         return -xlogy(S, mu) - xlogy(F, 1.0 - mu) >= bar
 
-    # lower end: log M is decreasing on [0, centre]; keep out = excluded, inside = kept
-    out, inside = np.zeros(S.shape), centre.copy()
-    for _ in range(_STEPS):
-        mid = 0.5 * (out + inside)
-        bad = excluded(mid)
-        out = np.where(bad, mid, out)
-        inside = np.where(bad, inside, mid)
-    low = np.where(excluded(np.zeros(S.shape)), out, 0.0)
-    out, inside = np.ones(S.shape), centre.copy()
-    for _ in range(_STEPS):
-        mid = 0.5 * (out + inside)
-        bad = excluded(mid)
-        out = np.where(bad, mid, out)
-        inside = np.where(bad, inside, mid)
-    high = np.where(excluded(np.ones(S.shape)), out, 1.0)
+    def end(edge: float) -> np.ndarray:
+        """The end on the side of ``edge`` (0 or 1): log M is monotone between the centre and
+        the edge, so bisect with out = excluded, inside = kept."""
+        out, inside = np.full(S.shape, edge), centre.copy()
+        for _ in range(_STEPS):
+            mid = 0.5 * (out + inside)
+            bad = excluded(mid)
+            out = np.where(bad, mid, out)
+            inside = np.where(bad, inside, mid)
+        return np.where(excluded(np.full(S.shape, edge)), out, edge)
+
+    low, high = end(0.0), end(1.0)
     empty = n <= 0
     return np.where(empty, 0.0, low), np.where(empty, 1.0, high)

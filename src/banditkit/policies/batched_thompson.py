@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..design.rounding import round_allocation
-from ..estimation.posteriors import check_prior, posterior_reward_range, sample_posterior
+from ..estimation.posteriors import bounded_reward_range, check_prior, sample_posterior
 from ..protocol import Algorithm, Batch
 from ..validation import check_positive, check_positive_int
 from .index_policy import check_reward_range
@@ -96,7 +96,9 @@ class BatchedThompson(Algorithm):
         self.draws = check_positive_int(draws, "draws")
         self.prior = check_prior(prior)
         self.sigma = check_positive(sigma, "sigma")
-        reward_range = posterior_reward_range(posterior, reward_range)
+        reward_range = bounded_reward_range(
+            posterior == "beta", reward_range,
+            "posterior='beta': the Beta posterior counts successes and failures in [0, 1]")
         self.reward_range = check_reward_range(reward_range)
         self.min_share = float(min_share)
         self.posterior = posterior

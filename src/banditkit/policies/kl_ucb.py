@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimation.posteriors import kl_bernoulli, kl_gaussian
+from ..estimation.posteriors import bounded_reward_range, kl_bernoulli, kl_gaussian
 from ..validation import check_positive
 from .index_policy import IndexPolicy
 
@@ -100,15 +100,9 @@ class KLUCB(IndexPolicy):
                 or not (np.isfinite(c) and c >= 0)):
             raise ValueError(f"c must be a non-negative number (0 practical, 3 theory), got {c!r}")
         sigma = check_positive(sigma, "sigma")
-        if isinstance(reward_range, str):
-            if reward_range != "default":
-                raise ValueError(f"reward_range must be a pair (lo, hi) or None, got "
-                                 f"{reward_range!r}")
-            reward_range = (0.0, 1.0) if divergence == "bernoulli" else None
-        if divergence == "bernoulli" and (reward_range is None
-                                          or tuple(map(float, reward_range)) != (0.0, 1.0)):
-            raise ValueError("reward_range must be (0, 1) for divergence='bernoulli': the "
-                             "Bernoulli kl is defined for means in [0, 1]")
+        reward_range = bounded_reward_range(
+            divergence == "bernoulli", reward_range,
+            "divergence='bernoulli': the Bernoulli kl is defined for means in [0, 1]")
         super().__init__(n_arms, horizon=horizon, reward_range=reward_range)
         self.divergence = divergence
         self.c = float(c)

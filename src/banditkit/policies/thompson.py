@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimation.posteriors import check_prior, posterior_reward_range
+from ..estimation.posteriors import bounded_reward_range, check_prior
 from ..validation import check_positive
 from .index_policy import IndexPolicy
 
@@ -114,7 +114,9 @@ class ThompsonSampling(IndexPolicy):
         self.posterior = posterior
         self.prior = check_prior(prior)
         self.sigma = check_positive(sigma, "sigma")
-        reward_range = posterior_reward_range(posterior, reward_range)
+        reward_range = bounded_reward_range(
+            posterior == "beta", reward_range,
+            "posterior='beta': the Beta posterior counts successes and failures in [0, 1]")
         if posterior == "gaussian":
             self.draw_kind = "normal"
         super().__init__(n_arms, rng=rng, horizon=horizon, reward_range=reward_range)
