@@ -53,7 +53,8 @@ import math
 
 import numpy as np
 
-__all__ = ["PRIOR", "confidence_sequence", "log_mixture"]
+__all__ = ["PRIOR", "bounded_sequence", "confidence_sequence", "difference_bounds",
+           "log_mixture"]
 
 #: Beta(a, b) prior of the mixture over p (Krichevsky–Trofimov / Jeffreys).
 PRIOR: tuple[float, float] = (0.5, 0.5)
@@ -150,3 +151,22 @@ def confidence_sequence(successes: np.ndarray, n: np.ndarray, alpha: float,
     low, high = end(0.0), end(1.0)
     empty = n <= 0
     return np.where(empty, 0.0, low), np.where(empty, 1.0, high)
+
+
+def bounded_sequence(total: np.ndarray, n: np.ndarray, low: np.ndarray | float,
+                     high: np.ndarray | float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`confidence_sequence` for the mean of values in [``low``, ``high``] (arrays that
+    broadcast against ``n``: one range per row, say), from each sequence's sum ``total`` and
+    count ``n``: the values are rescaled to [0, 1] (their sum clipped to [0, n] against
+    rounding) and the ends scaled back."""
+    span = np.asarray(high, dtype=float) - low
+    scaled = np.clip((np.asarray(total, dtype=float) - n * low) / span, 0.0, n)
+    a, b = confidence_sequence(scaled, n, alpha)
+    return low + span * a, low + span * b
+
+
+def difference_bounds(low: np.ndarray, high: np.ndarray, control: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on ``mean_a − mean_control`` for every arm a (last axis) that hold whenever
+    every arm's interval [``low``, ``high``] holds: [low_a − high_c, high_a − low_c]."""
+    return low - high[..., control, None], high - low[..., control, None]

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .anytime import confidence_sequence
+from .anytime import bounded_sequence, difference_bounds
 from .journal import ExperimentError
 
 __all__ = ["RULES", "Guardrail", "check_guardrails", "check_metrics", "evaluate"]
@@ -189,18 +189,14 @@ def evaluate(guardrails: Sequence[Guardrail], n: np.ndarray, total: np.ndarray, 
     """
     G, K = n.shape
     lo = np.array([[g.low] for g in guardrails], dtype=float)
-    span = np.array([[g.high - g.low] for g in guardrails], dtype=float)
+    hi = np.array([[g.high] for g in guardrails], dtype=float)
     n = n.astype(float)
-    # rescaled to [0, 1] as the sequences need; clipped against the rounding of sums
-    scaled = np.clip((total - n * lo) / span, 0.0, n)
-    low, high = confidence_sequence(scaled, n, alpha / (G * K))
-    low, high = lo + span * low, lo + span * high
+    low, high = bounded_sequence(total, n, lo, hi, alpha / (G * K))
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
     diff = mean - mean[:, control, None]
     # on the event that every arm's sequence holds, the difference lies between these
-    diff_low = low - high[:, control, None]
-    diff_high = high - low[:, control, None]
+    diff_low, diff_high = difference_bounds(low, high, control)
     margin = np.array([[g.margin] for g in guardrails], dtype=float)
     up = np.array([[g.rule == "max_increase"] for g in guardrails])
     breached = np.where(up, diff_low > margin, diff_high < -margin)

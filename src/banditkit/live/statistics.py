@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .anytime import confidence_sequence
+from .anytime import bounded_sequence, confidence_sequence, difference_bounds
 from .journal import ExperimentError
 
 __all__ = [
@@ -146,8 +146,7 @@ def compare(sums: ArmSums, reward_range: tuple[float, float] | None, *, interval
     diff = mean - mean[..., control, None]
     if intervals == "anytime":
         # on the event that every arm's sequence holds, the difference lies between these
-        diff_low = low - high[..., control, None]
-        diff_high = high - low[..., control, None]
+        diff_low, diff_high = difference_bounds(low, high, control)
     else:
         diff_low, diff_high = _fixed_difference(sums, mean, control, alpha)
     verdict = np.where(diff_low > 0, "better", np.where(diff_high < 0, "worse", "undecided"))
@@ -164,10 +163,7 @@ def _anytime(sums: ArmSums, reward_range: tuple[float, float] | None, alpha: flo
     if reward_range is None:
         return np.full(n.shape, np.nan), np.full(n.shape, np.nan)
     lo, hi = reward_range
-    span = hi - lo
-    successes = (np.asarray(sums.total) - n * lo) / span  # Σ (X − lo)/(hi − lo), in [0, n]
-    low, high = confidence_sequence(np.clip(successes, 0.0, n), n, alpha)
-    return lo + span * low, lo + span * high
+    return bounded_sequence(sums.total, n, float(lo), float(hi), alpha)
 
 
 def _fixed(sums: ArmSums, mean: np.ndarray, reward_range: tuple[float, float] | None,
