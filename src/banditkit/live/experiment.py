@@ -1280,19 +1280,29 @@ class Experiment:
         assigned before its oldest unit still waiting (neither answered nor expired): units
         assigned recently may simply not have answered yet.
 
-        Two queries: one pass over the units for each arm's totals and its oldest waiting unit,
-        then the units from the oldest waiting one on (a range of the primary key: the recent
-        units only), which are taken off the totals."""
+        Each arm's units (expired ones included: they are the outcomes that went missing) and
+        outcomes come from the running totals plus a count of the expired units, its oldest
+        waiting unit from the partial index of waiting units, and the units from the oldest
+        waiting one on (a range of the primary key: the recent units only) are taken off: the
+        cost grows with the expired, waiting and recent units, never with all units (a scan of
+        every unit took 0.5 s a status at 10⁶ units)."""
         K = len(self.arm_names)
         totals = np.zeros((K, 2), dtype=np.int64)
         first = np.full(K, np.iinfo(np.int64).max, dtype=np.int64)
-        for arm, n, m, oldest in conn.execute(
-                "SELECT arm, COUNT(*), COUNT(reward), MIN(CASE WHEN reward IS NULL AND "
-                "expired_at IS NULL THEN id END) FROM units GROUP BY arm"):
+        for arm, n, m in conn.execute("SELECT arm, assigned, recorded FROM totals WHERE "
+                                      "batch = ?", (ALL_BATCHES,)):
             self._check_arm_index(arm)
             totals[arm] = n, m
-            if oldest is not None:
-                first[arm] = oldest
+        for arm, n in conn.execute("SELECT arm, COUNT(*) FROM units WHERE expired_at IS NOT "
+                                   "NULL GROUP BY arm"):
+            self._check_arm_index(arm)
+            totals[arm, 0] += n
+        # INDEXED BY: the planner otherwise walks units_live_slot, every live unit
+        for arm, oldest in conn.execute("SELECT arm, MIN(id) FROM units INDEXED BY units_waiting "
+                                        "WHERE reward IS NULL AND expired_at IS NULL GROUP BY "
+                                        "arm"):
+            self._check_arm_index(arm)
+            first[arm] = oldest
         if (first < np.iinfo(np.int64).max).any():
             cases = " ".join(f"WHEN {a} THEN ?" for a in range(K))
             for arm, n, m in conn.execute(
