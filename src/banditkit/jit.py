@@ -1,0 +1,51 @@
+"""Optional compiled kernels through numba: one switch for every sequential kernel.
+
+Sequential policies (one pull at a time) are slowest in a Python loop. Where a kernel is worth
+compiling, its module writes it once as plain Python over numpy arrays and a
+``numpy.random.Generator`` and wraps it with :func:`njit`. numba draws from a ``Generator`` with
+NumPy's own algorithms, so a compiled kernel and the same kernel run by Python give the same
+numbers from the same seed (each kernel's tests check this).
+
+numba is the ``speed`` extra (``pip install banditkit[speed]``, installed by ``make test``):
+about 150 MB installed with llvmlite, 0.4 s to import and about a second to compile a kernel on
+first use (then cached beside the module). Without it, or with ``BANDITKIT_JIT=0`` in the
+environment, :func:`njit` returns the Python function unchanged and callers take their
+vectorised numpy path instead (:func:`available` says which).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import cache
+from typing import Any, TypeVar
+
+__all__ = ["available", "njit"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@cache
+def available() -> bool:
+    """Whether compiled kernels are in use: numba imports and ``BANDITKIT_JIT`` is not ``0``."""
+    if os.environ.get("BANDITKIT_JIT", "1") == "0":
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def njit(function: F) -> F:
+    """``numba.njit(cache=True)`` of ``function`` when :func:`available`, else ``function``.
+
+    Compilation is lazy (on the first call), so decorating costs nothing at import; the numba
+    import itself happens here, so modules holding kernels must not be imported by the CLI's
+    start-up path (``tests/test_startup.py``).
+    """
+    if not available():
+        return function
+    import numba
+
+    return numba.njit(cache=True)(function)  # type: ignore[no-any-return]
