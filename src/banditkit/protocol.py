@@ -514,6 +514,14 @@ class Algorithm(ABC):
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         """Update the state with the run sums of ``batch``."""
 
+    @property
+    def pending(self) -> Batch | None:
+        """The batch asked for and not yet answered (``None`` when none is outstanding).
+
+        A live experiment's status reads it to name the batch a committed algorithm plays.
+        """
+        return self._pending
+
     def next_batch(self) -> Batch | None:
         """Ask: the next batch of pulls, or ``None`` once the algorithm has stopped."""
         if self._pending is not None:

@@ -28,7 +28,7 @@ _RULES = {
 
 def _commit_batch(algorithm: Algorithm) -> Batch | None:
     """The batch that plays the rest of the horizon, once the algorithm has chosen it."""
-    pending = getattr(algorithm, "_pending", None)
+    pending = algorithm.pending
     if pending is not None:
         return pending
     batches = algorithm.decisions.batches() if algorithm.decisions.n_batches else []
@@ -60,7 +60,7 @@ def leader(algorithm: Algorithm, means: np.ndarray, names: list[str], *, finishe
                else "its recommendation")
         return int(recommendation), f"identified ({how})"
     commit = getattr(algorithm, "commit", None)
-    committed = bool(getattr(algorithm, "_committed", False)) or \
+    committed = bool(getattr(algorithm, "committed", False)) or \
         getattr(algorithm, "final_arm", None) is not None
     if committed:
         batch = _commit_batch(algorithm)

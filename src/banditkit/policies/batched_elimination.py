@@ -110,6 +110,12 @@ class BatchedEliminationBase(Algorithm):
         self.commit_scores: np.ndarray | None = None  # what an argmax commit maximised
         self._committed = False
 
+    @property
+    def committed(self) -> bool:
+        """Whether the exploration batches are over and the commit batch has been chosen
+        (a live experiment's status reports the committed arm and its rule)."""
+        return self._committed
+
     # -- what subclasses define ------------------------------------------------------------
     @abstractmethod
     def _pulls_per_arm(self, i: int, floor_qi: int) -> int:
