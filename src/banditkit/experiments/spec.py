@@ -150,6 +150,11 @@ class FigureSpec:
         Draw every point's random instance from one stream keyed by the figure alone, so the
         points of a sweep share their random draws (Xiong et al.'s Fig. 3 scales one random
         oscillation by s) instead of one independent instance per point.
+    instance_of : str, optional
+        Draw the random instances from the streams of the figure so named instead of this
+        one's: its point i's instance for the same root seed (``make_env`` and the points'
+        parameters must match), so a figure can run other algorithms on another figure's
+        instance (``replicable-bandits:linear-regret`` on ``replicable-bandits:linear``'s).
     checkpoints : int
         Number of checkpoints for curves.
     plot : PlotSpec
@@ -213,6 +218,7 @@ class FigureSpec:
     horizon: int | Callable[[Mapping[str, Any]], int] | None = None
     instance_per_trial: bool = False
     shared_instance: bool = False
+    instance_of: str | None = None
     checkpoints: int = 100
     plot: PlotSpec = field(default_factory=PlotSpec)
     paper_values: Sequence[PaperValue] = ()

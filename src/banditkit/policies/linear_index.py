@@ -24,6 +24,7 @@ lock-step (:mod:`banditkit.policies.linear_lockstep`) compute the same doubles b
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from dataclasses import dataclass
 
@@ -103,7 +104,9 @@ class LinearState:
         self.m = self.m + c * err[:, None]
         self.q = self.q - c * c / denom[:, None]
         self.G = self.G - c[:, :, None] * (u / denom[:, None])[:, None, :]
-        self.logdet = self.logdet + np.log1p(w)
+        # libm's log1p (math), not numpy's loop, which may be a SIMD variant differing in the
+        # last bit: the compiled kernel (linear_kernel.py) calls libm too
+        self.logdet = self.logdet + np.array([math.log1p(v) for v in w.tolist()])
         if self.chol is not None:
             _cholesky_rank_one(self.chol, x.copy())
 

@@ -30,6 +30,7 @@ from functools import partial
 
 import numpy as np
 
+from .. import jit
 from ..envs.base import Environment
 from ..envs.linear import LinearBandit
 from ..protocol import Batch, DecisionLog
@@ -42,7 +43,7 @@ from .index_policy import draw_xi
 from .linear_elimination import linear_arms
 from .linear_index import LinearIndexPolicy, LinearState
 from .linear_thompson import LinearThompson
-from .oful import OFUL
+from .oful import OFUL, RADII
 from .sequential_lockstep import _bernoulli_rule
 
 __all__ = ["linear_lockstep", "lints", "lints_lockstep", "oful", "oful_lockstep"]
@@ -138,29 +139,14 @@ def linear_lockstep(make: Callable[[Environment, np.random.Generator | None], Li
 
     start = time.perf_counter()
     env = envs[0]
-    n = len(seeds)
-    X = policy.X
-    noise = _LinearNoise(env, seeds)  # type: ignore[arg-type]
-    state = LinearState.initial(X, policy.lam, n, cholesky=policy.cholesky)
-    d_xi = policy.n_draws
-    xi_block = np.empty((n, 0, d_xi))
-    xi_pos = 0
-    arms_seq = np.empty((horizon, n), dtype=np.int64)  # a row per round: contiguous writes
-    for t in range(horizon):
-        xi = None
-        if d_xi:
-            if xi_pos == xi_block.shape[1]:
-                xi_block = np.stack([draw_xi(g, "normal", (_BLOCK, d_xi)) for g in rngs])
-                xi_pos = 0
-            xi = xi_block[:, xi_pos]
-            xi_pos += 1
-        arm = np.argmax(policy.scores(state, t, xi), axis=1)
-        state.update(X, arm, noise.rewards(arm))
-        arms_seq[t] = arm
-    seconds = (time.perf_counter() - start) / n
+    if jit.available():
+        arms_seq = _kernel_arms(policy, env, rngs, seeds, horizon)  # type: ignore[arg-type]
+    else:
+        arms_seq = _numpy_arms(policy, env, rngs, seeds, horizon)  # type: ignore[arg-type]
+    seconds = (time.perf_counter() - start) / len(seeds)
 
     trials = []
-    for i in range(n):
+    for i in range(len(seeds)):
         log = DecisionLog()
         log.record(Batch.from_sequence(arms_seq[:, i]))
         arms, counts = log.runs()
@@ -171,6 +157,64 @@ def linear_lockstep(make: Callable[[Environment, np.random.Generator | None], Li
             recommendation=None, correct=None, stopped=False, n_batches=horizon,
             seconds=seconds, info={}))
     return trials
+
+
+def _numpy_arms(policy: LinearIndexPolicy, env: LinearBandit,
+                rngs: Sequence[np.random.Generator | None], seeds: Sequence[SeedLike],
+                horizon: int) -> np.ndarray:
+    """The arms (horizon, n) of n trials run together, one vectorised round at a time."""
+    n = len(seeds)
+    X = policy.X
+    noise = _LinearNoise(env, seeds)
+    state = LinearState.initial(X, policy.lam, n, cholesky=policy.cholesky)
+    d_xi = policy.n_draws
+    xi_block = np.empty((n, 0, d_xi))
+    xi_pos = 0
+    arms_seq = np.empty((horizon, n), dtype=np.int64)  # a row per round: contiguous writes
+    for t in range(horizon):
+        xi = None
+        if d_xi:
+            if xi_pos == xi_block.shape[1]:
+                xi_block = np.stack([draw_xi(g, "normal", (_BLOCK, d_xi))
+                                     for g in rngs])  # type: ignore[arg-type]
+                xi_pos = 0
+            xi = xi_block[:, xi_pos]
+            xi_pos += 1
+        arm = np.argmax(policy.scores(state, t, xi), axis=1)
+        state.update(X, arm, noise.rewards(arm))
+        arms_seq[t] = arm
+    return arms_seq
+
+
+def _kernel_arms(policy: LinearIndexPolicy, env: LinearBandit,
+                 rngs: Sequence[np.random.Generator | None], seeds: Sequence[SeedLike],
+                 horizon: int) -> np.ndarray:
+    """The same arms from the compiled kernel, one trial after another (each its own
+    streams, so the result is :func:`_numpy_arms`'s)."""
+    from . import linear_kernel as lk  # imports numba: only here, never at the CLI's start-up
+
+    noise = _LinearNoise(env, seeds)
+    code = {"gaussian": lk.GAUSSIAN, "rademacher": lk.RADEMACHER}.get(env.noise, lk.BERNOULLI)
+    thresholds = getattr(noise, "thresholds", np.zeros(env.n_arms))
+    below = getattr(noise, "below", np.zeros(env.n_arms, dtype=bool))
+    if isinstance(policy, OFUL):
+        kind, radius = lk.OFUL_KIND, RADII.index(policy.radius)
+        consts = (policy.R, policy._two_log, policy._bias, policy.radius_scale, policy.alpha,
+                  policy.L**2, policy.delta, 0.0)
+    else:
+        assert isinstance(policy, LinearThompson)
+        kind, radius = lk.TS_KIND, 0
+        consts = (policy.R, 0.0, 0.0, 1.0, 0.0, 0.0, policy.delta, policy.v)
+    X = np.ascontiguousarray(policy.X)
+    arms_seq = np.empty((horizon, len(seeds)), dtype=np.int64)
+    out = np.empty(horizon, dtype=np.int64)
+    unused = np.random.default_rng(0)  # OFUL reads no ξ; the kernel needs a Generator all the same
+    for i, (g, noise_rng) in enumerate(zip(rngs, noise.rngs, strict=True)):
+        lk.linear_trial(X, policy.lam, kind, radius, *consts, code, thresholds, below,
+                        np.asarray(env.means, dtype=float), env.sigma, noise_rng,
+                        g if g is not None else unused, horizon, out)
+        arms_seq[:, i] = out
+    return arms_seq
 
 
 # ---------------------------------------------------------------------------------------------
