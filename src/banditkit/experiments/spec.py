@@ -118,6 +118,10 @@ class PlotSpec:
     families: tuple[tuple[str, tuple[str, ...]], ...] = ()
     summaries: tuple[str, ...] = ()
     summary_x: str | None = None
+    #: The curves' metric cannot be negative in this figure (the pseudo-regret of an
+    #: unconstrained problem, which the signed ``regret`` metric is not in general): bands
+    #: are clipped at 0, as for the metrics of ``results.NONNEGATIVE``.
+    nonnegative: bool = False
 
 
 @dataclass(frozen=True)
