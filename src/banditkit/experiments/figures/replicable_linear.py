@@ -232,6 +232,7 @@ LINEAR_REGRET = FigureSpec(
     quick={"trials": 8, "points": ({"K": 20, "d": 5,
                                     "algorithm_params": {"T": REGRET_T_QUICK}},)},
     ratios=tuple((a.name, "OFUL (Theorem 2 radius)") for a in _LINEAR_REGRET_ALGORITHMS[1:]),
+    full_minutes=3.7,  # docs/linear-regret.md, --workers 1 with the numba kernel
     notes=(
         "The instance of replicable-bandits:linear for the same seed (K = {K} arms uniform "
         "on the unit sphere of R^{d}, theta* uniform on the unit sphere, Rademacher (+-1) "
