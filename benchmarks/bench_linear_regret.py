@@ -43,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, nargs="+", default=[1, 40, 200])
     parser.add_argument("--horizon", type=int, default=2000)
-    parser.add_argument("--kernel-horizon", type=int, default=100_000)
+    parser.add_argument("--kernel-horizon", type=int, default=20_000)
     args = parser.parse_args()
     env = make_random_unit(instance_rng(0, "replicable-bandits:linear", 0, None), K=20, d=5)
     print(f"instance: K = {env.n_arms}, d = {env.d}, Rademacher rewards; "
