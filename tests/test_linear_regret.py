@@ -28,7 +28,8 @@ from banditkit.rng import as_generator, derive_seed
 #: A small instance: 4 arms in R², means 0.8, −0.8, 0.1, 0.54 (gaps 0.26 to 1.6), ±1 rewards.
 SMALL = LinearBandit(np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.6, 0.6]]),
                      np.array([0.8, 0.1]), noise="rademacher")
-#: The instance of ``replicable-bandits:linear``: 20 unit arms in R⁵, θ* on the unit sphere.
+#: An instance built as ``replicable-bandits:linear``'s: 20 unit arms in R⁵, θ* on the unit
+#: sphere, ±1 rewards.
 UNIT = make_instance("linear-random-unit", rng=np.random.default_rng(1), K=20, d=5)
 
 
@@ -334,3 +335,64 @@ def test_the_regret_figure_runs_on_the_linear_figures_instance():
             assert np.array_equal(mine.theta, theirs.theta)
     other = _environment(LINEAR_REGRET, Task(0, 0, (0,), 1, "x1"), 0)
     assert not np.array_equal(other.X, theirs.X)  # the seed keys it
+
+
+def test_the_quick_figure_runs_what_it_says_and_draws_every_curve(tmp_path, capsys):
+    """``--quick`` runs 8 trials of T = 10⁴ (as its title says), each sequential trial equal to
+    the lock-step runner's on the same streams, every algorithm in a legend with its own
+    style, and no band below 0."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from banditkit.cli import main
+    from banditkit.experiments import plots
+    from banditkit.experiments.figures.replicable_linear import LINEAR_REGRET
+    from banditkit.experiments.runner import load_run
+    from banditkit.experiments.tasks import algorithm_rng, noise_seed
+
+    out = tmp_path / "run"
+    assert main(["run", LINEAR_REGRET.name, "--quick", "--backend", "serial", "--json",
+                 "--no-progress", "--out", str(out)]) == 0
+    capsys.readouterr()
+    result = load_run(out)
+    assert result.config["horizons"] == [10_000] and "T = 10⁴" in result.config["title"]
+    trials = result.trials
+    assert set(trials["n_pulls"]) == {10_000}
+    assert trials.groupby("algorithm").size().to_dict() == {
+        a.name: 8 for a in LINEAR_REGRET.algorithms}
+    quick = LINEAR_REGRET.quick_version()
+    env = _environment_of(quick)
+    rngs = [algorithm_rng(0, quick.name, 0, i) for i in range(8)]
+    seeds = [noise_seed(0, quick.name, 0, i) for i in range(8)]
+    for name, again in [
+            ("OFUL (Theorem 2 radius)", oful_lockstep([env] * 8, rngs, seeds, 10_000, None)),
+            ("LinTS (v = R = 1)", lints_lockstep([env] * 8, rngs, seeds, 10_000, None, v=1.0))]:
+        mine = trials[trials["algorithm"] == name].sort_values("trial")
+        np.testing.assert_array_equal(mine["final_regret"].to_numpy(),
+                                      [t.regret[-1] for t in again])
+    plt = matplotlib.pyplot
+    fig = plots._curve_figure(plt, result, result.config["plot"])
+    try:
+        named = set()
+        for ax in (a for a in fig.axes if a.get_visible()):
+            lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+            styles = {(matplotlib.colors.to_hex(ln.get_color()), str(ln.get_linestyle()),
+                       ln.get_marker()) for ln in lines}
+            assert len(styles) == len(lines)
+            for ln in lines:
+                named |= set(ln.get_label().removesuffix(" (identical curves)").split(" ≡ "))
+            for band in ax.collections:
+                assert np.all(band.get_paths()[0].vertices[:, 1] > 0)  # log axis, clipped
+        assert named == {a.name for a in LINEAR_REGRET.algorithms}
+    finally:
+        plt.close(fig)
+    notes = json.loads(json.dumps(result.config))["notes"]
+    assert "T = 10⁴, not 10^8" in notes and "over the 8 trials" in notes and "{" not in notes
+
+
+def _environment_of(spec):
+    from banditkit.experiments.tasks import Task, _environment
+
+    return _environment(spec, Task(0, 0, (0,), 0, "env-of-" + spec.name), 0)
