@@ -25,7 +25,7 @@ Other environments, or different instances per trial, run trial by trial through
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 
 import numpy as np
@@ -137,26 +137,31 @@ def linear_lockstep(make: Callable[[Environment, np.random.Generator | None], Li
         return [simulate(make(e, r), e, horizon=horizon, seed=s, checkpoints=checkpoints)
                 for e, r, s in zip(envs, rngs, seeds, strict=True)]
 
-    start = time.perf_counter()
     env = envs[0]
     if jit.available():
-        arms_seq = _kernel_arms(policy, env, rngs, seeds, horizon)  # type: ignore[arg-type]
-    else:
-        arms_seq = _numpy_arms(policy, env, rngs, seeds, horizon)  # type: ignore[arg-type]
+        # one trial at a time, each turned into its Trial at once: one pull sequence in memory
+        # (8 bytes a pull), not all n of them (320 MB for 40 trials of 10⁶ pulls)
+        return [_trial(env, arms, horizon, checkpoints, seconds)
+                for arms, seconds in _kernel_columns(policy, env, rngs,  # type: ignore[arg-type]
+                                                     seeds, horizon)]
+    start = time.perf_counter()
+    arms_seq = _numpy_arms(policy, env, rngs, seeds, horizon)  # type: ignore[arg-type]
     seconds = (time.perf_counter() - start) / len(seeds)
+    return [_trial(env, arms_seq[:, i], horizon, checkpoints, seconds)
+            for i in range(len(seeds))]
 
-    trials = []
-    for i in range(len(seeds)):
-        log = DecisionLog()
-        log.record(Batch.from_sequence(arms_seq[:, i]))
-        arms, counts = log.runs()
-        regret = _cumulative_at(env.regret(Batch(arms, counts)), counts, checkpoints)
-        trials.append(Trial(
-            counts=np.bincount(arms_seq[:, i], minlength=env.n_arms).astype(np.int64),
-            n_pulls=horizon, decisions=log, checkpoints=checkpoints, regret=regret,
-            recommendation=None, correct=None, stopped=False, n_batches=horizon,
-            seconds=seconds, info={}))
-    return trials
+
+def _trial(env: Environment, arms_seq: np.ndarray, horizon: int, checkpoints: np.ndarray,
+           seconds: float) -> Trial:
+    """The Trial simulate would return for the pull sequence ``arms_seq`` (one batch)."""
+    log = DecisionLog()
+    log.record(Batch.from_sequence(arms_seq))
+    arms, counts = log.runs()
+    regret = _cumulative_at(env.regret(Batch(arms, counts)), counts, checkpoints)
+    return Trial(counts=np.bincount(arms_seq, minlength=env.n_arms).astype(np.int64),
+                 n_pulls=horizon, decisions=log, checkpoints=checkpoints, regret=regret,
+                 recommendation=None, correct=None, stopped=False, n_batches=horizon,
+                 seconds=seconds, info={})
 
 
 def _numpy_arms(policy: LinearIndexPolicy, env: LinearBandit,
@@ -189,8 +194,17 @@ def _numpy_arms(policy: LinearIndexPolicy, env: LinearBandit,
 def _kernel_arms(policy: LinearIndexPolicy, env: LinearBandit,
                  rngs: Sequence[np.random.Generator | None], seeds: Sequence[SeedLike],
                  horizon: int) -> np.ndarray:
-    """The same arms from the compiled kernel, one trial after another (each its own
-    streams, so the result is :func:`_numpy_arms`'s)."""
+    """The same arms (horizon, n) from the compiled kernel (each trial its own streams, so
+    the result is :func:`_numpy_arms`'s)."""
+    return np.column_stack([arms for arms, _ in _kernel_columns(policy, env, rngs, seeds,
+                                                                horizon)])
+
+
+def _kernel_columns(policy: LinearIndexPolicy, env: LinearBandit,
+                    rngs: Sequence[np.random.Generator | None], seeds: Sequence[SeedLike],
+                    horizon: int) -> Iterator[tuple[np.ndarray, float]]:
+    """Each trial's arms (horizon,) from the compiled kernel, one trial after another, with
+    the seconds it took."""
     from . import linear_kernel as lk  # imports numba: only here, never at the CLI's start-up
 
     noise = _LinearNoise(env, seeds)
@@ -206,15 +220,14 @@ def _kernel_arms(policy: LinearIndexPolicy, env: LinearBandit,
         kind, radius = lk.TS_KIND, 0
         consts = (policy.R, 0.0, 0.0, 1.0, 0.0, 0.0, policy.delta, policy.v)
     X = np.ascontiguousarray(policy.X)
-    arms_seq = np.empty((horizon, len(seeds)), dtype=np.int64)
-    out = np.empty(horizon, dtype=np.int64)
+    means = np.asarray(env.means, dtype=float)
     unused = np.random.default_rng(0)  # OFUL reads no ξ; the kernel needs a Generator all the same
-    for i, (g, noise_rng) in enumerate(zip(rngs, noise.rngs, strict=True)):
-        lk.linear_trial(X, policy.lam, kind, radius, *consts, code, thresholds, below,
-                        np.asarray(env.means, dtype=float), env.sigma, noise_rng,
-                        g if g is not None else unused, horizon, out)
-        arms_seq[:, i] = out
-    return arms_seq
+    for g, noise_rng in zip(rngs, noise.rngs, strict=True):
+        start = time.perf_counter()
+        out = np.empty(horizon, dtype=np.int64)
+        lk.linear_trial(X, policy.lam, kind, radius, *consts, code, thresholds, below, means,
+                        env.sigma, noise_rng, g if g is not None else unused, horizon, out)
+        yield out, time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------------------------
