@@ -39,7 +39,9 @@ PROVIDERS: list[str] = ["banditkit.policies.named",
                         "banditkit.policies.replicable_linear",
                         "banditkit.policies.constrained_baselines",
                         "banditkit.policies.debora",
-                        "banditkit.identification.named"]
+                        "banditkit.identification.named",
+                        # issue 18: OFUL and linear Thompson sampling
+                        "banditkit.policies.linear_lockstep"]
 
 
 @dataclass(frozen=True)

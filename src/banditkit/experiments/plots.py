@@ -181,7 +181,7 @@ def _curve_figure(plt: Any, result: Any, plot: Mapping[str, Any]) -> Any:
                             marker=_MARKERS[k % len(_MARKERS)],
                             markevery=(0.1 * (k % 7) / 7, 0.1), markersize=4)
             lo = sel["lo"].to_numpy(dtype=float)
-            if metric in NONNEGATIVE:  # the band respects the metric's range
+            if metric in NONNEGATIVE or plot.get("nonnegative"):  # the metric's range
                 lo = np.maximum(lo, 0.0)
             if log_y:  # an interval reaching 0 is cut at the axis bottom (said in the title)
                 cut = np.isfinite(lo) & (lo <= 0)

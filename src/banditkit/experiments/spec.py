@@ -118,6 +118,10 @@ class PlotSpec:
     families: tuple[tuple[str, tuple[str, ...]], ...] = ()
     summaries: tuple[str, ...] = ()
     summary_x: str | None = None
+    #: The curves' metric cannot be negative in this figure (the pseudo-regret of an
+    #: unconstrained problem, which the signed ``regret`` metric is not in general): bands
+    #: are clipped at 0, as for the metrics of ``results.NONNEGATIVE``.
+    nonnegative: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,11 @@ class FigureSpec:
         Draw every point's random instance from one stream keyed by the figure alone, so the
         points of a sweep share their random draws (Xiong et al.'s Fig. 3 scales one random
         oscillation by s) instead of one independent instance per point.
+    instance_of : str, optional
+        Draw the random instances from the streams of the figure so named instead of this
+        one's: its point i's instance for the same root seed (``make_env`` and the points'
+        parameters must match), so a figure can run other algorithms on another figure's
+        instance (``replicable-bandits:linear-regret`` on ``replicable-bandits:linear``'s).
     checkpoints : int
         Number of checkpoints for curves.
     plot : PlotSpec
@@ -213,6 +222,7 @@ class FigureSpec:
     horizon: int | Callable[[Mapping[str, Any]], int] | None = None
     instance_per_trial: bool = False
     shared_instance: bool = False
+    instance_of: str | None = None
     checkpoints: int = 100
     plot: PlotSpec = field(default_factory=PlotSpec)
     paper_values: Sequence[PaperValue] = ()

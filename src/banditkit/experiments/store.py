@@ -394,6 +394,8 @@ def spec_fingerprint(spec: FigureSpec) -> str:
         content["paired"] = True
     if spec.shared_instance:  # likewise
         content["shared_instance"] = True
+    if spec.instance_of is not None:  # likewise
+        content["instance_of"] = spec.instance_of
     text = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -97,13 +97,14 @@ _ENV_CACHE_SIZE = 8
 def _environment(spec: FigureSpec, task: Task, trial: int) -> Environment:
     seed, point = task.seed, task.point
     params = spec.env_params(spec.points[point])
+    figure = spec.instance_of or spec.name  # whose instance streams
     if spec.instance_per_trial:
-        return spec.make_env(instance_rng(seed, spec.name, point, trial), **params)
+        return spec.make_env(instance_rng(seed, figure, point, trial), **params)
     key = (task.spec_id, seed, point)
     env = _ENV_CACHE.get(key)
     if env is None:
-        rng = (stream(seed, spec.name, "instance") if spec.shared_instance
-               else instance_rng(seed, spec.name, point, None))
+        rng = (stream(seed, figure, "instance") if spec.shared_instance
+               else instance_rng(seed, figure, point, None))
         env = spec.make_env(rng, **params)
         if len(_ENV_CACHE) >= _ENV_CACHE_SIZE:
             _ENV_CACHE.pop(next(iter(_ENV_CACHE)))

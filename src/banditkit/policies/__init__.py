@@ -1,6 +1,6 @@
-"""Regret-minimising policies: UCB1, KL-UCB, Thompson sampling (sequential and batched),
-batched and replicable elimination (K-armed and linear), and the constrained policies (DEBORA,
-DEBORA-S, DEBORA-H and their optimistic baselines)."""
+"""Regret-minimising policies: UCB1, KL-UCB, Thompson sampling (sequential and batched), OFUL
+and linear Thompson sampling, batched and replicable elimination (K-armed and linear), and the
+constrained policies (DEBORA, DEBORA-S, DEBORA-H and their optimistic baselines)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ __all__ = [
     "DEBORAH",
     "DEBORAS",
     "KLUCB",
+    "OFUL",
     "UCB1",
     "BatchedElimination",
     "BatchedThompson",
     "LinearElimination",
+    "LinearThompson",
     "OptimisticConstrained",
     "OptimisticMixingConstrained",
     "ReplicableBatchedElimination",
@@ -43,6 +45,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".thompson": ["ThompsonSampling"],
     ".ucb": ["UCB1"],
     ".ucb_lockstep": ["ucb1_lockstep"],
+    ".oful": ["OFUL"],
+    ".linear_thompson": ["LinearThompson"],
 }, globals())
 
 if TYPE_CHECKING:
@@ -56,6 +60,8 @@ if TYPE_CHECKING:
     from .debora import DEBORA, DEBORAH, DEBORAS
     from .kl_ucb import KLUCB
     from .linear_elimination import LinearElimination
+    from .linear_thompson import LinearThompson
+    from .oful import OFUL
     from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
     from .replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
     from .thompson import ThompsonSampling
