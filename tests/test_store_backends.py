@@ -36,7 +36,7 @@ def _python(code: str, *args: str) -> subprocess.Popen:
 
 
 # A child that assigns units in calls of 1..9 until it has CALLS calls, printing each call's
-# units as a JSON list once the call has returned.
+# [unit, arm index] pairs as JSON once the call has returned.
 _ASSIGNER = """
 import json, sys
 import numpy as np
@@ -45,27 +45,33 @@ where = Where(*json.loads(sys.argv[1]))
 rng = np.random.default_rng(int(sys.argv[2]))
 with where.open() as exp:
     for _ in range(int(sys.argv[3])):
-        print(json.dumps(exp.assign(int(rng.integers(1, 10)))["unit"].tolist()), flush=True)
+        frame = exp.assign(int(rng.integers(1, 10)))
+        print(json.dumps(frame[["unit", "arm_index"]].values.tolist()), flush=True)
 """
 
 
 def test_concurrent_writers_hand_out_every_slot_once(where):
     """Two processes assign from one batch at the same time: no slot twice, none lost, and
-    every unit a call returned is stored (the write lock serialises them)."""
+    every unit a call returned is stored with the arm the call returned (the write lock
+    serialises them)."""
     with where.create(**_ARGS) as exp:
         size = exp.status().unassigned
     children = [_python(_ASSIGNER, json.dumps([where.target, where.name]), str(seed), "60")
                 for seed in (1, 2)]
-    returned: list[int] = []
+    returned: dict[int, int] = {}
+    told = 0
     for child in children:
         out, err = child.communicate(timeout=300)
         assert child.returncode == 0, err
-        returned += [u for line in out.splitlines() for u in json.loads(line)]
-    assert len(returned) == len(set(returned)) > 120  # 120 calls of at least one unit
+        pairs = [pair for line in out.splitlines() for pair in json.loads(line)]
+        returned.update(pairs)
+        told += len(pairs)
+        assert len(pairs) > 60  # 60 calls of at least one unit
+    assert told == len(returned)  # no unit told to both
     conn = where.connect()
-    rows = conn.execute("SELECT id, batch, slot FROM units").fetchall()
+    rows = conn.execute("SELECT id, batch, slot, arm FROM units").fetchall()
     conn.close()
-    assert sorted(r[0] for r in rows) == sorted(returned)  # nothing lost, nothing extra
+    assert {r[0]: r[3] for r in rows} == returned  # nothing lost or extra, the arms told
     slots = [r[2] for r in rows]
     assert {r[1] for r in rows} == {0} and size > len(rows)  # all in the first batch
     assert len(slots) == len(set(slots))  # each slot once
