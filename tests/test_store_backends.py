@@ -140,6 +140,9 @@ def test_urls_tcp_and_socket_forms_reach_one_experiment(postgres_server, pg_url)
     with Experiment.open(pg_url, name="ab-test.1") as exp:
         assert exp.units()["unit"].tolist() == first["unit"].tolist()
         assert exp.assign(2)["unit"].tolist() == [5, 6]
+        state = exp.status()  # counts are ints, as on SQLite (a sum of BIGINTs is NUMERIC)
+        assert type(state.waiting) is int and type(state.unassigned) is int
+        assert state.waiting == state.unassigned + 6
     Experiment.create(pg_url, name="other", **_ARGS).close()
     assert list_experiments(socket_url) == ["ab-test.1", "other"]
     assert experiment_exists(pg_url, "other") and not experiment_exists(pg_url, "nope")
@@ -151,8 +154,11 @@ def test_urls_tcp_and_socket_forms_reach_one_experiment(postgres_server, pg_url)
         Experiment.open(pg_url.rsplit("/", 1)[0] + "/no_such_db", name="x")
 
 
-def test_a_password_never_reaches_a_message(postgres_server):
-    url = f"postgresql://postgres:s3cret@127.0.0.1:{postgres_server.port}/no_such_db"
+@pytest.mark.parametrize("form", ["authority", "query"])
+def test_a_password_never_reaches_a_message(postgres_server, form):
+    url = (f"postgresql://postgres:s3cret@127.0.0.1:{postgres_server.port}/no_such_db"
+           if form == "authority" else
+           f"postgresql://postgres@127.0.0.1:{postgres_server.port}/no_such_db?password=s3cret")
     with pytest.raises(ExperimentError) as error:
         Experiment.open(url, name="x")
     assert "s3cret" not in str(error.value) and "***" in str(error.value)
@@ -193,3 +199,13 @@ def test_an_experiment_dropped_while_open_is_refused(where):
     with pytest.raises(ExperimentError, match="deleted"):
         exp.assign(2)
     exp.close()
+
+
+def test_psycopg_is_imported_only_for_a_url(tmp_path):
+    code = ("import sys\nfrom banditkit import Experiment\n"
+            f"Experiment.create({str(tmp_path / 'e.sqlite')!r}, algorithm='UCB1', "
+            "arms=['a', 'b'], seed=0).assign(1)\n"
+            "print('psycopg' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
