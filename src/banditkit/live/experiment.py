@@ -22,11 +22,9 @@ reward recorded later for an expired unit is refused.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,34 +35,35 @@ import pandas as pd
 from ..protocol import Algorithm, Batch, IIDBatch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator
-from .defaults import NOT_PROVED, params_in_force
-from .guardrails import Guardrail, check_guardrails, check_metrics, evaluate
+from .defaults import params_in_force
+from .guardrails import Guardrail, check_guardrails, check_metrics
+from .inputs import MAX_KEY_LENGTH
+from .inputs import as_ids as _as_ids
+from .inputs import as_keys as _as_keys
+from .inputs import numbers as _numbers
+from .inputs import units_frame as _units_frame
 from .journal import (
     ALL_BATCHES,
     ExperimentError,
-    Journal,
     pack_draws,
     pack_runs,
     unpack_draws,
     unpack_runs,
 )
-from .leader import leader
+from .journal import now as _now
+from .pausing import Pausing
 from .problem import LiveArms, arm_names
-from .propensity import batch_propensities
+from .reading import Reading
 from .slots import slot_order
 from .statistics import (
-    ArmSums,
-    arm_table,
     check_alpha,
-    check_intervals,
-    describe,
-    missing_outcome_warnings,
 )
+from .status import ExperimentStatus
+from .store import CHUNK, Connection, Store, check_location, create_store, open_store
+from .verify import Verification
 
-__all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]
+__all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
 
-# SQLite's default limit on the variables of one statement is 999 (older builds): chunk lists.
-_CHUNK = 900
 
 #: Identifiers that shuffle an epoch's multiset of pulls with ξ (a permutation, which cannot
 #: be evaluated slot by slot) and hold the pull sequence of a batch in memory, about 40 bytes
@@ -74,9 +73,6 @@ _CHUNK = 900
 #: (:class:`banditkit.protocol.IIDBatch`, O(arms)) and take any budget.
 SEQUENCE_IN_MEMORY = ("Peace", "ODLinBAI")
 MAX_SEQUENCE = 50_000_000
-
-#: The longest external unit key ``assign(keys=...)`` takes, in characters.
-MAX_KEY_LENGTH = 256
 
 
 def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
@@ -93,138 +89,14 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
                               "a banditkit bug: please report it)") from None
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-@dataclass(frozen=True)
-class ExperimentStatus:
-    """Where an experiment stands.
-
-    Attributes
-    ----------
-    arms : pandas.DataFrame
-        One row per arm (index: the arm's name): ``assigned`` units (expired ones excluded),
-        ``recorded`` rewards, their ``mean`` and interval ``low``/``high`` (of the kind
-        :attr:`intervals` names), the difference to the control arm ``diff`` with its interval
-        ``diff_low``/``diff_high`` and ``verdict`` (``better`` / ``worse`` / ``undecided``;
-        ``control`` on the control's row; :mod:`banditkit.live.statistics`), ``active``
-        (``False`` once the algorithm eliminated the arm; missing for algorithms that keep no
-        active set) and ``cost_1``... (constrained policies).
-    algorithm : str
-        Registered name of the algorithm.
-    batches_observed : int
-        Batches the algorithm has observed (its phases or epochs so far).
-    pulls_observed : int
-        Pulls (units with rewards) the algorithm has observed.
-    waiting : int
-        Pulls of the current batch still without a reward (assigned or not yet assigned).
-    unassigned : int
-        Pulls of the current batch not yet assigned to a unit.
-    budget_left : int or None
-        Horizon (or budget) minus the pulls observed; ``None`` without a horizon.
-    finished : bool
-        The algorithm asks for nothing more.
-    recommendation : str or None
-        The identified arm, for identifiers that have one.
-    info : dict
-        The algorithm's own facts (phases, eliminations...).
-    intervals : {"anytime", "fixed"}
-        Which intervals ``arms`` shows: confidence sequences valid at every look (default), or
-        fixed-n intervals valid only for one look decided in advance.
-    alpha : float
-        Their error probability (anytime: over all arms, differences and looks together).
-    control : str or None
-        The control arm the differences are taken to.
-    warnings : list of str
-        Problems found in the data (outcomes missing more often on some arm), each naming the
-        arms; printed first by ``str(status)``.
-    leader : str or None
-        The arm the algorithm recommends or is committed to; before it has decided, the arm
-        leading on the observed means (among the active arms); ``None`` before any reward.
-    reason : str
-        Why ``leader`` is that arm: identified (eliminated the others, or the recommendation
-        at the end of the budget), committed by a named rule, or only leading on the observed
-        means (not a decision of the algorithm).
-    params : dict
-        Every parameter in force (given, live default, or the algorithm's default), as stored.
-    live_defaults : list of str
-        The parameters set by :data:`banditkit.live.defaults.LIVE_DEFAULTS`, not by the user.
-    guardrails : pandas.DataFrame
-        One row per (guardrail, arm other than the control) (:mod:`banditkit.live.guardrails`):
-        ``metric``, ``rule``, ``margin``, ``arm``, the difference of the metric's means to the
-        control ``diff`` with its anytime-valid interval ``diff_low``/``diff_high`` (level
-        1 − ``guardrail_alpha`` over all guardrails, arms and looks), ``breached`` (the whole
-        interval beyond the margin) and ``pausing`` (a breach not yet resumed). Empty without
-        guardrails.
-    paused : str or None
-        Why ``assign`` hands out nothing (the breaches not yet resumed), or ``None``.
-    reward_range : (float, float) or None
-        The rewards' range the algorithm assumes (and the anytime intervals need); ``None``
-        when it declares none.
-    """
-
-    arms: pd.DataFrame
-    algorithm: str
-    batches_observed: int
-    pulls_observed: int
-    waiting: int
-    unassigned: int
-    budget_left: int | None
-    finished: bool
-    recommendation: str | None
-    info: dict = field(default_factory=dict)
-    intervals: str = "anytime"
-    alpha: float = 0.05
-    control: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    interval_note: str = ""
-    leader: str | None = None
-    reason: str = ""
-    reward_range: tuple[float, float] | None = None
-    params: dict = field(default_factory=dict)
-    live_defaults: list = field(default_factory=list)
-    guardrails: pd.DataFrame = field(default_factory=pd.DataFrame)
-    paused: str | None = None
-
-    def __str__(self) -> str:
-        state = ("finished" if self.finished else
-                 f"batch {self.batches_observed + 1}: {self.waiting} pull(s) waiting for a "
-                 f"reward, {self.unassigned} not yet assigned")
-        lines = [f"WARNING: {warning}" for warning in self.warnings]
-        if self.paused is not None:
-            lines.insert(0, f"WARNING: PAUSED: {self.paused}")
-        lines += [f"{self.algorithm}: {state}",
-                 f"pulls observed: {self.pulls_observed}"
-                 + ("" if self.budget_left is None else f", budget left: {self.budget_left}")]
-        if self.recommendation is not None:
-            lines.append(f"recommendation: {self.recommendation}")
-        lines.append(f"leader: {self.leader if self.leader is not None else '(none)'}"
-                     + (f" ({self.reason})" if self.reason else ""))
-        if self.params:
-            shown = ", ".join(f"{k}={v!r}" + (" [live default]" if k in self.live_defaults
-                                              else "") for k, v in self.params.items())
-            lines.append(f"params: {shown}")
-        lines.append(self.interval_note)
-        if self.control is not None:
-            lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
-        with pd.option_context("display.width", 120, "display.max_columns", 20):
-            lines.append(self.arms.to_string(float_format=lambda v: f"{v:.4g}"))
-            if len(self.guardrails):
-                lines.append("guardrails (anytime-valid differences to the control):")
-                lines.append(self.guardrails.to_string(index=False,
-                                                       float_format=lambda v: f"{v:.4g}"))
-        return "\n".join(lines)
-
-
-class Experiment:
+class Experiment(Pausing, Reading, Verification):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Store) -> None:
         self._journal = journal
         meta = journal.meta()
         try:
@@ -242,7 +114,7 @@ class Experiment:
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
-            raise ExperimentError(f"{str(journal.path)!r} is damaged: its definition lacks "
+            raise ExperimentError(f"{journal.label} is damaged: its definition lacks "
                                f"{error}") from None
         self._problem = LiveArms(len(self.arm_names),
                                  None if features is None else np.asarray(features, float),
@@ -256,17 +128,24 @@ class Experiment:
 
     # -- creating and opening ----------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path, *, algorithm: str, arms: Any, seed: int,
-               horizon: int | None = None, params: Mapping[str, Any] | None = None,
+    def create(cls, path: str | Path, *, name: str | None = None, algorithm: str, arms: Any,
+               seed: int, horizon: int | None = None, params: Mapping[str, Any] | None = None,
                thresholds: Sequence[float] | None = None, order: str = "shuffled",
                control: str | None = None, guardrails: Sequence[Mapping[str, Any]] | None = None,
                guardrail_alpha: float = 0.05) -> Experiment:
-        """Create a new experiment file at ``path``.
+        """Create a new experiment: an SQLite file at ``path``, or experiment ``name`` in the
+        PostgreSQL database at a ``postgresql://`` URL (:mod:`banditkit.live.store`).
 
         Parameters
         ----------
         path : str or Path
-            The SQLite file to create (it must not exist; its folder must).
+            The SQLite file to create (it must not exist; its folder must), or a
+            ``postgresql://user:password@host:port/database`` URL (libpq's forms, including
+            the socket form ``postgresql://user@/database?host=/socket/folder``).
+        name : str, optional
+            With a URL (required there): the experiment's name in the database, 1 to 60
+            letters, digits, '.', '_' or '-', starting with a letter or digit; it must not
+            exist. Refused with a path (a file holds one experiment).
         algorithm : str
             A registered algorithm (``banditkit audit --help`` lists them): K-armed policies
             take arm names; linear algorithms (RAGE, G-BAI, P1-RAGE, ...) take features.
@@ -309,7 +188,7 @@ class Experiment:
         """
         from .. import __version__  # the package imports this module first
 
-        _check_path(path)
+        check_location(path, name)
         names, X = arm_names(arms)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ExperimentError(f"seed must be a non-negative integer, got {seed!r}")
@@ -374,27 +253,32 @@ class Experiment:
             else:
                 raise ExperimentError(f"arms: {algorithm} takes arm names, not features (it "
                                       "would ignore them); pass a list of names")
-        experiment = cls(Journal.create(path, meta))
+        experiment = cls(create_store(path, name, meta))
         experiment._algorithm = first  # built from this meta, its first batch asked: reuse it
         return experiment
 
     @classmethod
-    def open(cls, path: str | Path, readonly: bool = False) -> Experiment:
-        """Open an existing experiment file (in this or any other process).
+    def open(cls, path: str | Path, readonly: bool = False, *, name: str | None = None
+             ) -> Experiment:
+        """Open an existing experiment (in this or any other process, on any machine that
+        reaches its database).
 
         Parameters
         ----------
         path : str or Path
-            The experiment file.
+            The experiment file, or the ``postgresql://`` URL of the database holding it.
         readonly : bool
             Open it for reading only (``status``, ``units``, ``decisions``): nothing is
-            written, so a read-only file or folder can be read; ``assign``, ``record`` and
-            ``expire`` are then refused.
+            written, so a read-only file or folder (or a read-only database role) can be read;
+            ``assign``, ``record`` and ``expire`` are then refused.
+        name : str, optional
+            With a URL (required there): the experiment's name in the database. Refused with a
+            path.
         """
-        _check_path(path)
+        check_location(path, name)
         if not isinstance(readonly, bool):
             raise ExperimentError(f"readonly must be True or False, got {readonly!r}")
-        experiment = cls(Journal.open(path, readonly=readonly))
+        experiment = cls(open_store(path, name, readonly))
         try:
             with experiment._transaction():
                 pass  # replays the stored batches now, so a damaged file is refused at once
@@ -431,8 +315,19 @@ class Experiment:
         self.close()
 
     @property
-    def path(self) -> Path:
+    def path(self) -> Path | None:
+        """The SQLite file; ``None`` for an experiment in PostgreSQL (see :attr:`url`)."""
         return self._journal.path
+
+    @property
+    def url(self) -> str | None:
+        """The PostgreSQL database's URL (without its password); ``None`` for a file."""
+        return self._journal.url
+
+    @property
+    def name(self) -> str | None:
+        """The experiment's name in its PostgreSQL database; ``None`` for a file."""
+        return self._journal.name
 
     @property
     def readonly(self) -> bool:
@@ -447,7 +342,7 @@ class Experiment:
 
     # -- one transaction per call, with the algorithm brought up to date -----------------------
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self) -> Iterator[Connection]:
         self._journal.check_still_there()
         try:
             with self._journal.transaction() as conn:
@@ -458,12 +353,12 @@ class Experiment:
             # (and check the stored batches again: a batch stored by the call is gone)
             self._algorithm = None
             self._checked = self._ends = None
-            if isinstance(error, sqlite3.DatabaseError):
-                raise ExperimentError(f"{str(self.path)!r} cannot be read or written "
+            if isinstance(error, self._journal.errors):
+                raise ExperimentError(f"{self._journal.label} cannot be read or written "
                                       f"({error})") from None
             raise
 
-    def _sync(self, conn: sqlite3.Connection) -> None:
+    def _sync(self, conn: Connection) -> None:
         """Bring the in-memory algorithm to the file's state: replay the batches observed since
         (by another process, or all of them after open) and check the pending one."""
         if self._algorithm is None:
@@ -484,7 +379,7 @@ class Experiment:
                     stored_draws = unpack_draws(*(row if row is not None else (None,) * 3))
                 except ValueError as error:
                     self._algorithm = None
-                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                    raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
                                           f"{batch_id} cannot be read ({error})") from None
                 if not (pack_draws(stored_draws)[2] == pack_draws(asked)[2] == digest):
                     self._mismatch(batch_id)
@@ -499,7 +394,7 @@ class Experiment:
                     stored = unpack_runs(arms, counts)
                 except ValueError as error:
                     self._algorithm = None
-                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                    raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
                                           f"{batch_id} cannot be read ({error})") from None
                 if (not np.array_equal(asked.arms, stored[0])
                         or not np.array_equal(asked.counts, stored[1])
@@ -519,18 +414,18 @@ class Experiment:
                     self._algorithm.observe(asked, sums, costs)
             except (ValueError, TypeError) as error:
                 self._algorithm = None
-                raise ExperimentError(f"{str(self.path)!r} is damaged: the stored outcome of "
+                raise ExperimentError(f"{self._journal.label} is damaged: the stored outcome of "
                                       f"batch {batch_id} is refused ({error})") from None
             self._observed += 1
 
     def _mismatch(self, batch_id: int) -> None:
         self._algorithm = None
         raise ExperimentError(
-            f"{str(self.path)!r}: replaying the experiment, {self.algorithm_name} asks "
+            f"{self._journal.label}: replaying the experiment, {self.algorithm_name} asks "
             f"for other pulls than stored batch {batch_id} (the file was edited, or "
             "written by a banditkit whose algorithm differs); refusing to go on")
 
-    def _check_totals(self, conn: sqlite3.Connection, batch_id: int, batch: Batch,
+    def _check_totals(self, conn: Connection, batch_id: int, batch: Batch,
                       sums: np.ndarray) -> np.ndarray:
         """Refuse an observed batch whose stored run sums disagree with the running totals of
         its units (an edit of ``batches.reward_sums`` or of ``totals``): O(arms). An i.i.d.
@@ -577,7 +472,7 @@ class Experiment:
         return {"algorithm": self.algorithm_name, "params": self.params, "seed": self.seed,
                 "horizon": self.horizon}
 
-    def _pending(self, conn: sqlite3.Connection) -> tuple[int, Batch] | None:
+    def _pending(self, conn: Connection) -> tuple[int, Batch] | None:
         """The batch waiting for rewards (asked now and stored if new), or ``None`` once the
         algorithm has stopped."""
         batch = self._ask()
@@ -682,7 +577,7 @@ class Experiment:
                                                            len(frame))
         return frame
 
-    def _hand_out(self, conn: sqlite3.Connection, batch_id: int, batch: Batch, n: int
+    def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int
                   ) -> tuple[list[int], np.ndarray]:
         """Insert up to ``n`` new units into the pending batch's next slots (expired units'
         slots first): their ids and arms, in slot-order."""
@@ -714,9 +609,12 @@ class Experiment:
                          [(batch_id, int(s), int(a), now)
                           for s, a in zip(slots, arms, strict=True)])
         # the write lock is held, so the new ids are consecutive and end at the last one
-        # (read before the totals' inserts, which move last_insert_rowid)
-        (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
-        ids = list(range(last - slots.size + 1, last + 1)) if slots.size else []
+        # (read before the totals' inserts, which move last_insert_rowid; PostgreSQL's
+        # sequence moves only under the lock too, and is read only after an insert)
+        ids: list[int] = []
+        if slots.size:
+            (last,) = conn.execute(self._journal.last_id_sql).fetchone()
+            ids = list(range(last - slots.size + 1, last + 1))
         if take:
             conn.execute("UPDATE batches SET handed = handed + ? WHERE id = ?",
                          (take, batch_id))
@@ -726,13 +624,13 @@ class Experiment:
                                           for c in [per_arm[a]]})
         return ids, np.asarray(arms, dtype=np.int64)
 
-    def _keyed_units(self, conn: sqlite3.Connection, keys: list[str]
+    def _keyed_units(self, conn: Connection, keys: list[str]
                      ) -> dict[str, tuple[int, int, int, str | None]]:
         """The current unit of each key already known: key → (unit, arm, batch, expired_at).
         By the keys' unique index, in chunks: O(len(keys))."""
         found: dict[str, tuple[int, int, int, str | None]] = {}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start: start + _CHUNK]
+        for start in range(0, len(keys), CHUNK):
+            chunk = keys[start: start + CHUNK]
             for key, unit, arm, batch_id, expired_at in conn.execute(
                     "SELECT k.key, k.unit, u.arm, u.batch, u.expired_at FROM keys k "
                     "JOIN units u ON u.id = k.unit WHERE k.superseded_at IS NULL AND k.key IN "
@@ -741,7 +639,7 @@ class Experiment:
                 found[key] = (unit, arm, batch_id, expired_at)
         return found
 
-    def _keyed_frame(self, conn: sqlite3.Connection, keys: list[str],
+    def _keyed_frame(self, conn: Connection, keys: list[str],
                      known: Mapping[str, tuple[int, int, int, str | None]], ids: list[int],
                      arms: list[int], batch_id: int | None) -> pd.DataFrame:
         """Store the keys of the new units (``ids``, given to the keys that need a slot in
@@ -781,7 +679,7 @@ class Experiment:
         return (f"the experiment is finished: {self.algorithm_name} asks for no more pulls "
                 "(see status for its decision)")
 
-    def _short_reason(self, conn: sqlite3.Connection, batch_id: int, batch: Batch,
+    def _short_reason(self, conn: Connection, batch_id: int, batch: Batch,
                       asked: int, got: int) -> str:
         """One line: why ``assign`` handed out ``got`` < ``asked`` units."""
         (waiting,) = conn.execute(
@@ -819,7 +717,7 @@ class Experiment:
         return self._ends[1]
 
     @staticmethod
-    def _add_totals(conn: sqlite3.Connection, batch_id: int,
+    def _add_totals(conn: Connection, batch_id: int,
                     deltas: Mapping[int, tuple[int, int, float, float, int]]) -> None:
         """Add (assigned, recorded, reward, reward², non-binary) to the running totals of
         (batch, arm) and of (all batches, arm), in the caller's transaction."""
@@ -828,9 +726,11 @@ class Experiment:
         conn.executemany(
             "INSERT INTO totals (batch, arm, assigned, recorded, reward, reward_sq, non_binary) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch, arm) DO UPDATE SET "
-            "assigned = assigned + excluded.assigned, recorded = recorded + excluded.recorded, "
-            "reward = reward + excluded.reward, reward_sq = reward_sq + excluded.reward_sq, "
-            "non_binary = non_binary + excluded.non_binary", rows)
+            "assigned = totals.assigned + excluded.assigned, "
+            "recorded = totals.recorded + excluded.recorded, "
+            "reward = totals.reward + excluded.reward, "
+            "reward_sq = totals.reward_sq + excluded.reward_sq, "
+            "non_binary = totals.non_binary + excluded.non_binary", rows)
 
     def record(self, units: Sequence[int], rewards: Sequence[float],
                costs: Sequence[Sequence[float]] | None = None, *,
@@ -924,87 +824,6 @@ class Experiment:
                 self._pause_on_breach(conn)
         return len(new)
 
-    @staticmethod
-    def _add_metric_totals(conn: sqlite3.Connection,
-                           values: list[tuple[int, int, np.ndarray]]) -> None:
-        """Add newly recorded units' guardrail metrics ((batch, arm, values in the guardrails'
-        order)) to the running sums of (batch, arm, guardrail) and (all batches, arm,
-        guardrail), in the caller's transaction: the check reads O(arms × guardrails)."""
-        sums: dict[tuple[int, int, int], list] = {}
-        for b, a, row in values:
-            for j, v in enumerate(row.tolist()):
-                for key in ((b, a, j), (ALL_BATCHES, a, j)):
-                    d = sums.setdefault(key, [0, 0.0])
-                    d[0] += 1
-                    d[1] += v
-        conn.executemany(
-            "INSERT INTO metric_totals (batch, arm, guardrail, n, total) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (batch, arm, guardrail) DO UPDATE SET n = n + excluded.n, "
-            "total = total + excluded.total", [(*k, n, t) for k, (n, t) in sums.items()])
-
-    def _guardrail_check(self, conn: sqlite3.Connection) -> Any:
-        """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`) from
-        the running sums of all batches: O(arms × guardrails)."""
-        G, K = len(self.guardrails), len(self.arm_names)
-        n, total = np.zeros((G, K), dtype=np.int64), np.zeros((G, K))
-        for arm, j, count, value in conn.execute(
-                "SELECT arm, guardrail, n, total FROM metric_totals WHERE batch = ?",
-                (ALL_BATCHES,)):
-            self._check_arm_index(arm)
-            if not 0 <= j < G:
-                raise ExperimentError(f"{str(self.path)!r} is damaged: metric totals for "
-                                      f"guardrail {j!r}, not one of its {G}")
-            n[j, arm], total[j, arm] = count, value
-        return evaluate(self.guardrails, n, total, self.arm_names.index(self.control),
-                        self.guardrail_alpha)
-
-    def _pause_on_breach(self, conn: sqlite3.Connection) -> None:
-        """Store every (guardrail, arm) breach not stored before, in the caller's (the
-        record's) transaction: each pauses the experiment until :meth:`resume`. A breach
-        resumed once does not pause again (a person saw it and chose to go on)."""
-        check = self._guardrail_check(conn)
-        known = {(j, a) for j, a in conn.execute("SELECT guardrail, arm FROM pauses")}
-        now = _now()
-        for j, a in zip(*np.nonzero(check.breached), strict=True):
-            if (int(j), int(a)) in known:
-                continue
-            g = self.guardrails[j]
-            detail = (f"guardrail {g.describe()}: arm {self.arm_names[a]!r} minus control "
-                      f"{self.control!r} is in [{check.diff_low[j, a]:.4g}, "
-                      f"{check.diff_high[j, a]:.4g}] (anytime-valid, guardrail_alpha = "
-                      f"{self.guardrail_alpha:g})")
-            conn.execute("INSERT INTO pauses (guardrail, arm, breached_at, detail) VALUES "
-                         "(?, ?, ?, ?)", (int(j), int(a), now, detail))
-
-    def _paused(self, conn: sqlite3.Connection) -> str | None:
-        """Why the experiment is paused (its breaches not yet resumed), or ``None``."""
-        if not self.guardrails:
-            return None
-        rows = conn.execute("SELECT breached_at, detail FROM pauses WHERE resumed_at IS NULL "
-                            "ORDER BY id").fetchall()
-        if not rows:
-            return None
-        return ("the experiment is paused by its guardrails; no unit is assigned until a person "
-                "resumes it (Experiment.resume, `banditkit experiment resume`) or ends it: "
-                + "; ".join(f"{detail} (since {at})" for at, detail in rows))
-
-    def resume(self) -> int:
-        """Lift the pause: ``assign`` hands out units again, the batch in progress continuing
-        where it stopped (pausing never touched the algorithm). The breaches resumed stay in
-        :meth:`status` and do not pause the experiment again; a new breach (another guardrail
-        or arm) does. To end an experiment instead, stop assigning and :meth:`expire` the
-        units that will never be answered.
-
-        Returns
-        -------
-        int
-            Breaches lifted (0 when the experiment was not paused).
-        """
-        self._check_writable("resume")
-        with self._transaction() as conn:
-            return conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
-                                (_now(),)).rowcount
-
     def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
         m = self._problem.n_costs
         if costs is None:
@@ -1041,17 +860,17 @@ class Experiment:
                                   f"unit {int(ids[i])} got {values[i]:g}")
 
     @staticmethod
-    def _units(conn: sqlite3.Connection, ids: np.ndarray) -> dict[int, tuple]:
+    def _units(conn: Connection, ids: np.ndarray) -> dict[int, tuple]:
         found: dict[int, tuple] = {}
-        for start in range(0, ids.size, _CHUNK):
-            chunk = ids[start: start + _CHUNK].tolist()
+        for start in range(0, ids.size, CHUNK):
+            chunk = ids[start: start + CHUNK].tolist()
             marks = ",".join("?" * len(chunk))
             for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm, "
                                     f"metrics FROM units WHERE id IN ({marks})", chunk):
                 found[row[0]] = row[1:]
         return found
 
-    def _observe_if_complete(self, conn: sqlite3.Connection) -> None:
+    def _observe_if_complete(self, conn: Connection) -> None:
         """Let the algorithm observe the pending batch once every pull has a reward: the count
         comes from the running totals (O(arms)); so do the sums of an i.i.d. batch, which the
         algorithm observes by arm (:meth:`banditkit.Algorithm.observe_arm_sums`), and the run
@@ -1155,7 +974,7 @@ class Experiment:
             self._withdraw(conn, [(b, a) for _, b, a in stale])
             return len(stale)
 
-    def _withdraw(self, conn: sqlite3.Connection, units: list[tuple[int, int]]) -> None:
+    def _withdraw(self, conn: Connection, units: list[tuple[int, int]]) -> None:
         """Take expired units (their (batch, arm)) out of the running totals."""
         counts: dict[int, dict[int, int]] = {}
         for b, a in units:
@@ -1164,346 +983,13 @@ class Experiment:
             self._add_totals(conn, b, {a: (-c, 0, 0.0, 0.0, 0) for a, c in per_arm.items()})
 
     # -- what it knows -------------------------------------------------------------------------
-    def status(self, intervals: str = "anytime", alpha: float = 0.05) -> ExperimentStatus:
-        """Per-arm counts, means, intervals, differences to the control, warnings, and where the
-        algorithm stands.
-
-        Parameters
-        ----------
-        intervals : {"anytime", "fixed"}
-            ``"anytime"`` (default): confidence sequences, valid at every look together (arms,
-            differences to the control and verdicts: error ≤ ``alpha`` over all of them and all
-            looks, however the algorithm allocated). ``"fixed"``: fixed-n intervals, each valid
-            only for one look decided in advance (:mod:`banditkit.live.statistics`).
-        alpha : float
-            Error probability, in (0, 1); also that of the missing-outcome check.
-        """
-        intervals = check_intervals(intervals)
-        alpha = check_alpha(alpha)
-        with self._transaction() as conn:
-            algorithm = self._algorithm
-            assert algorithm is not None
-            pending = self._ask()
-            # the running totals over all batches: O(arms), however many units
-            rows = conn.execute(
-                "SELECT arm, assigned, recorded, reward, reward_sq, non_binary FROM totals "
-                "WHERE batch = ? AND (assigned <> 0 OR recorded <> 0)", (ALL_BATCHES,)
-            ).fetchall()
-            waiting = unassigned = 0
-            if pending is not None:
-                answered, live = conn.execute(
-                    "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
-                    "WHERE batch = ?", (self._observed,)).fetchone()
-                waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-            frame = self._arm_table(rows, algorithm, intervals, alpha)
-            warnings = self._missing_outcomes(conn, alpha)
-            rails, paused = self._guardrail_frame(conn), self._paused(conn)
-            m = self._problem.n_costs
-            if m:  # mean of each cost per arm (units store their costs as a JSON list)
-                sums = ", ".join(f"TOTAL(json_extract(costs, '$[{i}]'))" for i in range(m))
-                cost_means = np.full((len(self.arm_names), m), np.nan)
-                for arm, n, *totals in conn.execute(
-                        f"SELECT arm, COUNT(costs), {sums} FROM units WHERE expired_at IS NULL "
-                        "AND costs IS NOT NULL GROUP BY arm"):
-                    self._check_arm_index(arm)
-                    cost_means[arm] = np.asarray(totals, dtype=float) / n
-                for i in range(m):
-                    frame[f"cost_{i + 1}"] = cost_means[:, i]
-            recommendation = algorithm.recommendation
-            arm, reason = leader(algorithm, frame["mean"].to_numpy(float), self.arm_names,
-                                 finished=pending is None)
-            if (self.algorithm_name in NOT_PROVED and self.params.get("commit") == "argmax"
-                    and "commit" in self.live_defaults and reason.startswith("committed")):
-                reason += ("; commit='argmax' is this live experiment's default (the paper's "
-                           "'lowest-index' plays the first-listed surviving arm)")
-            return ExperimentStatus(
-                arms=frame, algorithm=self.algorithm_name, batches_observed=self._observed,
-                pulls_observed=algorithm.t, waiting=waiting, unassigned=unassigned,
-                budget_left=None if self.horizon is None else self.horizon - algorithm.t,
-                finished=pending is None,
-                recommendation=None if recommendation is None
-                else self.arm_names[int(recommendation)],
-                info=dict(algorithm.info), intervals=intervals, alpha=alpha,
-                control=self.control, warnings=warnings,
-                interval_note=describe(intervals, alpha, len(self.arm_names),
-                                       algorithm.reward_range),
-                leader=None if arm is None else self.arm_names[arm], reason=reason,
-                params=dict(self.params), live_defaults=list(self.live_defaults),
-                reward_range=None if algorithm.reward_range is None
-                else tuple(map(float, algorithm.reward_range)),
-                guardrails=rails, paused=paused)
-
-    def _guardrail_frame(self, conn: sqlite3.Connection) -> pd.DataFrame:
-        """:attr:`ExperimentStatus.guardrails`: one row per (guardrail, arm but the
-        control)."""
-        columns = ["metric", "rule", "margin", "arm", "diff", "diff_low", "diff_high",
-                   "breached", "pausing"]
-        if not self.guardrails:
-            return pd.DataFrame(columns=columns)
-        check = self._guardrail_check(conn)
-        pausing = {(j, a): resumed is None for j, a, resumed in conn.execute(
-            "SELECT guardrail, arm, resumed_at FROM pauses")}
-        control = self.arm_names.index(self.control)
-        rows = [(g.metric, g.rule, g.margin, name, check.diff[j, a], check.diff_low[j, a],
-                 check.diff_high[j, a], bool(check.breached[j, a]),
-                 pausing.get((j, a), False))
-                for j, g in enumerate(self.guardrails)
-                for a, name in enumerate(self.arm_names) if a != control]
-        return pd.DataFrame(rows, columns=columns)
-
-    def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
-                   alpha: float) -> pd.DataFrame:
-        """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
-        (count, sum, sum of squares, and whether any reward is other than 0/1): O(K) Python
-        work however many units."""
-        K = len(self.arm_names)
-        counts = np.zeros((K, 2), dtype=np.int64)
-        totals = np.zeros((K, 2))
-        binary = np.ones(K, dtype=bool)
-        for arm, assigned, n, total, total_sq, non_binary in rows:
-            self._check_arm_index(arm)
-            counts[arm] = assigned, n
-            totals[arm] = total, total_sq
-            binary[arm] = non_binary == 0
-        sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
-        frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
-                          alpha=alpha, control=self.arm_names.index(self.control))
-        active = getattr(algorithm, "active", None)
-        if active is not None:
-            flags = np.zeros(K, dtype=bool)
-            flags[np.asarray(active, dtype=np.int64)] = True
-            frame["active"] = flags
-        return frame
-
-    def _missing_outcomes(self, conn: sqlite3.Connection, alpha: float) -> list[str]:
-        """:func:`banditkit.live.statistics.missing_outcome_warnings` on each arm's units
-        assigned before its oldest unit still waiting (neither answered nor expired): units
-        assigned recently may simply not have answered yet.
-
-        Each arm's units (expired ones included: they are the outcomes that went missing) and
-        outcomes come from the running totals plus a count of the expired units, its oldest
-        waiting unit from the partial index of waiting units, and the units from the oldest
-        waiting one on (a range of the primary key: the recent units only) are taken off: the
-        cost grows with the expired, waiting and recent units, never with all units (a scan of
-        every unit took 0.5 s a status at 10⁶ units)."""
-        K = len(self.arm_names)
-        totals = np.zeros((K, 2), dtype=np.int64)
-        first = np.full(K, np.iinfo(np.int64).max, dtype=np.int64)
-        for arm, n, m in conn.execute("SELECT arm, assigned, recorded FROM totals WHERE "
-                                      "batch = ?", (ALL_BATCHES,)):
-            self._check_arm_index(arm)
-            totals[arm] = n, m
-        for arm, n in conn.execute("SELECT arm, COUNT(*) FROM units WHERE expired_at IS NOT "
-                                   "NULL GROUP BY arm"):
-            self._check_arm_index(arm)
-            totals[arm, 0] += n
-        # INDEXED BY: the planner otherwise walks units_live_slot, every live unit
-        for arm, oldest in conn.execute("SELECT arm, MIN(id) FROM units INDEXED BY units_waiting "
-                                        "WHERE reward IS NULL AND expired_at IS NULL GROUP BY "
-                                        "arm"):
-            self._check_arm_index(arm)
-            first[arm] = oldest
-        if (first < np.iinfo(np.int64).max).any():
-            cases = " ".join(f"WHEN {a} THEN ?" for a in range(K))
-            for arm, n, m in conn.execute(
-                    f"SELECT arm, COUNT(*), COUNT(reward) FROM units WHERE id >= ? AND "
-                    f"id >= (CASE arm {cases} END) GROUP BY arm",
-                    (int(first.min()), *map(int, first))):
-                totals[arm] -= (n, m)
-        return missing_outcome_warnings(self.arm_names, totals[:, 0], totals[:, 1], alpha)
-
-    def units(self, ids: Sequence[int] | None = None, unanswered: bool = False
-              ) -> pd.DataFrame:
-        """Assignments: unit, batch, slot, arm, reward, costs, and when each happened.
-
-        The recovery path when the output of :meth:`assign` was lost (a killed process, a
-        closed pipe): every unit it assigned is here, with the ``assigned_at`` time of its call.
-
-        Parameters
-        ----------
-        ids : sequence of int, optional
-            Only these units (a unit never assigned has no row). Looked up by id: the cost is
-            O(len(ids)), not O(units in the experiment).
-        unanswered : bool
-            Only units waiting for a reward: no reward recorded and not expired.
-
-        Returns
-        -------
-        DataFrame with columns ``unit``, ``batch``, ``slot``, ``arm`` (name), ``arm_index``,
-        ``reward``, ``costs`` (JSON list or None), ``assigned_at``, ``recorded_at``,
-        ``expired_at``, ``key`` (the external key given to ``assign(keys=...)``, or None; an
-        expired unit keeps the key it had) and ``propensity``: the probability with which the
-        design gave the unit its arm (the batch's sampling strategy, or its share of the arm;
-        :mod:`banditkit.live.propensity`), for inverse-propensity re-analysis of the log; one
-        row per unit in id order.
-        """
-        if not isinstance(unanswered, bool):
-            raise ExperimentError(f"unanswered must be True or False, got {unanswered!r}")
-        wanted = None if ids is None else _as_ids(ids, allow_empty=True)
-        where = " AND reward IS NULL AND expired_at IS NULL" if unanswered else ""
-        columns = ("id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
-                   "recorded_at, expired_at, (SELECT key FROM keys k WHERE k.unit = units.id) "
-                   "AS key")
-        with self._transaction() as conn:
-            try:
-                if wanted is None:
-                    frame = pd.read_sql_query(f"SELECT {columns} FROM units WHERE 1{where} "
-                                              "ORDER BY id", conn)
-                else:  # by primary key, in chunks: O(len(ids)) whatever the experiment holds
-                    parts = [pd.read_sql_query(
-                        f"SELECT {columns} FROM units WHERE id IN "
-                        f"({','.join('?' * len(chunk))}){where}", conn, params=chunk)
-                        for chunk in (wanted[i: i + _CHUNK].tolist()
-                                      for i in range(0, max(wanted.size, 1), _CHUNK))]
-                    frame = pd.concat(parts, ignore_index=True).sort_values(
-                        "unit", ignore_index=True)
-            except pd.errors.DatabaseError as error:
-                raise ExperimentError(f"{str(self.path)!r} cannot be read ({error})") from None
-            batches = conn.execute("SELECT b.id, r.arms, r.counts, b.strategy FROM batches b "
-                                   "JOIN runs r ON r.batch = b.id").fetchall()
-            draws = conn.execute("SELECT batch, cdf, state, n_pulls FROM draws").fetchall()
-        for a in frame["arm_index"].unique():
-            self._check_arm_index(a)
-        frame["key"] = frame["key"].astype(object).where(frame["key"].notna(), None)
-        frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
-        try:
-            # an i.i.d. batch gave each unit an arm drawn from its design: that is the
-            # propensity (the design's probabilities, read off its cdf)
-            batches += [(i, b"", b"", json.dumps(np.diff(unpack_draws(c, s, n).cdf,
-                                                          prepend=0.0).tolist()))
-                        for i, c, s, n in draws]
-            shares = batch_propensities(
-                [(i, *unpack_runs(arms, counts), strategy)
-                 for i, arms, counts, strategy in batches], len(self.arm_names))
-            frame["propensity"] = shares[frame["batch"].to_numpy(np.int64),
-                                         frame["arm_index"].to_numpy(np.int64)]
-        except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
-            raise ExperimentError(f"{str(self.path)!r} is damaged: its batches cannot be read "
-                                  f"({error})") from None
-        return frame
-
     def _check_arm_index(self, arm: object) -> None:
         """Refuse a stored unit whose arm is not one of the experiment's (a damaged or edited
         file), instead of an IndexError or a silent count for arm −1."""
         if (isinstance(arm, (bool, np.bool_)) or not isinstance(arm, (int, np.integer))
                 or not 0 <= int(arm) < len(self.arm_names)):
-            raise ExperimentError(f"{str(self.path)!r} is damaged: a unit's arm is {arm!r}, not "
+            raise ExperimentError(f"{self._journal.label} is damaged: a unit's arm is {arm!r}, not "
                                   f"one of the {len(self.arm_names)} arms")
-
-    def verify(self) -> int:
-        """Check every unit against what the file says was observed: O(units), read only.
-
-        :meth:`open` checks in O(arms) per batch that each observed batch's stored run sums
-        match the running totals kept with its units (an edit of ``batches.reward_sums`` or of
-        ``totals`` is refused there); an edit of the units themselves (``UPDATE units SET
-        reward = ...``) changes neither, so only this full pass finds it: it recomputes the
-        totals of every (batch, arm) and every observed batch's run sums from the units.
-
-        Returns
-        -------
-        int
-            Units checked. Raises :class:`ExperimentError` naming the first discrepancy.
-        """
-        with self._transaction() as conn:
-            K = len(self.arm_names)
-            stored: dict[tuple[int, int], tuple] = {
-                (b, a): (n, r, t, q, o) for b, a, n, r, t, q, o in conn.execute(
-                    "SELECT batch, arm, assigned, recorded, reward, reward_sq, non_binary "
-                    "FROM totals WHERE assigned <> 0 OR recorded <> 0")}
-            fresh: dict[tuple[int, int], tuple] = {}
-            overall = np.zeros((K, 5))
-            units = 0
-            for b, a, n, r, t, q, o in conn.execute(
-                    "SELECT batch, arm, COUNT(*), COUNT(reward), TOTAL(reward), "
-                    "TOTAL(reward * reward), TOTAL(reward <> 0 AND reward <> 1) FROM units "
-                    "WHERE expired_at IS NULL GROUP BY batch, arm"):
-                self._check_arm_index(a)
-                fresh[(b, a)] = (n, r, t, q, int(o))
-                overall[a] += (n, r, t, q, o)
-                units += n
-            for a in range(K):
-                if overall[a, 0] or overall[a, 1]:
-                    fresh[(ALL_BATCHES, a)] = (int(overall[a, 0]), int(overall[a, 1]),
-                                               *overall[a, 2:4], int(overall[a, 4]))
-            for key in sorted(set(stored) | set(fresh), key=lambda k: (k[0] == ALL_BATCHES, k)):
-                want, got = fresh.get(key, (0, 0, 0.0, 0.0, 0)), stored.get(key)
-                if got is None or got[0::4] + got[1:2] != want[0::4] + want[1:2] or not \
-                        np.allclose(got[2:4], want[2:4], rtol=1e-9, atol=1e-9):
-                    where = "all batches" if key[0] == ALL_BATCHES else f"batch {key[0]}"
-                    raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: the units of {where}, arm "
-                        f"{self.arm_names[key[1]]!r} (assigned, recorded, reward sum) are "
-                        f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
-                        f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
-            self._verify_metrics(conn)
-            rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches JOIN runs ON "
-                                "runs.batch = batches.id WHERE reward_sums IS NOT NULL "
-                                "ORDER BY id").fetchall()
-            for batch_id, arms, counts, sums in rows:
-                batch = Batch(*unpack_runs(arms, counts))
-                rewards = np.array([r for (r,) in conn.execute(
-                    "SELECT reward FROM units WHERE batch = ? AND expired_at IS NULL ORDER BY "
-                    "slot", (batch_id,))], dtype=float)
-                if rewards.size != batch.n_pulls or not np.allclose(
-                        batch.sum_runs(rewards), json.loads(sums), rtol=1e-9, atol=1e-9):
-                    raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: the rewards of batch {batch_id}'s "
-                        "units do not sum to the run sums the algorithm observed (edited by "
-                        "hand?)")
-            # i.i.d. batches: every unit's arm is the draw at its slot (O(units), one jump per
-            # range of consecutive slots), and an observed batch's per-arm sums its units'
-            for batch_id, cdf, state, n_pulls, sums in conn.execute(
-                    "SELECT d.batch, d.cdf, d.state, d.n_pulls, b.reward_sums FROM draws d "
-                    "JOIN batches b ON b.id = d.batch ORDER BY d.batch").fetchall():
-                try:
-                    batch = unpack_draws(cdf, state, n_pulls)
-                except ValueError as error:
-                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
-                                          f"{batch_id} cannot be read ({error})") from None
-                slots, arms, rewards = (np.array(c, dtype=float) for c in zip(*conn.execute(
-                    "SELECT slot, arm, COALESCE(reward, 0) FROM units WHERE batch = ? "
-                    "AND expired_at IS NULL", (batch_id,)).fetchall() or [(), (), ()], strict=True))
-                if slots.size and (slots.max() >= batch.n_pulls or not np.array_equal(
-                        batch.arms_at(slots.astype(np.int64)), arms)):
-                    raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: a unit of batch {batch_id} has an "
-                        "arm (or slot) other than the draw of its slot (edited by hand?)")
-                if sums is not None and (slots.size != batch.n_pulls or not np.allclose(
-                        np.bincount(arms.astype(np.int64), weights=rewards,
-                                    minlength=len(self.arm_names)),
-                        json.loads(sums), rtol=1e-9, atol=1e-9)):
-                    raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: the rewards of batch {batch_id}'s "
-                        "units do not sum to the per-arm sums the algorithm observed (edited "
-                        "by hand?)")
-        return units
-
-    def _verify_metrics(self, conn: sqlite3.Connection) -> None:
-        """The guardrails' running sums (``metric_totals``) against the units' own metrics:
-        an edit of either is refused by :meth:`verify`, naming the guardrail and arm."""
-        if not self.guardrails:
-            return
-        fresh: dict[tuple[int, int, int], list] = {}
-        for b, a, metrics in conn.execute("SELECT batch, arm, metrics FROM units WHERE "
-                                          "metrics IS NOT NULL AND expired_at IS NULL"):
-            self._check_arm_index(a)
-            for j, v in enumerate(json.loads(metrics)):
-                for key in ((b, a, j), (ALL_BATCHES, a, j)):
-                    d = fresh.setdefault(key, [0, 0.0])
-                    d[0] += 1
-                    d[1] += v
-        stored = {(b, a, j): (n, t) for b, a, j, n, t in conn.execute(
-            "SELECT batch, arm, guardrail, n, total FROM metric_totals WHERE n <> 0")}
-        for key in sorted(set(fresh) | set(stored)):
-            want, got = fresh.get(key, (0, 0.0)), stored.get(key, (0, 0.0))
-            if want[0] != got[0] or not np.isclose(want[1], got[1], rtol=1e-9, atol=1e-9):
-                b, a, j = key
-                where = "all batches" if b == ALL_BATCHES else f"batch {b}"
-                raise ExperimentError(
-                    f"{str(self.path)!r} is damaged: the units of {where}, arm "
-                    f"{self.arm_names[a]!r} hold {want[0]} value(s) of "
-                    f"{self.guardrails[j].metric!r} summing to {want[1]:g}, but the totals "
-                    f"the experiment kept say {got[0]}, {got[1]:g} (edited by hand?)")
 
     def decisions(self) -> Any:
         """The algorithm's decision log so far (:class:`banditkit.DecisionLog`): the same
@@ -1511,98 +997,3 @@ class Experiment:
         with self._transaction():
             assert self._algorithm is not None
             return self._algorithm.decisions
-
-
-def _numbers(values: Any) -> np.ndarray | None:
-    """``values`` as an array of real numbers (booleans read as 0/1), or ``None`` when they are
-    not (text, None, ragged lists...)."""
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError):
-        return None
-    if arr.dtype.kind not in "biuf":
-        return None
-    return arr
-
-
-def _check_path(path: object) -> None:
-    """Refuse a path that is not a file name (None, a number...) in one message, rather than
-    the TypeError ``Path(path)`` raises."""
-    if not isinstance(path, (str, Path)) or not str(path).strip():
-        raise ExperimentError(f"path must be a file name (str or pathlib.Path), got "
-                              f"{_brief(path)}")
-
-
-def _brief(value: object) -> str:
-    """What was given, in a few words: its type, and its value only when that is short (a
-    Series or a long list would dump itself into the message)."""
-    text = repr(value)
-    kind = type(value).__name__
-    size = getattr(value, "size", None) if hasattr(value, "shape") else (
-        len(value) if isinstance(value, (list, tuple)) else None)
-    dtype = getattr(value, "dtype", None)
-    if len(text) <= 40 and "\n" not in text:
-        return text if size is None else f"{kind} {text}"
-    details = ", ".join(d for d in (None if size is None else f"{size} values",
-                                    None if dtype is None else f"dtype {dtype}") if d)
-    return f"a {kind}" + (f" ({details})" if details else "")
-
-
-def _as_keys(keys: Any, n: object) -> list[str]:
-    """``assign``'s keys as stored (text), refused by name unless they are a list of distinct,
-    non-empty strings or integers of at most :data:`MAX_KEY_LENGTH` characters, one per unit."""
-    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(
-            keys, (Sequence, np.ndarray, pd.Series, pd.Index)):
-        raise ExperimentError(f"keys must be a list of unit keys (strings or integers), got "
-                              f"{_brief(keys)}")
-    values = list(keys.tolist() if hasattr(keys, "tolist") else keys)
-    if not values:
-        raise ExperimentError("keys must be a non-empty list of unit keys (one per unit)")
-    out: list[str] = []
-    for i, key in enumerate(values):
-        if isinstance(key, str):
-            text = key
-        elif isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
-            text = str(int(key))
-        else:
-            raise ExperimentError(f"keys: key {i} is {_brief(key)}; a key is a non-empty "
-                                  "string or an integer")
-        if not text or len(text) > MAX_KEY_LENGTH:
-            raise ExperimentError(f"keys: key {i} has {len(text)} characters; a key has 1 to "
-                                  f"{MAX_KEY_LENGTH}")
-        out.append(text)
-    if len(set(out)) != len(out):
-        seen: set[str] = set()
-        twice = next(k for k in out if k in seen or seen.add(k))
-        raise ExperimentError(f"keys: {twice!r} appears more than once; each key may appear "
-                              "once per call (integers count as their text: 17 and '17')")
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer))
-                          or n != len(out)):
-        raise ExperimentError(f"n must equal the number of keys ({len(out)}) when keys are "
-                              f"given (or be omitted), got {n!r}")
-    return out
-
-
-def _as_ids(units: Any, allow_empty: bool = False) -> np.ndarray:
-    try:
-        arr = np.asarray(units) if units is not None else np.empty(0)
-    except (TypeError, ValueError):
-        arr = np.empty(0)
-    if arr.size == 0 and allow_empty and units is not None and arr.ndim == 1:
-        return arr.astype(np.int64)
-    if arr.ndim != 1 or arr.dtype.kind not in "iu" or arr.size == 0:
-        raise ExperimentError(f"units must be a non-empty list of unit ids (integers), got "
-                              f"{_brief(units)}")
-    if arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(np.int64).max:
-        raise ExperimentError(f"units: {int(arr.max())} is not a unit id (ids are below 2**63)")
-    if np.unique(arr).size != arr.size:
-        raise ExperimentError("units: each unit may appear once per call")
-    return arr.astype(np.int64)
-
-
-def _units_frame(ids: list[int], arms: list[int], batches: list[int], names: list[str]
-                 ) -> pd.DataFrame:
-    return pd.DataFrame({"unit": pd.Series(ids, dtype="int64"),
-                         "arm": pd.Series([names[a] for a in arms], dtype="object"),
-                         "arm_index": pd.Series(arms, dtype="int64"),
-                         "batch": pd.Series(batches, dtype="int64")})
