@@ -16,14 +16,16 @@ import socket
 import sys
 from pathlib import Path
 
+from .args import non_negative_int, positive_int
+from .output import refuse
+
 __all__ = ["TOKEN_VARIABLE", "add_arguments", "run"]
 
 TOKEN_VARIABLE = "BANDITKIT_TOKEN"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..cli import non_negative_int, positive_int
-    from .limits import DEFAULT_MAX_BODY
+    from ..service.limits import DEFAULT_MAX_BODY
 
     parser.add_argument("--db", type=Path, required=True, metavar="DIR",
                         help="folder of experiments (DIR/NAME.sqlite); it must exist")
@@ -49,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from .app import create_app
+        from ..service.app import create_app
     except ImportError as error:
         return _refuse(f"the service needs the 'serve' extra: pip install 'banditkit[serve]' "
                        f"({error})")
-    from .folder import ExperimentFolder
+    from ..service.folder import ExperimentFolder
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
     if token is not None and not token.strip():
@@ -82,5 +84,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refuse(message: str) -> int:
-    print(f"banditkit serve: error: {message}", file=sys.stderr)
-    return 2
+    return refuse(message, "banditkit serve")
