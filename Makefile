@@ -6,7 +6,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= runs/demo
 
-.PHONY: demo test lint bench clean data chromium
+.PHONY: demo test lint bench clean data chromium postgresql
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP_RUN): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test,bench,serve,speed]"
+	$(BIN)/python -m pip install --quiet -e ".[test,bench,serve,speed,postgres]"
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
@@ -38,7 +38,14 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq >/dev/null && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
-test: $(STAMP_TEST) chromium
+# PostgreSQL for the store's and the service's tests (tests/postgres_support.py starts a throwaway
+# server per test process): Debian's package, installed only when no initdb is found.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
+
+test: $(STAMP_TEST) chromium postgresql
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/python -m pytest -n 2 -q
 

@@ -6,6 +6,9 @@ import numpy  # noqa: F401  (loads numpy's BLAS, so that the limit below reaches
 import scipy.linalg  # noqa: F401  (scipy's own BLAS)
 from threadpoolctl import threadpool_limits
 
+# A real PostgreSQL server per pytest process, for the store and service tests (see its docstring)
+from postgres_support import pg_experiment, pg_url, postgres_server  # noqa: F401
+
 # The suite runs as two xdist workers on two cores: extra BLAS threads only contend (one large
 # design test took 11-15 s multi-threaded, 0.8 s single-threaded). Trials already run this way.
 _BLAS_LIMIT = threadpool_limits(1)
