@@ -22,11 +22,9 @@ reward recorded later for an expired unit is refused.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,10 +37,14 @@ from ..registry import get_policy, make_policy
 from ..rng import as_generator
 from .defaults import NOT_PROVED, params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics, evaluate
+from .inputs import MAX_KEY_LENGTH
+from .inputs import as_ids as _as_ids
+from .inputs import as_keys as _as_keys
+from .inputs import numbers as _numbers
+from .inputs import units_frame as _units_frame
 from .journal import (
     ALL_BATCHES,
     ExperimentError,
-    Journal,
     pack_draws,
     pack_runs,
     unpack_draws,
@@ -60,8 +62,10 @@ from .statistics import (
     describe,
     missing_outcome_warnings,
 )
+from .status import ExperimentStatus
+from .store import Connection, Store, check_location, create_store, open_store
 
-__all__ = ["Experiment", "ExperimentError", "ExperimentStatus"]
+__all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
 
 # SQLite's default limit on the variables of one statement is 999 (older builds): chunk lists.
 _CHUNK = 900
@@ -74,9 +78,6 @@ _CHUNK = 900
 #: (:class:`banditkit.protocol.IIDBatch`, O(arms)) and take any budget.
 SEQUENCE_IN_MEMORY = ("Peace", "ODLinBAI")
 MAX_SEQUENCE = 50_000_000
-
-#: The longest external unit key ``assign(keys=...)`` takes, in characters.
-MAX_KEY_LENGTH = 256
 
 
 def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
@@ -97,126 +98,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-@dataclass(frozen=True)
-class ExperimentStatus:
-    """Where an experiment stands.
-
-    Attributes
-    ----------
-    arms : pandas.DataFrame
-        One row per arm (index: the arm's name): ``assigned`` units (expired ones excluded),
-        ``recorded`` rewards, their ``mean`` and interval ``low``/``high`` (of the kind
-        :attr:`intervals` names), the difference to the control arm ``diff`` with its interval
-        ``diff_low``/``diff_high`` and ``verdict`` (``better`` / ``worse`` / ``undecided``;
-        ``control`` on the control's row; :mod:`banditkit.live.statistics`), ``active``
-        (``False`` once the algorithm eliminated the arm; missing for algorithms that keep no
-        active set) and ``cost_1``... (constrained policies).
-    algorithm : str
-        Registered name of the algorithm.
-    batches_observed : int
-        Batches the algorithm has observed (its phases or epochs so far).
-    pulls_observed : int
-        Pulls (units with rewards) the algorithm has observed.
-    waiting : int
-        Pulls of the current batch still without a reward (assigned or not yet assigned).
-    unassigned : int
-        Pulls of the current batch not yet assigned to a unit.
-    budget_left : int or None
-        Horizon (or budget) minus the pulls observed; ``None`` without a horizon.
-    finished : bool
-        The algorithm asks for nothing more.
-    recommendation : str or None
-        The identified arm, for identifiers that have one.
-    info : dict
-        The algorithm's own facts (phases, eliminations...).
-    intervals : {"anytime", "fixed"}
-        Which intervals ``arms`` shows: confidence sequences valid at every look (default), or
-        fixed-n intervals valid only for one look decided in advance.
-    alpha : float
-        Their error probability (anytime: over all arms, differences and looks together).
-    control : str or None
-        The control arm the differences are taken to.
-    warnings : list of str
-        Problems found in the data (outcomes missing more often on some arm), each naming the
-        arms; printed first by ``str(status)``.
-    leader : str or None
-        The arm the algorithm recommends or is committed to; before it has decided, the arm
-        leading on the observed means (among the active arms); ``None`` before any reward.
-    reason : str
-        Why ``leader`` is that arm: identified (eliminated the others, or the recommendation
-        at the end of the budget), committed by a named rule, or only leading on the observed
-        means (not a decision of the algorithm).
-    params : dict
-        Every parameter in force (given, live default, or the algorithm's default), as stored.
-    live_defaults : list of str
-        The parameters set by :data:`banditkit.live.defaults.LIVE_DEFAULTS`, not by the user.
-    guardrails : pandas.DataFrame
-        One row per (guardrail, arm other than the control) (:mod:`banditkit.live.guardrails`):
-        ``metric``, ``rule``, ``margin``, ``arm``, the difference of the metric's means to the
-        control ``diff`` with its anytime-valid interval ``diff_low``/``diff_high`` (level
-        1 − ``guardrail_alpha`` over all guardrails, arms and looks), ``breached`` (the whole
-        interval beyond the margin) and ``pausing`` (a breach not yet resumed). Empty without
-        guardrails.
-    paused : str or None
-        Why ``assign`` hands out nothing (the breaches not yet resumed), or ``None``.
-    reward_range : (float, float) or None
-        The rewards' range the algorithm assumes (and the anytime intervals need); ``None``
-        when it declares none.
-    """
-
-    arms: pd.DataFrame
-    algorithm: str
-    batches_observed: int
-    pulls_observed: int
-    waiting: int
-    unassigned: int
-    budget_left: int | None
-    finished: bool
-    recommendation: str | None
-    info: dict = field(default_factory=dict)
-    intervals: str = "anytime"
-    alpha: float = 0.05
-    control: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    interval_note: str = ""
-    leader: str | None = None
-    reason: str = ""
-    reward_range: tuple[float, float] | None = None
-    params: dict = field(default_factory=dict)
-    live_defaults: list = field(default_factory=list)
-    guardrails: pd.DataFrame = field(default_factory=pd.DataFrame)
-    paused: str | None = None
-
-    def __str__(self) -> str:
-        state = ("finished" if self.finished else
-                 f"batch {self.batches_observed + 1}: {self.waiting} pull(s) waiting for a "
-                 f"reward, {self.unassigned} not yet assigned")
-        lines = [f"WARNING: {warning}" for warning in self.warnings]
-        if self.paused is not None:
-            lines.insert(0, f"WARNING: PAUSED: {self.paused}")
-        lines += [f"{self.algorithm}: {state}",
-                 f"pulls observed: {self.pulls_observed}"
-                 + ("" if self.budget_left is None else f", budget left: {self.budget_left}")]
-        if self.recommendation is not None:
-            lines.append(f"recommendation: {self.recommendation}")
-        lines.append(f"leader: {self.leader if self.leader is not None else '(none)'}"
-                     + (f" ({self.reason})" if self.reason else ""))
-        if self.params:
-            shown = ", ".join(f"{k}={v!r}" + (" [live default]" if k in self.live_defaults
-                                              else "") for k, v in self.params.items())
-            lines.append(f"params: {shown}")
-        lines.append(self.interval_note)
-        if self.control is not None:
-            lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
-        with pd.option_context("display.width", 120, "display.max_columns", 20):
-            lines.append(self.arms.to_string(float_format=lambda v: f"{v:.4g}"))
-            if len(self.guardrails):
-                lines.append("guardrails (anytime-valid differences to the control):")
-                lines.append(self.guardrails.to_string(index=False,
-                                                       float_format=lambda v: f"{v:.4g}"))
-        return "\n".join(lines)
-
-
 class Experiment:
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
@@ -224,7 +105,7 @@ class Experiment:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Store) -> None:
         self._journal = journal
         meta = journal.meta()
         try:
@@ -242,7 +123,7 @@ class Experiment:
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
-            raise ExperimentError(f"{str(journal.path)!r} is damaged: its definition lacks "
+            raise ExperimentError(f"{journal.label} is damaged: its definition lacks "
                                f"{error}") from None
         self._problem = LiveArms(len(self.arm_names),
                                  None if features is None else np.asarray(features, float),
@@ -256,17 +137,24 @@ class Experiment:
 
     # -- creating and opening ----------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path, *, algorithm: str, arms: Any, seed: int,
-               horizon: int | None = None, params: Mapping[str, Any] | None = None,
+    def create(cls, path: str | Path, *, name: str | None = None, algorithm: str, arms: Any,
+               seed: int, horizon: int | None = None, params: Mapping[str, Any] | None = None,
                thresholds: Sequence[float] | None = None, order: str = "shuffled",
                control: str | None = None, guardrails: Sequence[Mapping[str, Any]] | None = None,
                guardrail_alpha: float = 0.05) -> Experiment:
-        """Create a new experiment file at ``path``.
+        """Create a new experiment: an SQLite file at ``path``, or experiment ``name`` in the
+        PostgreSQL database at a ``postgresql://`` URL (:mod:`banditkit.live.store`).
 
         Parameters
         ----------
         path : str or Path
-            The SQLite file to create (it must not exist; its folder must).
+            The SQLite file to create (it must not exist; its folder must), or a
+            ``postgresql://user:password@host:port/database`` URL (libpq's forms, including
+            the socket form ``postgresql://user@/database?host=/socket/folder``).
+        name : str, optional
+            With a URL (required there): the experiment's name in the database, 1 to 60
+            letters, digits, '.', '_' or '-', starting with a letter or digit; it must not
+            exist. Refused with a path (a file holds one experiment).
         algorithm : str
             A registered algorithm (``banditkit audit --help`` lists them): K-armed policies
             take arm names; linear algorithms (RAGE, G-BAI, P1-RAGE, ...) take features.
@@ -309,7 +197,7 @@ class Experiment:
         """
         from .. import __version__  # the package imports this module first
 
-        _check_path(path)
+        check_location(path, name)
         names, X = arm_names(arms)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ExperimentError(f"seed must be a non-negative integer, got {seed!r}")
@@ -374,27 +262,32 @@ class Experiment:
             else:
                 raise ExperimentError(f"arms: {algorithm} takes arm names, not features (it "
                                       "would ignore them); pass a list of names")
-        experiment = cls(Journal.create(path, meta))
+        experiment = cls(create_store(path, name, meta))
         experiment._algorithm = first  # built from this meta, its first batch asked: reuse it
         return experiment
 
     @classmethod
-    def open(cls, path: str | Path, readonly: bool = False) -> Experiment:
-        """Open an existing experiment file (in this or any other process).
+    def open(cls, path: str | Path, readonly: bool = False, *, name: str | None = None
+             ) -> Experiment:
+        """Open an existing experiment (in this or any other process, on any machine that
+        reaches its database).
 
         Parameters
         ----------
         path : str or Path
-            The experiment file.
+            The experiment file, or the ``postgresql://`` URL of the database holding it.
         readonly : bool
             Open it for reading only (``status``, ``units``, ``decisions``): nothing is
-            written, so a read-only file or folder can be read; ``assign``, ``record`` and
-            ``expire`` are then refused.
+            written, so a read-only file or folder (or a read-only database role) can be read;
+            ``assign``, ``record`` and ``expire`` are then refused.
+        name : str, optional
+            With a URL (required there): the experiment's name in the database. Refused with a
+            path.
         """
-        _check_path(path)
+        check_location(path, name)
         if not isinstance(readonly, bool):
             raise ExperimentError(f"readonly must be True or False, got {readonly!r}")
-        experiment = cls(Journal.open(path, readonly=readonly))
+        experiment = cls(open_store(path, name, readonly))
         try:
             with experiment._transaction():
                 pass  # replays the stored batches now, so a damaged file is refused at once
@@ -431,8 +324,19 @@ class Experiment:
         self.close()
 
     @property
-    def path(self) -> Path:
+    def path(self) -> Path | None:
+        """The SQLite file; ``None`` for an experiment in PostgreSQL (see :attr:`url`)."""
         return self._journal.path
+
+    @property
+    def url(self) -> str | None:
+        """The PostgreSQL database's URL (without its password); ``None`` for a file."""
+        return self._journal.url
+
+    @property
+    def name(self) -> str | None:
+        """The experiment's name in its PostgreSQL database; ``None`` for a file."""
+        return self._journal.name
 
     @property
     def readonly(self) -> bool:
@@ -447,7 +351,7 @@ class Experiment:
 
     # -- one transaction per call, with the algorithm brought up to date -----------------------
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self) -> Iterator[Connection]:
         self._journal.check_still_there()
         try:
             with self._journal.transaction() as conn:
@@ -458,12 +362,12 @@ class Experiment:
             # (and check the stored batches again: a batch stored by the call is gone)
             self._algorithm = None
             self._checked = self._ends = None
-            if isinstance(error, sqlite3.DatabaseError):
-                raise ExperimentError(f"{str(self.path)!r} cannot be read or written "
+            if isinstance(error, self._journal.errors):
+                raise ExperimentError(f"{self._journal.label} cannot be read or written "
                                       f"({error})") from None
             raise
 
-    def _sync(self, conn: sqlite3.Connection) -> None:
+    def _sync(self, conn: Connection) -> None:
         """Bring the in-memory algorithm to the file's state: replay the batches observed since
         (by another process, or all of them after open) and check the pending one."""
         if self._algorithm is None:
@@ -484,7 +388,7 @@ class Experiment:
                     stored_draws = unpack_draws(*(row if row is not None else (None,) * 3))
                 except ValueError as error:
                     self._algorithm = None
-                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                    raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
                                           f"{batch_id} cannot be read ({error})") from None
                 if not (pack_draws(stored_draws)[2] == pack_draws(asked)[2] == digest):
                     self._mismatch(batch_id)
@@ -499,7 +403,7 @@ class Experiment:
                     stored = unpack_runs(arms, counts)
                 except ValueError as error:
                     self._algorithm = None
-                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                    raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
                                           f"{batch_id} cannot be read ({error})") from None
                 if (not np.array_equal(asked.arms, stored[0])
                         or not np.array_equal(asked.counts, stored[1])
@@ -519,18 +423,18 @@ class Experiment:
                     self._algorithm.observe(asked, sums, costs)
             except (ValueError, TypeError) as error:
                 self._algorithm = None
-                raise ExperimentError(f"{str(self.path)!r} is damaged: the stored outcome of "
+                raise ExperimentError(f"{self._journal.label} is damaged: the stored outcome of "
                                       f"batch {batch_id} is refused ({error})") from None
             self._observed += 1
 
     def _mismatch(self, batch_id: int) -> None:
         self._algorithm = None
         raise ExperimentError(
-            f"{str(self.path)!r}: replaying the experiment, {self.algorithm_name} asks "
+            f"{self._journal.label}: replaying the experiment, {self.algorithm_name} asks "
             f"for other pulls than stored batch {batch_id} (the file was edited, or "
             "written by a banditkit whose algorithm differs); refusing to go on")
 
-    def _check_totals(self, conn: sqlite3.Connection, batch_id: int, batch: Batch,
+    def _check_totals(self, conn: Connection, batch_id: int, batch: Batch,
                       sums: np.ndarray) -> np.ndarray:
         """Refuse an observed batch whose stored run sums disagree with the running totals of
         its units (an edit of ``batches.reward_sums`` or of ``totals``): O(arms). An i.i.d.
@@ -577,7 +481,7 @@ class Experiment:
         return {"algorithm": self.algorithm_name, "params": self.params, "seed": self.seed,
                 "horizon": self.horizon}
 
-    def _pending(self, conn: sqlite3.Connection) -> tuple[int, Batch] | None:
+    def _pending(self, conn: Connection) -> tuple[int, Batch] | None:
         """The batch waiting for rewards (asked now and stored if new), or ``None`` once the
         algorithm has stopped."""
         batch = self._ask()
@@ -682,7 +586,7 @@ class Experiment:
                                                            len(frame))
         return frame
 
-    def _hand_out(self, conn: sqlite3.Connection, batch_id: int, batch: Batch, n: int
+    def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int
                   ) -> tuple[list[int], np.ndarray]:
         """Insert up to ``n`` new units into the pending batch's next slots (expired units'
         slots first): their ids and arms, in slot-order."""
@@ -715,7 +619,7 @@ class Experiment:
                           for s, a in zip(slots, arms, strict=True)])
         # the write lock is held, so the new ids are consecutive and end at the last one
         # (read before the totals' inserts, which move last_insert_rowid)
-        (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
+        (last,) = conn.execute(self._journal.last_id_sql).fetchone()
         ids = list(range(last - slots.size + 1, last + 1)) if slots.size else []
         if take:
             conn.execute("UPDATE batches SET handed = handed + ? WHERE id = ?",
@@ -726,7 +630,7 @@ class Experiment:
                                           for c in [per_arm[a]]})
         return ids, np.asarray(arms, dtype=np.int64)
 
-    def _keyed_units(self, conn: sqlite3.Connection, keys: list[str]
+    def _keyed_units(self, conn: Connection, keys: list[str]
                      ) -> dict[str, tuple[int, int, int, str | None]]:
         """The current unit of each key already known: key → (unit, arm, batch, expired_at).
         By the keys' unique index, in chunks: O(len(keys))."""
@@ -741,7 +645,7 @@ class Experiment:
                 found[key] = (unit, arm, batch_id, expired_at)
         return found
 
-    def _keyed_frame(self, conn: sqlite3.Connection, keys: list[str],
+    def _keyed_frame(self, conn: Connection, keys: list[str],
                      known: Mapping[str, tuple[int, int, int, str | None]], ids: list[int],
                      arms: list[int], batch_id: int | None) -> pd.DataFrame:
         """Store the keys of the new units (``ids``, given to the keys that need a slot in
@@ -781,7 +685,7 @@ class Experiment:
         return (f"the experiment is finished: {self.algorithm_name} asks for no more pulls "
                 "(see status for its decision)")
 
-    def _short_reason(self, conn: sqlite3.Connection, batch_id: int, batch: Batch,
+    def _short_reason(self, conn: Connection, batch_id: int, batch: Batch,
                       asked: int, got: int) -> str:
         """One line: why ``assign`` handed out ``got`` < ``asked`` units."""
         (waiting,) = conn.execute(
@@ -819,7 +723,7 @@ class Experiment:
         return self._ends[1]
 
     @staticmethod
-    def _add_totals(conn: sqlite3.Connection, batch_id: int,
+    def _add_totals(conn: Connection, batch_id: int,
                     deltas: Mapping[int, tuple[int, int, float, float, int]]) -> None:
         """Add (assigned, recorded, reward, reward², non-binary) to the running totals of
         (batch, arm) and of (all batches, arm), in the caller's transaction."""
@@ -828,9 +732,11 @@ class Experiment:
         conn.executemany(
             "INSERT INTO totals (batch, arm, assigned, recorded, reward, reward_sq, non_binary) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch, arm) DO UPDATE SET "
-            "assigned = assigned + excluded.assigned, recorded = recorded + excluded.recorded, "
-            "reward = reward + excluded.reward, reward_sq = reward_sq + excluded.reward_sq, "
-            "non_binary = non_binary + excluded.non_binary", rows)
+            "assigned = totals.assigned + excluded.assigned, "
+            "recorded = totals.recorded + excluded.recorded, "
+            "reward = totals.reward + excluded.reward, "
+            "reward_sq = totals.reward_sq + excluded.reward_sq, "
+            "non_binary = totals.non_binary + excluded.non_binary", rows)
 
     def record(self, units: Sequence[int], rewards: Sequence[float],
                costs: Sequence[Sequence[float]] | None = None, *,
@@ -925,7 +831,7 @@ class Experiment:
         return len(new)
 
     @staticmethod
-    def _add_metric_totals(conn: sqlite3.Connection,
+    def _add_metric_totals(conn: Connection,
                            values: list[tuple[int, int, np.ndarray]]) -> None:
         """Add newly recorded units' guardrail metrics ((batch, arm, values in the guardrails'
         order)) to the running sums of (batch, arm, guardrail) and (all batches, arm,
@@ -939,10 +845,11 @@ class Experiment:
                     d[1] += v
         conn.executemany(
             "INSERT INTO metric_totals (batch, arm, guardrail, n, total) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (batch, arm, guardrail) DO UPDATE SET n = n + excluded.n, "
-            "total = total + excluded.total", [(*k, n, t) for k, (n, t) in sums.items()])
+            "ON CONFLICT (batch, arm, guardrail) DO UPDATE SET "
+            "n = metric_totals.n + excluded.n, total = metric_totals.total + excluded.total",
+            [(*k, n, t) for k, (n, t) in sums.items()])
 
-    def _guardrail_check(self, conn: sqlite3.Connection) -> Any:
+    def _guardrail_check(self, conn: Connection) -> Any:
         """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`) from
         the running sums of all batches: O(arms × guardrails)."""
         G, K = len(self.guardrails), len(self.arm_names)
@@ -952,13 +859,13 @@ class Experiment:
                 (ALL_BATCHES,)):
             self._check_arm_index(arm)
             if not 0 <= j < G:
-                raise ExperimentError(f"{str(self.path)!r} is damaged: metric totals for "
+                raise ExperimentError(f"{self._journal.label} is damaged: metric totals for "
                                       f"guardrail {j!r}, not one of its {G}")
             n[j, arm], total[j, arm] = count, value
         return evaluate(self.guardrails, n, total, self.arm_names.index(self.control),
                         self.guardrail_alpha)
 
-    def _pause_on_breach(self, conn: sqlite3.Connection) -> None:
+    def _pause_on_breach(self, conn: Connection) -> None:
         """Store every (guardrail, arm) breach not stored before, in the caller's (the
         record's) transaction: each pauses the experiment until :meth:`resume`. A breach
         resumed once does not pause again (a person saw it and chose to go on)."""
@@ -976,7 +883,7 @@ class Experiment:
             conn.execute("INSERT INTO pauses (guardrail, arm, breached_at, detail) VALUES "
                          "(?, ?, ?, ?)", (int(j), int(a), now, detail))
 
-    def _paused(self, conn: sqlite3.Connection) -> str | None:
+    def _paused(self, conn: Connection) -> str | None:
         """Why the experiment is paused (its breaches not yet resumed), or ``None``."""
         if not self.guardrails:
             return None
@@ -1041,7 +948,7 @@ class Experiment:
                                   f"unit {int(ids[i])} got {values[i]:g}")
 
     @staticmethod
-    def _units(conn: sqlite3.Connection, ids: np.ndarray) -> dict[int, tuple]:
+    def _units(conn: Connection, ids: np.ndarray) -> dict[int, tuple]:
         found: dict[int, tuple] = {}
         for start in range(0, ids.size, _CHUNK):
             chunk = ids[start: start + _CHUNK].tolist()
@@ -1051,7 +958,7 @@ class Experiment:
                 found[row[0]] = row[1:]
         return found
 
-    def _observe_if_complete(self, conn: sqlite3.Connection) -> None:
+    def _observe_if_complete(self, conn: Connection) -> None:
         """Let the algorithm observe the pending batch once every pull has a reward: the count
         comes from the running totals (O(arms)); so do the sums of an i.i.d. batch, which the
         algorithm observes by arm (:meth:`banditkit.Algorithm.observe_arm_sums`), and the run
@@ -1155,7 +1062,7 @@ class Experiment:
             self._withdraw(conn, [(b, a) for _, b, a in stale])
             return len(stale)
 
-    def _withdraw(self, conn: sqlite3.Connection, units: list[tuple[int, int]]) -> None:
+    def _withdraw(self, conn: Connection, units: list[tuple[int, int]]) -> None:
         """Take expired units (their (batch, arm)) out of the running totals."""
         counts: dict[int, dict[int, int]] = {}
         for b, a in units:
@@ -1200,7 +1107,8 @@ class Experiment:
             rails, paused = self._guardrail_frame(conn), self._paused(conn)
             m = self._problem.n_costs
             if m:  # mean of each cost per arm (units store their costs as a JSON list)
-                sums = ", ".join(f"TOTAL(json_extract(costs, '$[{i}]'))" for i in range(m))
+                store = self._journal
+                sums = ", ".join(store.total(store.json_item("costs", i)) for i in range(m))
                 cost_means = np.full((len(self.arm_names), m), np.nan)
                 for arm, n, *totals in conn.execute(
                         f"SELECT arm, COUNT(costs), {sums} FROM units WHERE expired_at IS NULL "
@@ -1233,7 +1141,7 @@ class Experiment:
                 else tuple(map(float, algorithm.reward_range)),
                 guardrails=rails, paused=paused)
 
-    def _guardrail_frame(self, conn: sqlite3.Connection) -> pd.DataFrame:
+    def _guardrail_frame(self, conn: Connection) -> pd.DataFrame:
         """:attr:`ExperimentStatus.guardrails`: one row per (guardrail, arm but the
         control)."""
         columns = ["metric", "rule", "margin", "arm", "diff", "diff_low", "diff_high",
@@ -1275,7 +1183,7 @@ class Experiment:
             frame["active"] = flags
         return frame
 
-    def _missing_outcomes(self, conn: sqlite3.Connection, alpha: float) -> list[str]:
+    def _missing_outcomes(self, conn: Connection, alpha: float) -> list[str]:
         """:func:`banditkit.live.statistics.missing_outcome_warnings` on each arm's units
         assigned before its oldest unit still waiting (neither answered nor expired): units
         assigned recently may simply not have answered yet.
@@ -1297,10 +1205,10 @@ class Experiment:
                                    "NULL GROUP BY arm"):
             self._check_arm_index(arm)
             totals[arm, 0] += n
-        # INDEXED BY: the planner otherwise walks units_live_slot, every live unit
-        for arm, oldest in conn.execute("SELECT arm, MIN(id) FROM units INDEXED BY units_waiting "
-                                        "WHERE reward IS NULL AND expired_at IS NULL GROUP BY "
-                                        "arm"):
+        # INDEXED BY: SQLite's planner otherwise walks units_live_slot, every live unit
+        for arm, oldest in conn.execute(
+                f"SELECT arm, MIN(id) FROM units {self._journal.indexed_by('units_waiting')} "
+                "WHERE reward IS NULL AND expired_at IS NULL GROUP BY arm"):
             self._check_arm_index(arm)
             first[arm] = oldest
         if (first < np.iinfo(np.int64).max).any():
@@ -1346,19 +1254,20 @@ class Experiment:
                    "AS key")
         with self._transaction() as conn:
             try:
+                read = self._journal.read_frame
                 if wanted is None:
-                    frame = pd.read_sql_query(f"SELECT {columns} FROM units WHERE 1{where} "
-                                              "ORDER BY id", conn)
+                    frame = read(conn, f"SELECT {columns} FROM units WHERE 1 = 1{where} "
+                                 "ORDER BY id")
                 else:  # by primary key, in chunks: O(len(ids)) whatever the experiment holds
-                    parts = [pd.read_sql_query(
-                        f"SELECT {columns} FROM units WHERE id IN "
-                        f"({','.join('?' * len(chunk))}){where}", conn, params=chunk)
+                    parts = [read(
+                        conn, f"SELECT {columns} FROM units WHERE id IN "
+                        f"({','.join('?' * len(chunk))}){where}", chunk)
                         for chunk in (wanted[i: i + _CHUNK].tolist()
                                       for i in range(0, max(wanted.size, 1), _CHUNK))]
                     frame = pd.concat(parts, ignore_index=True).sort_values(
                         "unit", ignore_index=True)
             except pd.errors.DatabaseError as error:
-                raise ExperimentError(f"{str(self.path)!r} cannot be read ({error})") from None
+                raise ExperimentError(f"{self._journal.label} cannot be read ({error})") from None
             batches = conn.execute("SELECT b.id, r.arms, r.counts, b.strategy FROM batches b "
                                    "JOIN runs r ON r.batch = b.id").fetchall()
             draws = conn.execute("SELECT batch, cdf, state, n_pulls FROM draws").fetchall()
@@ -1378,7 +1287,7 @@ class Experiment:
             frame["propensity"] = shares[frame["batch"].to_numpy(np.int64),
                                          frame["arm_index"].to_numpy(np.int64)]
         except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
-            raise ExperimentError(f"{str(self.path)!r} is damaged: its batches cannot be read "
+            raise ExperimentError(f"{self._journal.label} is damaged: its batches cannot be read "
                                   f"({error})") from None
         return frame
 
@@ -1387,7 +1296,7 @@ class Experiment:
         file), instead of an IndexError or a silent count for arm −1."""
         if (isinstance(arm, (bool, np.bool_)) or not isinstance(arm, (int, np.integer))
                 or not 0 <= int(arm) < len(self.arm_names)):
-            raise ExperimentError(f"{str(self.path)!r} is damaged: a unit's arm is {arm!r}, not "
+            raise ExperimentError(f"{self._journal.label} is damaged: a unit's arm is {arm!r}, not "
                                   f"one of the {len(self.arm_names)} arms")
 
     def verify(self) -> int:
@@ -1404,6 +1313,7 @@ class Experiment:
         int
             Units checked. Raises :class:`ExperimentError` naming the first discrepancy.
         """
+        store = self._journal
         with self._transaction() as conn:
             K = len(self.arm_names)
             stored: dict[tuple[int, int], tuple] = {
@@ -1414,8 +1324,9 @@ class Experiment:
             overall = np.zeros((K, 5))
             units = 0
             for b, a, n, r, t, q, o in conn.execute(
-                    "SELECT batch, arm, COUNT(*), COUNT(reward), TOTAL(reward), "
-                    "TOTAL(reward * reward), TOTAL(reward <> 0 AND reward <> 1) FROM units "
+                    f"SELECT batch, arm, COUNT(*), COUNT(reward), {store.total('reward')}, "
+                    f"{store.total('reward * reward')}, "
+                    f"{store.count_if('reward <> 0 AND reward <> 1')} FROM units "
                     "WHERE expired_at IS NULL GROUP BY batch, arm"):
                 self._check_arm_index(a)
                 fresh[(b, a)] = (n, r, t, q, int(o))
@@ -1431,7 +1342,7 @@ class Experiment:
                         np.allclose(got[2:4], want[2:4], rtol=1e-9, atol=1e-9):
                     where = "all batches" if key[0] == ALL_BATCHES else f"batch {key[0]}"
                     raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: the units of {where}, arm "
+                        f"{self._journal.label} is damaged: the units of {where}, arm "
                         f"{self.arm_names[key[1]]!r} (assigned, recorded, reward sum) are "
                         f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
                         f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
@@ -1447,7 +1358,7 @@ class Experiment:
                 if rewards.size != batch.n_pulls or not np.allclose(
                         batch.sum_runs(rewards), json.loads(sums), rtol=1e-9, atol=1e-9):
                     raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: the rewards of batch {batch_id}'s "
+                        f"{self._journal.label} is damaged: the rewards of batch {batch_id}'s "
                         "units do not sum to the run sums the algorithm observed (edited by "
                         "hand?)")
             # i.i.d. batches: every unit's arm is the draw at its slot (O(units), one jump per
@@ -1458,7 +1369,7 @@ class Experiment:
                 try:
                     batch = unpack_draws(cdf, state, n_pulls)
                 except ValueError as error:
-                    raise ExperimentError(f"{str(self.path)!r} is damaged: stored batch "
+                    raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
                                           f"{batch_id} cannot be read ({error})") from None
                 slots, arms, rewards = (np.array(c, dtype=float) for c in zip(*conn.execute(
                     "SELECT slot, arm, COALESCE(reward, 0) FROM units WHERE batch = ? "
@@ -1466,19 +1377,19 @@ class Experiment:
                 if slots.size and (slots.max() >= batch.n_pulls or not np.array_equal(
                         batch.arms_at(slots.astype(np.int64)), arms)):
                     raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: a unit of batch {batch_id} has an "
+                        f"{self._journal.label} is damaged: a unit of batch {batch_id} has an "
                         "arm (or slot) other than the draw of its slot (edited by hand?)")
                 if sums is not None and (slots.size != batch.n_pulls or not np.allclose(
                         np.bincount(arms.astype(np.int64), weights=rewards,
                                     minlength=len(self.arm_names)),
                         json.loads(sums), rtol=1e-9, atol=1e-9)):
                     raise ExperimentError(
-                        f"{str(self.path)!r} is damaged: the rewards of batch {batch_id}'s "
+                        f"{self._journal.label} is damaged: the rewards of batch {batch_id}'s "
                         "units do not sum to the per-arm sums the algorithm observed (edited "
                         "by hand?)")
         return units
 
-    def _verify_metrics(self, conn: sqlite3.Connection) -> None:
+    def _verify_metrics(self, conn: Connection) -> None:
         """The guardrails' running sums (``metric_totals``) against the units' own metrics:
         an edit of either is refused by :meth:`verify`, naming the guardrail and arm."""
         if not self.guardrails:
@@ -1500,7 +1411,7 @@ class Experiment:
                 b, a, j = key
                 where = "all batches" if b == ALL_BATCHES else f"batch {b}"
                 raise ExperimentError(
-                    f"{str(self.path)!r} is damaged: the units of {where}, arm "
+                    f"{self._journal.label} is damaged: the units of {where}, arm "
                     f"{self.arm_names[a]!r} hold {want[0]} value(s) of "
                     f"{self.guardrails[j].metric!r} summing to {want[1]:g}, but the totals "
                     f"the experiment kept say {got[0]}, {got[1]:g} (edited by hand?)")
@@ -1511,98 +1422,3 @@ class Experiment:
         with self._transaction():
             assert self._algorithm is not None
             return self._algorithm.decisions
-
-
-def _numbers(values: Any) -> np.ndarray | None:
-    """``values`` as an array of real numbers (booleans read as 0/1), or ``None`` when they are
-    not (text, None, ragged lists...)."""
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError):
-        return None
-    if arr.dtype.kind not in "biuf":
-        return None
-    return arr
-
-
-def _check_path(path: object) -> None:
-    """Refuse a path that is not a file name (None, a number...) in one message, rather than
-    the TypeError ``Path(path)`` raises."""
-    if not isinstance(path, (str, Path)) or not str(path).strip():
-        raise ExperimentError(f"path must be a file name (str or pathlib.Path), got "
-                              f"{_brief(path)}")
-
-
-def _brief(value: object) -> str:
-    """What was given, in a few words: its type, and its value only when that is short (a
-    Series or a long list would dump itself into the message)."""
-    text = repr(value)
-    kind = type(value).__name__
-    size = getattr(value, "size", None) if hasattr(value, "shape") else (
-        len(value) if isinstance(value, (list, tuple)) else None)
-    dtype = getattr(value, "dtype", None)
-    if len(text) <= 40 and "\n" not in text:
-        return text if size is None else f"{kind} {text}"
-    details = ", ".join(d for d in (None if size is None else f"{size} values",
-                                    None if dtype is None else f"dtype {dtype}") if d)
-    return f"a {kind}" + (f" ({details})" if details else "")
-
-
-def _as_keys(keys: Any, n: object) -> list[str]:
-    """``assign``'s keys as stored (text), refused by name unless they are a list of distinct,
-    non-empty strings or integers of at most :data:`MAX_KEY_LENGTH` characters, one per unit."""
-    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(
-            keys, (Sequence, np.ndarray, pd.Series, pd.Index)):
-        raise ExperimentError(f"keys must be a list of unit keys (strings or integers), got "
-                              f"{_brief(keys)}")
-    values = list(keys.tolist() if hasattr(keys, "tolist") else keys)
-    if not values:
-        raise ExperimentError("keys must be a non-empty list of unit keys (one per unit)")
-    out: list[str] = []
-    for i, key in enumerate(values):
-        if isinstance(key, str):
-            text = key
-        elif isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
-            text = str(int(key))
-        else:
-            raise ExperimentError(f"keys: key {i} is {_brief(key)}; a key is a non-empty "
-                                  "string or an integer")
-        if not text or len(text) > MAX_KEY_LENGTH:
-            raise ExperimentError(f"keys: key {i} has {len(text)} characters; a key has 1 to "
-                                  f"{MAX_KEY_LENGTH}")
-        out.append(text)
-    if len(set(out)) != len(out):
-        seen: set[str] = set()
-        twice = next(k for k in out if k in seen or seen.add(k))
-        raise ExperimentError(f"keys: {twice!r} appears more than once; each key may appear "
-                              "once per call (integers count as their text: 17 and '17')")
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer))
-                          or n != len(out)):
-        raise ExperimentError(f"n must equal the number of keys ({len(out)}) when keys are "
-                              f"given (or be omitted), got {n!r}")
-    return out
-
-
-def _as_ids(units: Any, allow_empty: bool = False) -> np.ndarray:
-    try:
-        arr = np.asarray(units) if units is not None else np.empty(0)
-    except (TypeError, ValueError):
-        arr = np.empty(0)
-    if arr.size == 0 and allow_empty and units is not None and arr.ndim == 1:
-        return arr.astype(np.int64)
-    if arr.ndim != 1 or arr.dtype.kind not in "iu" or arr.size == 0:
-        raise ExperimentError(f"units must be a non-empty list of unit ids (integers), got "
-                              f"{_brief(units)}")
-    if arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(np.int64).max:
-        raise ExperimentError(f"units: {int(arr.max())} is not a unit id (ids are below 2**63)")
-    if np.unique(arr).size != arr.size:
-        raise ExperimentError("units: each unit may appear once per call")
-    return arr.astype(np.int64)
-
-
-def _units_frame(ids: list[int], arms: list[int], batches: list[int], names: list[str]
-                 ) -> pd.DataFrame:
-    return pd.DataFrame({"unit": pd.Series(ids, dtype="int64"),
-                         "arm": pd.Series([names[a] for a in arms], dtype="object"),
-                         "arm_index": pd.Series(arms, dtype="int64"),
-                         "batch": pd.Series(batches, dtype="int64")})

@@ -1,0 +1,104 @@
+"""What a live experiment's calls take, checked: unit ids, external keys, numbers; each refused
+in one message naming the parameter and its rule, before anything is read or written."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .journal import ExperimentError
+
+__all__ = ["MAX_KEY_LENGTH", "as_ids", "as_keys", "brief", "numbers", "units_frame"]
+
+#: The longest external unit key ``assign(keys=...)`` takes, in characters.
+MAX_KEY_LENGTH = 256
+
+
+def numbers(values: Any) -> np.ndarray | None:
+    """``values`` as an array of real numbers (booleans read as 0/1), or ``None`` when they are
+    not (text, None, ragged lists...)."""
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        return None
+    if arr.dtype.kind not in "biuf":
+        return None
+    return arr
+
+
+def brief(value: object) -> str:
+    """What was given, in a few words: its type, and its value only when that is short (a
+    Series or a long list would dump itself into the message)."""
+    text = repr(value)
+    kind = type(value).__name__
+    size = getattr(value, "size", None) if hasattr(value, "shape") else (
+        len(value) if isinstance(value, (list, tuple)) else None)
+    dtype = getattr(value, "dtype", None)
+    if len(text) <= 40 and "\n" not in text:
+        return text if size is None else f"{kind} {text}"
+    details = ", ".join(d for d in (None if size is None else f"{size} values",
+                                    None if dtype is None else f"dtype {dtype}") if d)
+    return f"a {kind}" + (f" ({details})" if details else "")
+
+
+def as_keys(keys: Any, n: object) -> list[str]:
+    """``assign``'s keys as stored (text), refused by name unless they are a list of distinct,
+    non-empty strings or integers of at most :data:`MAX_KEY_LENGTH` characters, one per unit."""
+    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(
+            keys, (Sequence, np.ndarray, pd.Series, pd.Index)):
+        raise ExperimentError(f"keys must be a list of unit keys (strings or integers), got "
+                              f"{brief(keys)}")
+    values = list(keys.tolist() if hasattr(keys, "tolist") else keys)
+    if not values:
+        raise ExperimentError("keys must be a non-empty list of unit keys (one per unit)")
+    out: list[str] = []
+    for i, key in enumerate(values):
+        if isinstance(key, str):
+            text = key
+        elif isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            text = str(int(key))
+        else:
+            raise ExperimentError(f"keys: key {i} is {brief(key)}; a key is a non-empty "
+                                  "string or an integer")
+        if not text or len(text) > MAX_KEY_LENGTH:
+            raise ExperimentError(f"keys: key {i} has {len(text)} characters; a key has 1 to "
+                                  f"{MAX_KEY_LENGTH}")
+        out.append(text)
+    if len(set(out)) != len(out):
+        seen: set[str] = set()
+        twice = next(k for k in out if k in seen or seen.add(k))
+        raise ExperimentError(f"keys: {twice!r} appears more than once; each key may appear "
+                              "once per call (integers count as their text: 17 and '17')")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer))
+                          or n != len(out)):
+        raise ExperimentError(f"n must equal the number of keys ({len(out)}) when keys are "
+                              f"given (or be omitted), got {n!r}")
+    return out
+
+
+def as_ids(units: Any, allow_empty: bool = False) -> np.ndarray:
+    try:
+        arr = np.asarray(units) if units is not None else np.empty(0)
+    except (TypeError, ValueError):
+        arr = np.empty(0)
+    if arr.size == 0 and allow_empty and units is not None and arr.ndim == 1:
+        return arr.astype(np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu" or arr.size == 0:
+        raise ExperimentError(f"units must be a non-empty list of unit ids (integers), got "
+                              f"{brief(units)}")
+    if arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(np.int64).max:
+        raise ExperimentError(f"units: {int(arr.max())} is not a unit id (ids are below 2**63)")
+    if np.unique(arr).size != arr.size:
+        raise ExperimentError("units: each unit may appear once per call")
+    return arr.astype(np.int64)
+
+
+def units_frame(ids: list[int], arms: list[int], batches: list[int], names: list[str]
+                 ) -> pd.DataFrame:
+    return pd.DataFrame({"unit": pd.Series(ids, dtype="int64"),
+                         "arm": pd.Series([names[a] for a in arms], dtype="object"),
+                         "arm_index": pd.Series(arms, dtype="int64"),
+                         "batch": pd.Series(batches, dtype="int64")})

@@ -1,0 +1,290 @@
+"""The PostgreSQL backend of a live experiment's store: many experiments in one database, each
+in a schema of its own, ``bk_<name>``, holding :mod:`banditkit.live.journal`'s tables in
+PostgreSQL's types (BIGINT, DOUBLE PRECISION, BYTEA), through psycopg 3.
+
+What the guarantees of ``docs/experiment.md`` rest on here:
+
+- one transaction per call: each call runs between ``BEGIN`` and ``COMMIT`` on a connection in
+  autocommit mode (so nothing opens a transaction behind the experiment's back);
+- several processes (servers on several machines) on one experiment: a writing call's first
+  statement takes the row lock of the experiment's ``meta`` row ``'created'``
+  (``SELECT ... FOR UPDATE``), held to its commit, so the writers of one experiment run one
+  after another; the transaction is READ COMMITTED, so each statement after the lock sees every
+  call committed before it (REPEATABLE READ would keep the snapshot taken before the wait).
+  Writers of other experiments never wait on it. A writer waits at most 30 s
+  (``lock_timeout``), then the call is refused;
+- ``kill -9``: the server rolls back the open transaction of a connection that goes away, and
+  a commit is durable once it returns (the server's ``fsync``/``synchronous_commit``);
+- read-only open: ``default_transaction_read_only``, and each call one REPEATABLE READ READ
+  ONLY transaction (one snapshot, no lock); the server refuses any write;
+- an experiment deleted or replaced (its schema dropped, created again) while open: the value
+  of ``'created'`` read with the lock differs from the one read at open, and the call is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .journal import (
+    FORMAT,
+    POSTGRES_TYPES,
+    ExperimentError,
+    ExperimentExists,
+    ExperimentNotFound,
+    schema,
+)
+from .store import NAME_PATTERN, Store
+
+__all__ = ["PostgresStore", "list_names", "schema_name"]
+
+_LOCK_TIMEOUT_S = 30
+_CONNECT_TIMEOUT_S = 10
+_PREFIX = "bk_"
+
+
+def schema_name(name: str) -> str:
+    """The schema holding experiment ``name`` (a name checked by ``NAME_PATTERN``)."""
+    return _PREFIX + name
+
+
+def _quoted(identifier: str) -> str:
+    # names are checked against NAME_PATTERN (no quote can appear), so quoting is exact
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def safe_url(url: str) -> str:
+    """``url`` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - the extra is installed by make test
+        raise ExperimentError("a postgresql:// URL needs psycopg: pip install "
+                              "'banditkit[postgres]'") from None
+    return psycopg
+
+
+def _connect(url: str, *, readonly: bool = False) -> Any:
+    psycopg = _psycopg()
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S)
+    except psycopg.Error as error:
+        raise ExperimentError(f"cannot connect to {safe_url(url)!r}: "
+                              f"{str(error).strip()}") from None
+    conn.execute(f"SET lock_timeout = '{_LOCK_TIMEOUT_S}s'")
+    if readonly:
+        conn.execute("SET default_transaction_read_only = on")
+    return conn
+
+
+@lru_cache(maxsize=512)
+def _placeholders(sql: str) -> str:
+    """SQLite's ``?`` placeholders as psycopg's ``%s`` (the experiment's SQL holds no other
+    ``?`` and no ``%``)."""
+    return sql.replace("?", "%s")
+
+
+class _Connection:
+    """The psycopg connection as the experiment's SQL uses it: ``execute`` and
+    ``executemany`` with ``?`` placeholders, as on ``sqlite3.Connection``."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(_placeholders(sql), list(parameters) or None)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        rows = list(rows)
+        cursor = self._conn.cursor()
+        if rows:
+            cursor.executemany(_placeholders(sql), rows)
+        return cursor
+
+
+class PostgresStore(Store):
+    """An open experiment in a PostgreSQL database (see the module docstring)."""
+
+    last_id_sql = "SELECT currval(pg_get_serial_sequence('units', 'id'))"
+
+    def __init__(self, conn: Any, url: str, name: str, readonly: bool, created: str) -> None:
+        self.conn = conn
+        self.url = safe_url(url)
+        self.name = name
+        self.readonly = readonly
+        self.label = f"experiment {name!r} in {self.url!r}"
+        self.errors = (_psycopg().Error,)
+        self._created = created  # meta 'created' at open: a replaced experiment differs
+        self._wrapped = _Connection(conn)
+
+    # -- creating and opening --------------------------------------------------------------
+    @classmethod
+    def create(cls, url: str, name: str, meta: dict[str, Any]) -> PostgresStore:
+        """Create experiment ``name`` (schema ``bk_<name>``) holding ``meta``, in one
+        transaction: two processes creating one name leave one experiment, and the other gets
+        :class:`ExperimentExists`."""
+        psycopg = _psycopg()
+        conn = _connect(url)
+        target = _quoted(schema_name(name))
+        try:
+            with conn.transaction():
+                conn.execute(f"CREATE SCHEMA {target}")
+                conn.execute(f"SET LOCAL search_path TO {target}")
+                conn.execute(schema(POSTGRES_TYPES))
+                with conn.cursor() as cursor:
+                    cursor.executemany("INSERT INTO meta VALUES (%s, %s)",
+                                       [(k, json.dumps(v)) for k, v in
+                                        {**meta, "format": FORMAT}.items()])
+        except psycopg.errors.DuplicateSchema:
+            conn.close()
+            raise ExperimentExists(f"an experiment named {name!r} exists already in "
+                                   f"{safe_url(url)!r}: open it with Experiment.open, or "
+                                   "choose a new name") from None
+        except psycopg.errors.UniqueViolation:  # created at the same moment by another process
+            conn.close()
+            raise ExperimentExists(f"an experiment named {name!r} exists already in "
+                                   f"{safe_url(url)!r} (created at the same moment by another "
+                                   "process)") from None
+        except psycopg.Error as error:
+            conn.close()
+            raise ExperimentError(f"could not create experiment {name!r} in "
+                                  f"{safe_url(url)!r}: {str(error).strip()}") from None
+        return cls._attach(conn, url, name, readonly=False)
+
+    @classmethod
+    def open(cls, url: str, name: str, readonly: bool = False) -> PostgresStore:
+        """Open experiment ``name`` of the database at ``url``; refused (before anything is
+        written) when it does not exist, is not an experiment, or has another format."""
+        conn = _connect(url, readonly=readonly)
+        try:
+            tables = {r[0] for r in conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND c.relkind = 'r'", (schema_name(name),))}
+        except _psycopg().Error as error:
+            conn.close()
+            raise ExperimentError(f"cannot read {safe_url(url)!r}: {str(error).strip()}"
+                                  ) from None
+        if not tables:
+            conn.close()
+            raise ExperimentNotFound(f"no experiment named {name!r} in {safe_url(url)!r} "
+                                     "(create one with Experiment.create)")
+        if not {"meta", "batches", "units"} <= tables:
+            conn.close()
+            raise ExperimentError(f"schema {schema_name(name)!r} of {safe_url(url)!r} is not a "
+                                  "banditkit experiment (it lacks the meta, batches and units "
+                                  "tables)")
+        store = cls._attach(conn, url, name, readonly=readonly)
+        version = store.meta().get("format")
+        if version != FORMAT or isinstance(version, bool):
+            store.close()
+            raise ExperimentError(f"{store.label} has experiment format {version!r}; this "
+                                  f"banditkit reads format {FORMAT}")
+        return store
+
+    @classmethod
+    def _attach(cls, conn: Any, url: str, name: str, readonly: bool) -> PostgresStore:
+        conn.execute(f"SET search_path TO {_quoted(schema_name(name))}")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'created'").fetchone()
+        return cls(conn, url, name, readonly, None if row is None else row[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions ------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[_Connection]:
+        psycopg = _psycopg()
+        conn = self.conn
+        try:
+            if self.readonly:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                row = conn.execute("SELECT value FROM meta WHERE key = 'created'").fetchone()
+            else:
+                conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                # the experiment's write lock, first: held to COMMIT or ROLLBACK
+                row = conn.execute("SELECT value FROM meta WHERE key = 'created' FOR UPDATE"
+                                   ).fetchone()
+        except psycopg.errors.LockNotAvailable as error:
+            self._rollback()
+            raise ExperimentError(f"{self.label} is locked by another process for more than "
+                                  f"{_LOCK_TIMEOUT_S} s ({str(error).strip()})") from None
+        except psycopg.errors.UndefinedTable:
+            self._rollback()
+            raise ExperimentError(f"{self.label} was deleted since it was opened; nothing "
+                                  "more is written to it (open it again)") from None
+        except BaseException:
+            self._rollback()
+            raise
+        if row is None or row[0] != self._created:
+            self._rollback()
+            raise ExperimentError(f"{self.label} was deleted or replaced since it was opened; "
+                                  "nothing more is written to it (open it again)")
+        try:
+            yield self._wrapped
+        except BaseException:
+            self._rollback()
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        if self.conn.closed:
+            return
+        try:
+            self.conn.execute("ROLLBACK")
+        except _psycopg().Error:  # the connection is gone: the server rolled it back
+            pass
+
+    def meta(self) -> dict[str, Any]:
+        try:
+            rows = self.conn.execute("SELECT key, value FROM meta").fetchall()
+            return {k: json.loads(v) for k, v in rows}
+        except (_psycopg().Error, ValueError, TypeError) as error:
+            raise ExperimentError(f"{self.label} is damaged: its meta table cannot be read "
+                                  f"({str(error).strip()})") from None
+
+    # -- dialect -----------------------------------------------------------------------------
+    def total(self, expression: str) -> str:
+        return f"CAST(COALESCE(SUM({expression}), 0) AS DOUBLE PRECISION)"
+
+    def count_if(self, condition: str) -> str:
+        # PostgreSQL has no SUM(boolean): count the rows where it holds
+        return self.total(f"CASE WHEN {condition} THEN 1 ELSE 0 END")
+
+    def json_item(self, column: str, index: int) -> str:
+        return f"CAST(CAST({column} AS JSONB) ->> {int(index)} AS DOUBLE PRECISION)"
+
+    def indexed_by(self, index: str) -> str:
+        return ""
+
+
+def list_names(url: str, only: str | None = None) -> list[str]:
+    """The experiments of the database at ``url`` (schemas ``bk_<name>`` holding a ``meta``
+    table), sorted; ``only``: just that name, if it exists."""
+    conn = _connect(url, readonly=True)
+    try:
+        sql = ("SELECT n.nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
+               "AND c.relname = 'meta' AND c.relkind = 'r' WHERE ")
+        if only is None:
+            rows = conn.execute(sql + "n.nspname LIKE %s", (_PREFIX.replace("_", "\\_") + "%",)
+                                ).fetchall()
+        else:
+            rows = conn.execute(sql + "n.nspname = %s", (schema_name(only),)).fetchall()
+    except _psycopg().Error as error:
+        raise ExperimentError(f"cannot read {safe_url(url)!r}: {str(error).strip()}") from None
+    finally:
+        conn.close()
+    names = (r[0][len(_PREFIX):] for r in rows)
+    return sorted(n for n in names if NAME_PATTERN.fullmatch(n))
