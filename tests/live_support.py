@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,11 +58,71 @@ class TableBandit(Environment):
         return 0
 
 
-def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list:
+@dataclass(frozen=True)
+class Where:
+    """Where a test's experiment lives: an SQLite file (``name`` None), or experiment ``name``
+    in the PostgreSQL database at URL ``target``. The helpers below take one, or a plain path."""
+
+    target: str
+    name: str | None = None
+
+    @property
+    def backend(self) -> str:
+        return "sqlite" if self.name is None else "postgres"
+
+    def create(self, **kwargs: Any):
+        from banditkit import Experiment
+
+        return Experiment.create(self.target, name=self.name, **kwargs)
+
+    def open(self, **kwargs: Any):
+        from banditkit import Experiment
+
+        return Experiment.open(self.target, name=self.name, **kwargs)
+
+    def connect(self) -> Any:
+        """A plain connection to the experiment's tables (``?`` placeholders on both), for
+        tests that read or tamper with them behind the experiment's back."""
+        if self.name is None:
+            return sqlite3.connect(self.target, timeout=30)
+        return _PostgresTables(self.target, self.name)
+
+    def argv(self) -> list[str]:
+        return [self.target] if self.name is None else [self.target, self.name]
+
+
+class _PostgresTables:
+    """A psycopg connection whose search path is the experiment's schema, with sqlite3's
+    ``execute(sql, params)`` / ``commit`` / ``close`` and ``?`` placeholders."""
+
+    def __init__(self, url: str, name: str) -> None:
+        import psycopg
+
+        from banditkit.live.postgres_store import schema_name
+
+        self._conn = psycopg.connect(url)
+        self._conn.execute(f'SET search_path TO "{schema_name(name)}"')
+        self._conn.commit()
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return self._conn.execute(sql.replace("?", "%s"), list(params) or None)
+
+    def commit(self) -> None:
+        self._conn.commit()
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def as_where(where: Where | str | Path) -> Where:
+    return where if isinstance(where, Where) else Where(str(where))
+
+
+def unit_rewards(path: Where | str, units: list[int], table: np.ndarray) -> list:
     """The reward of each unit: ``table[arm, k]`` with k the unit's pull's rank among all pulls
     of its arm in the algorithm's pull order (earlier batches, then earlier slots). A 3-D
     ``table`` (costs) gives each unit's row of costs."""
-    conn = sqlite3.connect(path, timeout=30)
+    conn = as_where(path).connect()
     try:
         batches = {b: unpack_runs(a, c)
                    for b, a, c in conn.execute("SELECT batch, arms, counts FROM runs")}
@@ -90,7 +153,7 @@ def unit_rewards(path: str, units: list[int], table: np.ndarray) -> list:
     return out
 
 
-def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None, *,
+def drive(path: Where | str, table: np.ndarray, seed: int, max_calls: int, log=None, *,
           restart_every: int | None = None, cost_table: np.ndarray | None = None) -> None:
     """Assign and record in small random steps until the experiment finishes (or
     ``max_calls`` calls), printing each returned record call's units to ``log`` and reopening
@@ -98,10 +161,10 @@ def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None, *,
     their rewards."""
     import time
 
-    from banditkit import Experiment
 
     rng = np.random.default_rng(seed)
-    exp = Experiment.open(path)
+    where = as_where(path)
+    exp = where.open()
     try:
         # units assigned but never answered (by a process that died) are answered here
         units = exp.units()
@@ -110,7 +173,7 @@ def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None, *,
         for call in range(1, max_calls + 1):
             if restart_every and call % restart_every == 0:
                 exp.close()
-                exp = Experiment.open(path)
+                exp = where.open()
             if rng.random() < 0.6 or not waiting:
                 units = exp.assign(int(rng.integers(1, 40)))["unit"].tolist()
                 if not units and not waiting:
@@ -123,27 +186,28 @@ def drive(path: str, table: np.ndarray, seed: int, max_calls: int, log=None, *,
                 rng.shuffle(waiting)
                 k = int(rng.integers(1, len(waiting) + 1))
                 take, waiting = waiting[:k], waiting[k:]
-                costs = None if cost_table is None else unit_rewards(path, take, cost_table)
-                exp.record(take, unit_rewards(path, take, table), costs)
+                costs = None if cost_table is None else unit_rewards(where, take, cost_table)
+                exp.record(take, unit_rewards(where, take, table), costs)
                 if log is not None:
                     print("recorded", *take, file=log, flush=True)
     finally:
         exp.close()
 
 
-if __name__ == "__main__":  # a child process: drive PATH with the table of MEANS
-    path, means, seed, calls = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), \
-        int(sys.argv[4])
-    drive(path, reward_table(means), seed, calls, log=sys.stdout)
+if __name__ == "__main__":  # a child process: drive PATH (or URL NAME) with the table of MEANS
+    args = sys.argv[1:]
+    where = Where(*args[:2]) if args[0].startswith("postgresql://") else Where(args[0])
+    means, seed, calls = args[len(where.argv()):]
+    drive(where, reward_table(json.loads(means)), int(seed), int(calls), log=sys.stdout)
 
 
-def check_consistent(path) -> None:
+def check_consistent(path: Where | str | Path) -> None:
     """No slot holds two live units, and every observed batch's stored run sums are its units'
     rewards, each slot counted once (so no reward was lost or counted twice)."""
-    conn = sqlite3.connect(path)
+    conn = as_where(path).connect()
     try:
         (dupes,) = conn.execute("SELECT COUNT(*) FROM (SELECT batch, slot FROM units WHERE "
-                                "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1)"
+                                "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1) AS d"
                                 ).fetchone()
         assert dupes == 0
         for b, counts, sums in conn.execute(

@@ -21,7 +21,15 @@ from banditkit import Experiment, ExperimentError, simulate
 from banditkit.live.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
-from live_support import TableBandit, check_consistent, drive, reward_table, unit_rewards
+from live_support import (
+    TableBandit,
+    Where,
+    as_where,
+    check_consistent,
+    drive,
+    reward_table,
+    unit_rewards,
+)
 
 HERE = Path(__file__).parent
 
@@ -66,31 +74,35 @@ def _simulated(case: str, seed: int = 3):
     return simulate(algo, env, horizon=horizon, seed=0), table
 
 
-def _create(path: Path, case: str, seed: int = 3, **kw) -> Experiment:
+def _create(path: Path | Where, case: str, seed: int = 3, **kw) -> Experiment:
     name, arms, horizon, params, _ = CASES[case]
     if case in CONSTRAINED:
         kw.setdefault("thresholds", THRESHOLDS)
-    return Experiment.create(path, algorithm=name, arms=arms, seed=seed, horizon=horizon,
-                             params=params, **kw)
+    return as_where(path).create(algorithm=name, arms=arms, seed=seed, horizon=horizon,
+                                 params=params, **kw)
 
 
-def _finish(path: Path, table: np.ndarray, seed: int, restart_every: int = 3) -> Experiment:
+def _finish(path: Path | Where, table: np.ndarray, seed: int, restart_every: int = 3
+            ) -> Experiment:
     """Drive to the end in small random assign/record calls, reopening every few calls."""
-    with Experiment.open(path) as exp:
+    where = as_where(path)
+    with where.open() as exp:
         costs = _cost_table() if exp._problem.n_costs else None
-    drive(str(path), table, seed, 10**6, restart_every=restart_every, cost_table=costs)
-    exp = Experiment.open(path)
+    drive(where, table, seed, 10**6, restart_every=restart_every, cost_table=costs)
+    exp = where.open()
     assert exp.status().finished
     return exp
 
 
-@pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("order", ["shuffled", "batch"])
-def test_an_experiment_makes_the_decisions_of_a_simulation(tmp_path, case, order):
+# every case in both orders on SQLite; on PostgreSQL (the same SQL through the other backend)
+# every case in the shuffled order
+@pytest.mark.parametrize("case, order, where", [
+    *((c, o, "sqlite") for o in ("shuffled", "batch") for c in CASES),
+    *((c, "shuffled", "postgres") for c in CASES)], indirect=["where"])
+def test_an_experiment_makes_the_decisions_of_a_simulation(where, case, order):
     trial, table = _simulated(case)
-    path = tmp_path / "e.sqlite"
-    _create(path, case, order=order).close()
-    exp = _finish(path, table, 1)
+    _create(where, case, order=order).close()
+    exp = _finish(where, table, 1)
     log = exp.decisions()
     assert log.same_as(trial.decisions)
     np.testing.assert_array_equal(log.batch_sizes(), trial.decisions.batch_sizes())
@@ -120,8 +132,8 @@ def test_each_batch_has_its_own_shuffled_order(tmp_path):
     assert orders[0] != orders[1] and orders[1] != orders[2]
 
 
-def test_status_counts_means_and_intervals(tmp_path):
-    with _create(tmp_path / "e.sqlite", "ReplicableElimination", order="batch") as exp:
+def test_status_counts_means_and_intervals(where):
+    with _create(where, "ReplicableElimination", order="batch") as exp:
         units = exp.assign(6)  # the 6 pulls of arm a come first in batch order (18 in all)
         assert units["arm"].tolist() == ["a"] * 6
         exp.record(units["unit"], [1, 1, 0, 1, 0, 1])
@@ -147,8 +159,8 @@ def test_status_intervals_of_non_binary_rewards_stay_in_the_reward_range(tmp_pat
     assert row["low"] == pytest.approx(0.975 - 0.04389, abs=1e-4) and row["high"] == 1.0
 
 
-def test_expired_slots_are_assigned_again_and_late_rewards_refused(tmp_path):
-    with _create(tmp_path / "e.sqlite", "ReplicableElimination", order="batch") as exp:
+def test_expired_slots_are_assigned_again_and_late_rewards_refused(where):
+    with _create(where, "ReplicableElimination", order="batch") as exp:
         first = exp.assign(18)
         assert exp.assign(5).empty  # the batch is fully handed out: it needs rewards
         exp.record(first["unit"][2:], [1.0] * 16)
@@ -165,8 +177,8 @@ def test_expired_slots_are_assigned_again_and_late_rewards_refused(tmp_path):
         assert exp.expire(older_than=0.0) == 3 and exp.assign(3)["unit"].min() > later["unit"].max()
 
 
-def test_a_retried_record_counts_nothing_twice_and_conflicts_are_refused(tmp_path):
-    with _create(tmp_path / "e.sqlite", "ReplicableElimination") as exp:
+def test_a_retried_record_counts_nothing_twice_and_conflicts_are_refused(where):
+    with _create(where, "ReplicableElimination") as exp:
         units = exp.assign(4)["unit"].tolist()
         assert exp.record(units, [1, 0, 1, 0]) == 4
         assert exp.record(units, [1, 0, 1, 0]) == 0  # the same call again: nothing new
@@ -189,8 +201,8 @@ def test_a_retried_record_counts_nothing_twice_and_conflicts_are_refused(tmp_pat
     (lambda e, u: e.expire(), "exactly one"),
     (lambda e, u: e.expire(older_than=-1), "older_than"),
 ])
-def test_refusals_name_the_rule_and_change_nothing(tmp_path, call, match):
-    with _create(tmp_path / "e.sqlite", "ReplicableElimination") as exp:
+def test_refusals_name_the_rule_and_change_nothing(where, call, match):
+    with _create(where, "ReplicableElimination") as exp:
         units = exp.assign(3)["unit"].tolist()
         before = exp.units()
         with pytest.raises(ExperimentError, match=match):
@@ -236,32 +248,43 @@ def test_open_refuses_what_is_not_an_intact_experiment(tmp_path):
     with _create(path, "ReplicableElimination") as exp:
         units = exp.assign(18)["unit"].tolist()
         exp.record(units, [1.0] * len(units))
+
+
+def test_reopen_replays_and_refuses_a_tampered_batch(where):
+    with _create(where, "ReplicableElimination") as exp:
+        units = exp.assign(18)["unit"].tolist()
+        exp.record(units, [1.0] * len(units))
     with pytest.raises(ExperimentError, match="already exists"):
-        _create(path, "ReplicableElimination")
-    conn = sqlite3.connect(path)  # tamper with a stored batch: the replay must notice
-    conn.execute(f"UPDATE runs SET counts = x'{_runs_hex(5, 6, 7)}' WHERE batch = 0")
+        _create(where, "ReplicableElimination")
+    with where.open() as exp:  # intact: the replay accepts it
+        assert exp.status().batches_observed == 1
+    conn = where.connect()  # tamper with a stored batch: the replay must notice
+    conn.execute("UPDATE runs SET counts = ? WHERE batch = 0",
+                 (bytes.fromhex(_runs_hex(5, 6, 7)),))
     conn.commit()
     conn.close()
     with pytest.raises(ExperimentError, match="other pulls than stored batch 0"):
-        Experiment.open(path)
+        where.open()
+    with pytest.raises(ExperimentError, match="other pulls than stored batch 0"):
+        where.open(readonly=True)
 
 
-def _child(path: Path, means: list[float], seed: int, calls: int) -> subprocess.Popen:
+def _child(path: Path | Where, means: list[float], seed: int, calls: int) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
-    return subprocess.Popen([sys.executable, str(HERE / "live_support.py"), str(path),
-                             json.dumps(means), str(seed), str(calls)],
+    return subprocess.Popen([sys.executable, str(HERE / "live_support.py"),
+                             *as_where(path).argv(), json.dumps(means), str(seed), str(calls)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
+def test_kill_9_mid_record_loses_and_duplicates_nothing(where):
     case = "ReplicableElimination"
     trial, table = _simulated(case)
-    path = tmp_path / "e.sqlite"
+    path = where
     _create(path, case).close()
     means = CASES[case][4]
     rng = np.random.default_rng(5)
     for round_ in range(4):
-        with Experiment.open(path) as exp:  # a finished experiment leaves the child nothing to do
+        with path.open() as exp:  # a finished experiment leaves the child nothing to do
             assert not exp.status().finished
         child = _child(path, means, seed=round_, calls=100_000)
         # The kill comes after a few returned record calls, not after a wall-clock delay: on a
@@ -278,7 +301,7 @@ def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
         out, _ = child.communicate()
         returned = [int(u) for line in [*seen, *out.splitlines()]
                     if line.startswith("recorded") for u in line.split()[1:]]
-        conn = sqlite3.connect(path)
+        conn = path.connect()
         recorded = {u for (u,) in conn.execute("SELECT id FROM units WHERE reward IS NOT NULL")}
         conn.close()
         assert set(returned) <= recorded  # what a call returned is on disk
@@ -290,10 +313,10 @@ def test_kill_9_mid_record_loses_and_duplicates_nothing(tmp_path):
     check_consistent(path)
 
 
-def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
+def test_two_processes_on_one_experiment_do_not_corrupt_it(where):
     case = "ReplicableElimination"
     trial, table = _simulated(case)
-    path = tmp_path / "e.sqlite"
+    path = where
     _create(path, case).close()
     means = CASES[case][4]
     children = [_child(path, means, seed=s, calls=150) for s in (11, 12)]
@@ -301,9 +324,9 @@ def test_two_processes_on_one_experiment_do_not_corrupt_it(tmp_path):
         _, err = child.communicate(timeout=120)
         assert child.returncode == 0, err
     check_consistent(path)
-    conn = sqlite3.connect(path)
+    conn = path.connect()
     (dupes,) = conn.execute("SELECT COUNT(*) FROM (SELECT batch, slot FROM units WHERE "
-                            "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1)"
+                            "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1) AS d"
                             ).fetchone()
     conn.close()
     assert dupes == 0

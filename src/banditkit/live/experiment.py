@@ -618,9 +618,12 @@ class Experiment:
                          [(batch_id, int(s), int(a), now)
                           for s, a in zip(slots, arms, strict=True)])
         # the write lock is held, so the new ids are consecutive and end at the last one
-        # (read before the totals' inserts, which move last_insert_rowid)
-        (last,) = conn.execute(self._journal.last_id_sql).fetchone()
-        ids = list(range(last - slots.size + 1, last + 1)) if slots.size else []
+        # (read before the totals' inserts, which move last_insert_rowid; PostgreSQL's
+        # sequence moves only under the lock too, and is read only after an insert)
+        ids: list[int] = []
+        if slots.size:
+            (last,) = conn.execute(self._journal.last_id_sql).fetchone()
+            ids = list(range(last - slots.size + 1, last + 1))
         if take:
             conn.execute("UPDATE batches SET handed = handed + ? WHERE id = ?",
                          (take, batch_id))

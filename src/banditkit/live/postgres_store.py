@@ -114,6 +114,15 @@ class _Connection:
         return cursor
 
 
+# A reading call: one snapshot, no lock. A writing call: READ COMMITTED (each statement sees
+# what was committed before it), and the experiment's write lock, the row lock of its 'created'
+# meta row, taken first and held to COMMIT or ROLLBACK.
+_BEGIN_READ = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+               "SELECT value FROM meta WHERE key = 'created'")
+_BEGIN_WRITE = ("BEGIN ISOLATION LEVEL READ COMMITTED; "
+                "SELECT value FROM meta WHERE key = 'created' FOR UPDATE")
+
+
 class PostgresStore(Store):
     """An open experiment in a PostgreSQL database (see the module docstring)."""
 
@@ -149,12 +158,12 @@ class PostgresStore(Store):
                                         {**meta, "format": FORMAT}.items()])
         except psycopg.errors.DuplicateSchema:
             conn.close()
-            raise ExperimentExists(f"an experiment named {name!r} exists already in "
+            raise ExperimentExists(f"an experiment named {name!r} already exists in "
                                    f"{safe_url(url)!r}: open it with Experiment.open, or "
                                    "choose a new name") from None
         except psycopg.errors.UniqueViolation:  # created at the same moment by another process
             conn.close()
-            raise ExperimentExists(f"an experiment named {name!r} exists already in "
+            raise ExperimentExists(f"an experiment named {name!r} already exists in "
                                    f"{safe_url(url)!r} (created at the same moment by another "
                                    "process)") from None
         except psycopg.Error as error:
@@ -208,14 +217,11 @@ class PostgresStore(Store):
         psycopg = _psycopg()
         conn = self.conn
         try:
-            if self.readonly:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                row = conn.execute("SELECT value FROM meta WHERE key = 'created'").fetchone()
-            else:
-                conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
-                # the experiment's write lock, first: held to COMMIT or ROLLBACK
-                row = conn.execute("SELECT value FROM meta WHERE key = 'created' FOR UPDATE"
-                                   ).fetchone()
+            # BEGIN and the first statement in one round trip (the simple query protocol
+            # takes both): each round trip is a wait for the server process
+            cursor = conn.execute(_BEGIN_READ if self.readonly else _BEGIN_WRITE)
+            cursor.nextset()
+            row = cursor.fetchone()
         except psycopg.errors.LockNotAvailable as error:
             self._rollback()
             raise ExperimentError(f"{self.label} is locked by another process for more than "

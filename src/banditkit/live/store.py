@@ -157,8 +157,8 @@ def check_location(location: object, name: object) -> None:
     if not isinstance(location, (str, Path)) or not str(location).strip():
         from .inputs import brief
 
-        raise ExperimentError(f"path must be a file name (str or pathlib.Path) or a "
-                              f"postgresql:// URL, got {brief(location)}")
+        raise ExperimentError(f"path must be a file name (str or pathlib.Path), got "
+                              f"{brief(location)} (or a postgresql:// URL, with name=)")
     if name is not None:
         raise ExperimentError(f"name chooses an experiment in a PostgreSQL database (a "
                               f"postgresql:// URL); an SQLite file holds one experiment: omit "
