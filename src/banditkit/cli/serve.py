@@ -105,4 +105,5 @@ def _catalog(db: str) -> Any:
 
 
 def _refuse(message: str) -> int:
-    return refuse(message, "banditkit serve")
+    # one line: the driver's messages (a refused connection) span several
+    return refuse(" ".join(message.split()), "banditkit serve")

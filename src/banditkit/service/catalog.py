@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
+from ..live.store import NAME_PATTERN, NAME_RULE
 
 __all__ = ["Catalog", "Conflict", "NotFound", "Unavailable"]
 
@@ -56,9 +57,13 @@ class Catalog(ABC):
         """Run ``call`` on the worker thread (returns a concurrent future)."""
         return self._worker.submit(call)
 
-    @abstractmethod
     def check_name(self, name: Any) -> str:
-        """``name`` if it can name an experiment here, else refuse (ExperimentError, 400)."""
+        """``name`` if it can name an experiment, else refuse (ExperimentError, 400). One rule
+        on both backends, the library's for a name in a database (a file name without a path
+        in a folder: no ``/``, no leading dot), so names carry over from one to the other."""
+        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+            raise ExperimentError(f"name must be {NAME_RULE}, got {name!r}")
+        return name
 
     @abstractmethod
     def names(self) -> list[str]:

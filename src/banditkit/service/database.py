@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
 from ..live.journal import ExperimentExists, ExperimentNotFound
-from ..live.store import check_location, list_experiments
+from ..live.store import list_experiments
 from .catalog import Catalog, Conflict, NotFound, Unavailable
 
 __all__ = ["ExperimentDatabase"]
@@ -34,10 +34,6 @@ class ExperimentDatabase(Catalog):
         super().__init__()
         self.url = url
         self.where = f"database {_without_password(url)}"
-
-    def check_name(self, name: Any) -> str:
-        check_location(self.url, name)  # the library's rule for a name in a database
-        return name
 
     def names(self) -> list[str]:
         return self._reachable(lambda: list_experiments(self.url))

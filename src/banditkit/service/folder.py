@@ -4,20 +4,17 @@ worker thread and the several-processes argument are those of :mod:`.catalog`)."
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from pathlib import Path
 from typing import Any
 
 from ..live import Experiment, ExperimentError
 from ..live.journal import file_identity
+from ..live.store import NAME_PATTERN
 from .catalog import Catalog, Conflict, NotFound
 
-__all__ = ["NAME_RULE", "ExperimentFolder"]
+__all__ = ["ExperimentFolder"]
 
-#: An experiment's name: a file name without a path (no ``/``, no leading dot, so no ``..``).
-NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-NAME_RULE = ("1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit")
 SUFFIX = ".sqlite"
 
 
@@ -39,12 +36,6 @@ class ExperimentFolder(Catalog):
         self.where = f"folder {self.root}"
         # name -> the file's identity when opened: a file deleted or replaced is reopened
         self._identity: dict[str, tuple[int, int]] = {}
-
-    def check_name(self, name: Any) -> str:
-        """``name`` if it can name a file in the folder and nothing outside it, else refuse."""
-        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-            raise ExperimentError(f"name must be {NAME_RULE}, got {name!r}")
-        return name
 
     def path(self, name: str) -> Path:
         return self.root / f"{self.check_name(name)}{SUFFIX}"
