@@ -490,3 +490,46 @@ def _sticky(port: int) -> None:
     assert sum(arm["assigned"] for arm in state["arms"]) == 4  # bob took no second slot
     _, listed = call(port, "GET", "/experiments/keyed/units")
     assert [u["key"] for u in listed["units"]] == ["alice", "42", "bob", "carol"]
+
+
+def test_a_database_that_goes_away_is_503_and_the_server_recovers_when_it_is_back():
+    """PostgreSQL stopped under a running server: calls get 503 with one line that does not say
+    where the database is, and change nothing; once it is back, the same server answers again
+    (it opens the experiment afresh rather than keep a dead connection)."""
+    import subprocess
+
+    from postgres_support import _as_server_user, postgres_bin, start_server
+
+    cluster, stop = start_server()  # its own cluster: stopping it disturbs no other test
+    server = None
+    try:
+        server = Server(cluster.url(), token=TOKEN)
+        assert call(server.port, "POST", "/experiments", {"name": "ab", **DEFINITION},
+                    token=TOKEN)[0] == 201
+        assert len(call(server.port, "POST", "/experiments/ab/assign", {"n": 3},
+                        token=TOKEN)[1]["units"]) == 3
+        pg_ctl = [*_as_server_user()[0], str(postgres_bin() / "pg_ctl"), "-D",
+                  str(cluster.socket_dir / "data"), "-w", "-m", "immediate"]
+        subprocess.run([*pg_ctl, "stop"], check=True, capture_output=True)
+        for method, path, body in (("POST", "/experiments/ab/assign", {"n": 1}),
+                                   ("GET", "/experiments/ab/status", None),
+                                   ("GET", "/experiments", None)):
+            status, answer = call(server.port, method, path, body, token=TOKEN)
+            assert status == 503, answer
+            assert list(answer) == ["error"] and "cannot be reached" in answer["error"]
+            assert str(cluster.port) not in answer["error"]
+        # pg_ctl restart starts a stopped server with the options it last ran with
+        subprocess.run([*pg_ctl, "-l", str(cluster.socket_dir / "log"), "restart"],
+                       check=True, capture_output=True)
+        status, answer = call(server.port, "POST", "/experiments/ab/assign", {"n": 1},
+                              token=TOKEN)
+        assert status == 200 and len(answer["units"]) == 1, answer
+        # nothing was written while it was down: 4 units in all (PostgreSQL's sequences may
+        # skip ids after a crash, so the new unit's id is not checked)
+        _, state = call(server.port, "GET", "/experiments/ab/status")
+        assert sum(arm["assigned"] for arm in state["arms"]) == 4
+        assert call(server.port, "GET", "/experiments")[1] == {"experiments": ["ab"]}
+    finally:
+        if server is not None:
+            server.kill()
+        stop()
