@@ -5,6 +5,12 @@ ReplicableElimination at budgets 10⁵, 10⁷ and 10⁹, in-process and through 
 one batch.
 
     python benchmarks/bench_live.py [--budgets 1e5 1e7 1e9] [--no-cli] [--units 10000]
+        [--db postgresql://...] [--call-size N]
+
+``--db URL`` keeps the experiments in that PostgreSQL database (each under a fresh name, in
+process only: the CLI takes a file) instead of SQLite files in a temporary folder;
+``--call-size N`` assigns and records N units per call (default: as many as are left), so
+that a small N measures the cost of a call rather than of a unit.
 
 Rewards are 0/1 draws (rate 0.5) from ``numpy.random.default_rng(0)``; arms: the 3 × 3
 identity for the linear identifiers, names a, b, c for ReplicableElimination (ρ = 0.2, its live
@@ -40,17 +46,21 @@ CASES = {"GBAI": (np.eye(3), {}), "P1RAGE": (np.eye(3), {}),
          "ReplicableElimination": (["a", "b", "c"], {"rho": 0.2})}
 
 
-def _create(path: Path, name: str, budget: int, params: dict | None = None) -> None:
+#: Where an experiment lives: (SQLite path, None) or (PostgreSQL URL, experiment name).
+Location = tuple[Path | str, str | None]
+
+
+def _create(path: Location, name: str, budget: int, params: dict | None = None) -> None:
     arms, base = CASES[name]
-    Experiment.create(path, algorithm=name, arms=arms, seed=1, horizon=budget,
-                      params={**base, **(params or {})}).close()
+    Experiment.create(path[0], name=path[1], algorithm=name, arms=arms, seed=1,
+                      horizon=budget, params={**base, **(params or {})}).close()
 
 
-def _first(path: Path, rng: np.random.Generator) -> float:
+def _first(path: Location, rng: np.random.Generator) -> float:
     """Seconds of the first two assign + record calls of one unit: the batch asked and stored,
     once per batch (O(batch): an i.i.d. identifier's batch is its whole budget or epoch)."""
     start = time.perf_counter()
-    with Experiment.open(path) as exp:
+    with Experiment.open(path[0], name=path[1]) as exp:
         for _ in range(2):  # P1-RAGE's first epoch is one pull: the second asks epoch 2
             frame = exp.assign(1)
             exp.record(frame["unit"], rng.integers(0, 2, len(frame)).astype(float))
@@ -64,14 +74,14 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _in_process(path: Path, units: int, rng: np.random.Generator
-                ) -> tuple[float, float, float, int]:
-    """(wall and CPU seconds of assign + record for ``units`` units, wall seconds of one
-    status, units done)."""
-    with Experiment.open(path) as exp:
+def _in_process(path: Location, units: int, rng: np.random.Generator,
+                call_size: int | None = None) -> tuple[float, float, float, int]:
+    """(wall and CPU seconds of assign + record for ``units`` units, ``call_size`` a call,
+    wall seconds of one status, units done)."""
+    with Experiment.open(path[0], name=path[1]) as exp:
         done, start, cpu = 0, time.perf_counter(), _cpu()
         while done < units:
-            frame = exp.assign(units - done)
+            frame = exp.assign(min(units - done, call_size or units))
             if frame.empty:
                 break
             exp.record(frame["unit"], rng.integers(0, 2, len(frame)).astype(float))
@@ -89,8 +99,9 @@ def _cli(*args: str) -> None:
         raise RuntimeError(done.stderr)
 
 
-def _through_cli(path: Path, units: int, rng: np.random.Generator, folder: Path
+def _through_cli(location: Location, units: int, rng: np.random.Generator, folder: Path
                  ) -> tuple[float, float, float, int]:
+    path = Path(location[0])
     done, calls, k, cpu = 0, 0.0, 0, _cpu()
     while done < units:
         k += 1
@@ -119,8 +130,19 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=10_000)
     parser.add_argument("--no-cli", action="store_true")
     parser.add_argument("--algorithms", nargs="+", default=list(CASES))
+    parser.add_argument("--db", default=None, help="a postgresql:// URL (default: SQLite "
+                        "files in a temporary folder)")
+    parser.add_argument("--call-size", type=int, default=None)
+    parser.add_argument("--no-late", action="store_true",
+                        help="skip the last-10,000-of-100,000 rows")
     args = parser.parse_args()
-    paths = ["in-process"] + ([] if args.no_cli else ["cli"])
+    paths = ["in-process"] + ([] if args.no_cli or args.db else ["cli"])
+    run_id = f"b{os.getpid()}_{int(time.time())}"
+
+    def where(folder: Path, stem: str) -> Location:
+        if args.db is None:
+            return folder / f"{stem}.sqlite", None
+        return args.db, f"{run_id}_{stem}".replace("+", "")
     print(f"{'algorithm':22s} {'path':10s} {'budget':>7s} {'units':>6s} {'us/unit':>9s} "
           f"{'ratio':>6s} {'cpu us':>8s} {'ratio':>6s} {'status ms':>9s} {'ratio':>6s} "
           f"{'first s':>8s}")
@@ -130,7 +152,7 @@ def main() -> None:
             for how in paths:
                 first: tuple[float, float, float] | None = None
                 for budget in (int(b) for b in args.budgets):
-                    path = folder / f"{name}-{how}-{budget}.sqlite"
+                    path = where(folder, f"{name}-{how}-{budget}")
                     rng = np.random.default_rng(0)
                     try:
                         _create(path, name, budget)
@@ -138,7 +160,8 @@ def main() -> None:
                         print(f"{name:22s} {how:10s} {budget:7.0e} refused: {error}")
                         continue
                     once = _first(path, rng)
-                    run = _in_process if how == "in-process" else \
+                    run = (lambda p, u, r: _in_process(p, u, r, args.call_size)) \
+                        if how == "in-process" else \
                         (lambda p, u, r: _through_cli(p, u, r, folder))
                     calls, cpu, status, done = run(path, args.units, rng)
                     per_unit, status_ms = 1e6 * calls / max(done, 1), 1e3 * status
@@ -149,13 +172,13 @@ def main() -> None:
                           f"{cpu_unit / first[1]:6.2f} {status_ms:9.1f} "
                           f"{status_ms / first[2]:6.2f} {once:8.2f}", flush=True)
         # the last 10,000 of 100,000 units of one batch (the first 90,000 untimed)
-        for name, budget, params in [("ReplicableElimination", 10**7, {"beta": 40_000}),
-                                     ("GBAI", 100_000, {})]:
-            path = folder / f"{name}-late.sqlite"
+        for name, budget, params in [] if args.no_late else [
+                ("ReplicableElimination", 10**7, {"beta": 40_000}), ("GBAI", 100_000, {})]:
+            path = where(folder, f"{name}-late")
             _create(path, name, budget, params)
             rng = np.random.default_rng(0)
             _in_process(path, 90_000, rng)
-            calls, cpu, status, done = _in_process(path, args.units, rng)
+            calls, cpu, status, done = _in_process(path, args.units, rng, args.call_size)
             print(f"{name:22s} {'late':10s} {budget:7.0e} {done:6d} "
                   f"{1e6 * calls / done:9.1f} {'':6s} {1e6 * cpu / done:8.1f} {'':6s} "
                   f"{1e3 * status:9.1f}   (units 90,001-100,000 of one batch)", flush=True)

@@ -100,15 +100,16 @@ class _PostgresTables:
 
         from banditkit.live.postgres_store import schema_name
 
-        self._conn = psycopg.connect(url)
+        # autocommit: each statement sees what the experiment committed (a cached connection
+        # holds no snapshot), and a tampering UPDATE is in at once
+        self._conn = psycopg.connect(url, autocommit=True)
         self._conn.execute(f'SET search_path TO "{schema_name(name)}"')
-        self._conn.commit()
 
     def execute(self, sql: str, params: Any = ()) -> Any:
         return self._conn.execute(sql.replace("?", "%s"), list(params) or None)
 
     def commit(self) -> None:
-        self._conn.commit()
+        return None  # autocommit
 
     def close(self) -> None:
         self._conn.close()
@@ -118,11 +119,25 @@ def as_where(where: Where | str | Path) -> Where:
     return where if isinstance(where, Where) else Where(str(where))
 
 
+_READERS: dict[Where, Any] = {}
+
+
+def _reader(where: Where) -> Any:
+    """A connection that reads the experiment's tables, kept open per PostgreSQL experiment
+    (a new server connection per record call of :func:`drive` cost more than the call)."""
+    if where.name is None:
+        return sqlite3.connect(where.target, timeout=30)
+    if where not in _READERS:
+        _READERS[where] = where.connect()
+    return _READERS[where]
+
+
 def unit_rewards(path: Where | str, units: list[int], table: np.ndarray) -> list:
     """The reward of each unit: ``table[arm, k]`` with k the unit's pull's rank among all pulls
     of its arm in the algorithm's pull order (earlier batches, then earlier slots). A 3-D
     ``table`` (costs) gives each unit's row of costs."""
-    conn = as_where(path).connect()
+    where = as_where(path)
+    conn = _reader(where)
     try:
         batches = {b: unpack_runs(a, c)
                    for b, a, c in conn.execute("SELECT batch, arms, counts FROM runs")}
@@ -134,7 +149,8 @@ def unit_rewards(path: Where | str, units: list[int], table: np.ndarray) -> list
             f"SELECT id, batch, slot FROM units WHERE id IN ({','.join('?' * len(units))})",
             units)}
     finally:
-        conn.close()
+        if where.name is None:
+            conn.close()
     K = table.shape[0]
     before = {}  # batch -> pulls of each arm in earlier batches
     total = np.zeros(K, dtype=np.int64)

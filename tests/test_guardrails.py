@@ -4,14 +4,13 @@ arm harms them with confidence; resume continues with the decisions of an unpaus
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
 from banditkit.live.guardrails import Guardrail, evaluate
-from live_support import reward_table, unit_rewards
+from live_support import as_where, reward_table, unit_rewards
 
 ARMS = ["a", "b", "c"]
 PARAMS = {"rho": 0.3, "beta": 3}
@@ -24,8 +23,9 @@ PLANTED_WITHIN = 1_000
 
 
 def _create(path, guardrails=None, horizon=30_000, **kwargs):
-    return Experiment.create(path, algorithm="ReplicableElimination", arms=ARMS, seed=1,
-                             horizon=horizon, params=PARAMS, guardrails=guardrails, **kwargs)
+    return as_where(path).create(algorithm="ReplicableElimination", arms=ARMS, seed=1,
+                                 horizon=horizon, params=PARAMS, guardrails=guardrails,
+                                 **kwargs)
 
 
 def _run(exp, rng, rates, *, rewards=0.5, stop_at=None):
@@ -156,18 +156,18 @@ def _until_paused(exp, rates, rng, hold=0):
                    metrics={"latency": (rng.random(cut) < np.asarray(rates)[arms[:cut]]) * 1.0})
 
 
-def test_record_while_paused_and_pause_is_stored(tmp_path):
-    path = tmp_path / "g.sqlite"
+def test_record_while_paused_and_pause_is_stored(where):
+    path = where
     exp = _create(path, [LATENCY])
     late = _until_paused(exp, [0.0, 0.0, 1.0], np.random.default_rng(3), hold=2)
     assert len(late) == 2 and exp.status().paused is not None
     exp.close()
     # stored in the file: another process sees the pause, and still records assigned units
-    other = Experiment.open(path)
+    other = path.open()
     assert len(other.assign(3)) == 0 and other.status().paused is not None
     assert other.record(late, [1.0] * 2, metrics={"latency": [0.0] * 2}) == 2
     other.close()
-    conn = sqlite3.connect(path)
+    conn = path.connect()
     assert conn.execute("SELECT COUNT(*) FROM pauses WHERE resumed_at IS NULL").fetchone() == (1,)
     conn.close()
 
@@ -344,13 +344,13 @@ def test_http_guardrail_pause_and_resume(tmp_path):
         server.stop()
 
 
-def test_verify_finds_edited_metrics(tmp_path):
-    path = tmp_path / "g.sqlite"
+def test_verify_finds_edited_metrics(where):
+    path = where
     exp = _create(path, [LATENCY])
     ids = exp.assign(18)["unit"].tolist()
     exp.record(ids, [1.0] * 18, metrics={"latency": np.linspace(0, 1, 18)})
     assert exp.verify() == 18
-    conn = sqlite3.connect(path)
+    conn = path.connect()
     conn.execute("UPDATE units SET metrics = '[0.5]' WHERE id = ?", (ids[0],))  # was 0.0
     conn.commit()
     with pytest.raises(ExperimentError, match=r"'latency' summing to .* but the totals"):

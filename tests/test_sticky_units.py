@@ -21,7 +21,7 @@ from banditkit.live import ExperimentError
 from banditkit.live.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
-from live_support import TableBandit, check_consistent, reward_table, unit_rewards
+from live_support import TableBandit, Where, as_where, check_consistent, reward_table, unit_rewards
 
 MEANS = [0.2, 0.5, 0.8]
 CASES = {  # label: algorithm, horizon, params
@@ -33,10 +33,10 @@ CASES = {  # label: algorithm, horizon, params
 }
 
 
-def _create(path: Path, case: str = "wide", seed: int = 3) -> Experiment:
+def _create(path: Path | Where, case: str = "wide", seed: int = 3) -> Experiment:
     name, horizon, params = CASES[case]
-    return Experiment.create(path, algorithm=name, arms=["a", "b", "c"], seed=seed,
-                             horizon=horizon, params=params)
+    return as_where(path).create(algorithm=name, arms=["a", "b", "c"], seed=seed,
+                                 horizon=horizon, params=params)
 
 
 def _simulated(case: str, seed: int = 3):
@@ -48,16 +48,16 @@ def _simulated(case: str, seed: int = 3):
     return simulate(algo, env, horizon=horizon, seed=0), table
 
 
-def _handed(path: Path) -> list[int]:
-    conn = sqlite3.connect(path)
+def _handed(path: Path | Where) -> list[int]:
+    conn = as_where(path).connect()
     try:
         return [h for (h,) in conn.execute("SELECT handed FROM batches ORDER BY id")]
     finally:
         conn.close()
 
 
-def test_a_repeated_key_gets_its_unit_and_arm_again_without_a_slot(tmp_path):
-    path = tmp_path / "e.sqlite"
+def test_a_repeated_key_gets_its_unit_and_arm_again_without_a_slot(where):
+    path = where
     with _create(path) as exp:
         first = exp.assign(keys=[f"u{i}" for i in range(20)])
         assert list(first.columns) == ["unit", "arm", "arm_index", "batch", "key", "repeated"]
@@ -118,8 +118,8 @@ def test_a_run_with_keys_makes_the_decisions_of_one_without(tmp_path):
         check_consistent(path)
 
 
-def test_an_expired_units_key_gets_a_new_slot_and_a_recorded_ones_keeps_its_unit(tmp_path):
-    path = tmp_path / "e.sqlite"
+def test_an_expired_units_key_gets_a_new_slot_and_a_recorded_ones_keeps_its_unit(where):
+    path = where
     with _create(path) as exp:
         first = exp.assign(keys=["gone", "kept", "answered"]).set_index("key")
         exp.expire([int(first.loc["gone", "unit"])])

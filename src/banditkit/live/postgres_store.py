@@ -24,6 +24,7 @@ What the guarantees of ``docs/experiment.md`` rest on here:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -89,6 +90,17 @@ def _connect(url: str, *, readonly: bool = False) -> Any:
     return conn
 
 
+#: ``INSERT INTO ... VALUES (?, ..., ?) [ON CONFLICT ...]``: (head, one row's tuple, tail). A
+#: multi-row VALUES inserts its rows in order (the units' ids follow the slots'), and an upsert
+#: of distinct keys (the totals' rows of one call are) behaves as the rows one by one.
+_INSERT_VALUES = re.compile(r"(INSERT INTO [^?]*? VALUES )(\([?, ]+\))(.*)", re.S)
+#: ``UPDATE t SET a = ?, b = ? WHERE id = ?``: (table, assignments); each row sets the
+#: columns of one id (the ids of one call are distinct).
+_UPDATE_BY_ID = re.compile(r"UPDATE (\w+) SET ((?:\w+ = \?, )*\w+ = \?) WHERE id = \?")
+#: PostgreSQL's limit is 65,535 parameters a statement.
+_MAX_PARAMETERS = 30_000
+
+
 @lru_cache(maxsize=512)
 def _placeholders(sql: str) -> str:
     """SQLite's ``?`` placeholders as psycopg's ``%s`` (the experiment's SQL holds no other
@@ -109,7 +121,30 @@ class _Connection:
     def executemany(self, sql: str, rows: Any) -> Any:
         rows = list(rows)
         cursor = self._conn.cursor()
-        if rows:
+        insert = _INSERT_VALUES.fullmatch(sql)
+        if insert is not None and len(rows) > 1:
+            # one multi-row INSERT per chunk instead of a statement per row: the server runs
+            # each statement once (an assign of 10,000 units was 10,000 executions)
+            head, one, tail = insert.groups()
+            per = _MAX_PARAMETERS // one.count("?")
+            for start in range(0, len(rows), per):
+                chunk = rows[start: start + per]
+                cursor.execute((head + ", ".join([one] * len(chunk)) + tail).replace("?", "%s"),
+                               [value for row in chunk for value in row])
+        elif (update := _UPDATE_BY_ID.fullmatch(sql)) is not None and len(rows) > 1:
+            # likewise one UPDATE ... FROM (VALUES ...) per chunk (a record of 10,000 units)
+            table, assignments = update.groups()
+            columns = [part.split(" = ")[0] for part in assignments.split(", ")]
+            one = "(" + ", ".join("?" * (len(columns) + 1)) + ")"
+            head = (f"UPDATE {table} SET "
+                    + ", ".join(f"{c} = v.{c}" for c in columns) + " FROM (VALUES ")
+            tail = f") AS v({', '.join(columns)}, id) WHERE {table}.id = v.id"
+            per = _MAX_PARAMETERS // (len(columns) + 1)
+            for start in range(0, len(rows), per):
+                chunk = rows[start: start + per]
+                cursor.execute((head + ", ".join([one] * len(chunk)) + tail).replace("?", "%s"),
+                               [value for row in chunk for value in row])
+        elif rows:
             cursor.executemany(_placeholders(sql), rows)
         return cursor
 
@@ -152,6 +187,13 @@ class PostgresStore(Store):
                 conn.execute(f"CREATE SCHEMA {target}")
                 conn.execute(f"SET LOCAL search_path TO {target}")
                 conn.execute(schema(POSTGRES_TYPES))
+                # status and assign read the units through small partial indexes, which the
+                # planner picks only with fresh statistics: analyze after every 1,000 changed
+                # units, and vacuum the dead row versions every record leaves in them
+                conn.execute("ALTER TABLE units SET (autovacuum_analyze_threshold = 1000, "
+                             "autovacuum_analyze_scale_factor = 0, "
+                             "autovacuum_vacuum_threshold = 10000, "
+                             "autovacuum_vacuum_scale_factor = 0.01)")
                 with conn.cursor() as cursor:
                     cursor.executemany("INSERT INTO meta VALUES (%s, %s)",
                                        [(k, json.dumps(v)) for k, v in
