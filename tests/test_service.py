@@ -533,3 +533,38 @@ def test_a_database_that_goes_away_is_503_and_the_server_recovers_when_it_is_bac
         if server is not None:
             server.kill()
         stop()
+
+
+def test_two_servers_creating_one_name_at_once_leave_one_experiment(store):
+    """The same POST /experiments to two servers at the same moment (eight names, to make the
+    race likely): for each name one server answers 201 and the other 409, and the experiment
+    is whole (it opens and assigns)."""
+    servers = [Server(store.db, token=TOKEN, wait=False) for _ in range(2)]
+    try:
+        servers = [server.wait() for server in servers]
+        names = [f"race{i}" for i in range(8)]
+        answers: dict[tuple[str, int], int] = {}
+        barrier = threading.Barrier(2)
+
+        def create(k: int) -> None:
+            for name in names:
+                barrier.wait()
+                answers[name, k] = call(servers[k].port, "POST", "/experiments",
+                                        {"name": name, **DEFINITION}, token=TOKEN)[0]
+
+        threads = [threading.Thread(target=create, args=(k,)) for k in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        for name in names:
+            assert sorted((answers[name, 0], answers[name, 1])) == [201, 409], answers
+        assert call(servers[1].port, "GET", "/experiments")[1] == {"experiments": names}
+    finally:
+        for server in servers:
+            server.stop()
+    assert store.names() == (names if store.backend == "postgres"
+                             else [f"{name}.sqlite" for name in names])
+    for name in names:
+        with store.where(name).open() as exp:
+            assert len(exp.assign(2)) == 2
