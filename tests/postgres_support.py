@@ -23,6 +23,12 @@ API (fixtures registered in ``tests/conftest.py``)
     ``(url, name)``: the shared ``postgres`` database's URL and a fresh experiment name, the
     cheap way for a test to get an experiment of its own.
 
+``where`` (function scope, in ``tests/conftest.py``) -> ``live_support.Where``
+    Parametrised over both backends: an SQLite path, or ``(url, fresh name)`` on this server;
+    ``where.create(**kw)`` / ``where.open(**kw)`` call ``Experiment.create/open`` with the
+    right ``name=``, ``where.connect()`` is a plain connection to the experiment's tables
+    (``?`` placeholders on both), ``where.argv()`` the arguments naming it for a child process.
+
 The binaries are looked up in ``$BANDITKIT_PG_BIN``, then ``/usr/lib/postgresql/*/bin`` (highest
 version), then ``PATH``; when none is found the fixture fails (``make postgresql`` installs
 Debian's package, and ``make test`` runs it), rather than skipping the PostgreSQL tests.

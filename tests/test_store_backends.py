@@ -36,7 +36,7 @@ def _python(code: str, *args: str) -> subprocess.Popen:
 
 
 # A child that assigns units in calls of 1..9 until it has CALLS calls, printing each call's
-# units as a JSON list once the call has returned.
+# [unit, arm index] pairs as JSON once the call has returned.
 _ASSIGNER = """
 import json, sys
 import numpy as np
@@ -45,27 +45,33 @@ where = Where(*json.loads(sys.argv[1]))
 rng = np.random.default_rng(int(sys.argv[2]))
 with where.open() as exp:
     for _ in range(int(sys.argv[3])):
-        print(json.dumps(exp.assign(int(rng.integers(1, 10)))["unit"].tolist()), flush=True)
+        frame = exp.assign(int(rng.integers(1, 10)))
+        print(json.dumps(frame[["unit", "arm_index"]].values.tolist()), flush=True)
 """
 
 
 def test_concurrent_writers_hand_out_every_slot_once(where):
     """Two processes assign from one batch at the same time: no slot twice, none lost, and
-    every unit a call returned is stored (the write lock serialises them)."""
+    every unit a call returned is stored with the arm the call returned (the write lock
+    serialises them)."""
     with where.create(**_ARGS) as exp:
         size = exp.status().unassigned
     children = [_python(_ASSIGNER, json.dumps([where.target, where.name]), str(seed), "60")
                 for seed in (1, 2)]
-    returned: list[int] = []
+    returned: dict[int, int] = {}
+    told = 0
     for child in children:
         out, err = child.communicate(timeout=300)
         assert child.returncode == 0, err
-        returned += [u for line in out.splitlines() for u in json.loads(line)]
-    assert len(returned) == len(set(returned)) > 120  # 120 calls of at least one unit
+        pairs = [pair for line in out.splitlines() for pair in json.loads(line)]
+        returned.update(pairs)
+        told += len(pairs)
+        assert len(pairs) > 60  # 60 calls of at least one unit
+    assert told == len(returned)  # no unit told to both
     conn = where.connect()
-    rows = conn.execute("SELECT id, batch, slot FROM units").fetchall()
+    rows = conn.execute("SELECT id, batch, slot, arm FROM units").fetchall()
     conn.close()
-    assert sorted(r[0] for r in rows) == sorted(returned)  # nothing lost, nothing extra
+    assert {r[0]: r[3] for r in rows} == returned  # nothing lost or extra, the arms told
     slots = [r[2] for r in rows]
     assert {r[1] for r in rows} == {0} and size > len(rows)  # all in the first batch
     assert len(slots) == len(set(slots))  # each slot once
@@ -134,6 +140,9 @@ def test_urls_tcp_and_socket_forms_reach_one_experiment(postgres_server, pg_url)
     with Experiment.open(pg_url, name="ab-test.1") as exp:
         assert exp.units()["unit"].tolist() == first["unit"].tolist()
         assert exp.assign(2)["unit"].tolist() == [5, 6]
+        state = exp.status()  # counts are ints, as on SQLite (a sum of BIGINTs is NUMERIC)
+        assert type(state.waiting) is int and type(state.unassigned) is int
+        assert state.waiting == state.unassigned + 6
     Experiment.create(pg_url, name="other", **_ARGS).close()
     assert list_experiments(socket_url) == ["ab-test.1", "other"]
     assert experiment_exists(pg_url, "other") and not experiment_exists(pg_url, "nope")
@@ -145,8 +154,11 @@ def test_urls_tcp_and_socket_forms_reach_one_experiment(postgres_server, pg_url)
         Experiment.open(pg_url.rsplit("/", 1)[0] + "/no_such_db", name="x")
 
 
-def test_a_password_never_reaches_a_message(postgres_server):
-    url = f"postgresql://postgres:s3cret@127.0.0.1:{postgres_server.port}/no_such_db"
+@pytest.mark.parametrize("form", ["authority", "query"])
+def test_a_password_never_reaches_a_message(postgres_server, form):
+    url = (f"postgresql://postgres:s3cret@127.0.0.1:{postgres_server.port}/no_such_db"
+           if form == "authority" else
+           f"postgresql://postgres@127.0.0.1:{postgres_server.port}/no_such_db?password=s3cret")
     with pytest.raises(ExperimentError) as error:
         Experiment.open(url, name="x")
     assert "s3cret" not in str(error.value) and "***" in str(error.value)
@@ -187,3 +199,13 @@ def test_an_experiment_dropped_while_open_is_refused(where):
     with pytest.raises(ExperimentError, match="deleted"):
         exp.assign(2)
     exp.close()
+
+
+def test_psycopg_is_imported_only_for_a_url(tmp_path):
+    code = ("import sys\nfrom banditkit import Experiment\n"
+            f"Experiment.create({str(tmp_path / 'e.sqlite')!r}, algorithm='UCB1', "
+            "arms=['a', 'b'], seed=0).assign(1)\n"
+            "print('psycopg' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"

@@ -35,8 +35,8 @@ import pandas as pd
 from ..protocol import Algorithm, Batch, IIDBatch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator
-from .defaults import NOT_PROVED, params_in_force
-from .guardrails import Guardrail, check_guardrails, check_metrics, evaluate
+from .defaults import params_in_force
+from .guardrails import Guardrail, check_guardrails, check_metrics
 from .inputs import MAX_KEY_LENGTH
 from .inputs import as_ids as _as_ids
 from .inputs import as_keys as _as_keys
@@ -50,25 +50,20 @@ from .journal import (
     unpack_draws,
     unpack_runs,
 )
-from .leader import leader
+from .journal import now as _now
+from .pausing import Pausing
 from .problem import LiveArms, arm_names
-from .propensity import batch_propensities
+from .reading import Reading
 from .slots import slot_order
 from .statistics import (
-    ArmSums,
-    arm_table,
     check_alpha,
-    check_intervals,
-    describe,
-    missing_outcome_warnings,
 )
 from .status import ExperimentStatus
-from .store import Connection, Store, check_location, create_store, open_store
+from .store import CHUNK, Connection, Store, check_location, create_store, open_store
+from .verify import Verification
 
 __all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
 
-# SQLite's default limit on the variables of one statement is 999 (older builds): chunk lists.
-_CHUNK = 900
 
 #: Identifiers that shuffle an epoch's multiset of pulls with ξ (a permutation, which cannot
 #: be evaluated slot by slot) and hold the pull sequence of a batch in memory, about 40 bytes
@@ -94,11 +89,7 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
                               "a banditkit bug: please report it)") from None
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-class Experiment:
+class Experiment(Pausing, Reading, Verification):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
@@ -638,8 +629,8 @@ class Experiment:
         """The current unit of each key already known: key → (unit, arm, batch, expired_at).
         By the keys' unique index, in chunks: O(len(keys))."""
         found: dict[str, tuple[int, int, int, str | None]] = {}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start: start + _CHUNK]
+        for start in range(0, len(keys), CHUNK):
+            chunk = keys[start: start + CHUNK]
             for key, unit, arm, batch_id, expired_at in conn.execute(
                     "SELECT k.key, k.unit, u.arm, u.batch, u.expired_at FROM keys k "
                     "JOIN units u ON u.id = k.unit WHERE k.superseded_at IS NULL AND k.key IN "
@@ -833,88 +824,6 @@ class Experiment:
                 self._pause_on_breach(conn)
         return len(new)
 
-    @staticmethod
-    def _add_metric_totals(conn: Connection,
-                           values: list[tuple[int, int, np.ndarray]]) -> None:
-        """Add newly recorded units' guardrail metrics ((batch, arm, values in the guardrails'
-        order)) to the running sums of (batch, arm, guardrail) and (all batches, arm,
-        guardrail), in the caller's transaction: the check reads O(arms × guardrails)."""
-        sums: dict[tuple[int, int, int], list] = {}
-        for b, a, row in values:
-            for j, v in enumerate(row.tolist()):
-                for key in ((b, a, j), (ALL_BATCHES, a, j)):
-                    d = sums.setdefault(key, [0, 0.0])
-                    d[0] += 1
-                    d[1] += v
-        conn.executemany(
-            "INSERT INTO metric_totals (batch, arm, guardrail, n, total) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (batch, arm, guardrail) DO UPDATE SET "
-            "n = metric_totals.n + excluded.n, total = metric_totals.total + excluded.total",
-            [(*k, n, t) for k, (n, t) in sums.items()])
-
-    def _guardrail_check(self, conn: Connection) -> Any:
-        """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`) from
-        the running sums of all batches: O(arms × guardrails)."""
-        G, K = len(self.guardrails), len(self.arm_names)
-        n, total = np.zeros((G, K), dtype=np.int64), np.zeros((G, K))
-        for arm, j, count, value in conn.execute(
-                "SELECT arm, guardrail, n, total FROM metric_totals WHERE batch = ?",
-                (ALL_BATCHES,)):
-            self._check_arm_index(arm)
-            if not 0 <= j < G:
-                raise ExperimentError(f"{self._journal.label} is damaged: metric totals for "
-                                      f"guardrail {j!r}, not one of its {G}")
-            n[j, arm], total[j, arm] = count, value
-        return evaluate(self.guardrails, n, total, self.arm_names.index(self.control),
-                        self.guardrail_alpha)
-
-    def _pause_on_breach(self, conn: Connection) -> None:
-        """Store every (guardrail, arm) breach not stored before, in the caller's (the
-        record's) transaction: each pauses the experiment until :meth:`resume`. A breach
-        resumed once does not pause again (a person saw it and chose to go on)."""
-        check = self._guardrail_check(conn)
-        known = {(j, a) for j, a in conn.execute("SELECT guardrail, arm FROM pauses")}
-        now = _now()
-        for j, a in zip(*np.nonzero(check.breached), strict=True):
-            if (int(j), int(a)) in known:
-                continue
-            g = self.guardrails[j]
-            detail = (f"guardrail {g.describe()}: arm {self.arm_names[a]!r} minus control "
-                      f"{self.control!r} is in [{check.diff_low[j, a]:.4g}, "
-                      f"{check.diff_high[j, a]:.4g}] (anytime-valid, guardrail_alpha = "
-                      f"{self.guardrail_alpha:g})")
-            conn.execute("INSERT INTO pauses (guardrail, arm, breached_at, detail) VALUES "
-                         "(?, ?, ?, ?)", (int(j), int(a), now, detail))
-
-    def _paused(self, conn: Connection) -> str | None:
-        """Why the experiment is paused (its breaches not yet resumed), or ``None``."""
-        if not self.guardrails:
-            return None
-        rows = conn.execute("SELECT breached_at, detail FROM pauses WHERE resumed_at IS NULL "
-                            "ORDER BY id").fetchall()
-        if not rows:
-            return None
-        return ("the experiment is paused by its guardrails; no unit is assigned until a person "
-                "resumes it (Experiment.resume, `banditkit experiment resume`) or ends it: "
-                + "; ".join(f"{detail} (since {at})" for at, detail in rows))
-
-    def resume(self) -> int:
-        """Lift the pause: ``assign`` hands out units again, the batch in progress continuing
-        where it stopped (pausing never touched the algorithm). The breaches resumed stay in
-        :meth:`status` and do not pause the experiment again; a new breach (another guardrail
-        or arm) does. To end an experiment instead, stop assigning and :meth:`expire` the
-        units that will never be answered.
-
-        Returns
-        -------
-        int
-            Breaches lifted (0 when the experiment was not paused).
-        """
-        self._check_writable("resume")
-        with self._transaction() as conn:
-            return conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
-                                (_now(),)).rowcount
-
     def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
         m = self._problem.n_costs
         if costs is None:
@@ -953,8 +862,8 @@ class Experiment:
     @staticmethod
     def _units(conn: Connection, ids: np.ndarray) -> dict[int, tuple]:
         found: dict[int, tuple] = {}
-        for start in range(0, ids.size, _CHUNK):
-            chunk = ids[start: start + _CHUNK].tolist()
+        for start in range(0, ids.size, CHUNK):
+            chunk = ids[start: start + CHUNK].tolist()
             marks = ",".join("?" * len(chunk))
             for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm, "
                                     f"metrics FROM units WHERE id IN ({marks})", chunk):
@@ -1074,226 +983,6 @@ class Experiment:
             self._add_totals(conn, b, {a: (-c, 0, 0.0, 0.0, 0) for a, c in per_arm.items()})
 
     # -- what it knows -------------------------------------------------------------------------
-    def status(self, intervals: str = "anytime", alpha: float = 0.05) -> ExperimentStatus:
-        """Per-arm counts, means, intervals, differences to the control, warnings, and where the
-        algorithm stands.
-
-        Parameters
-        ----------
-        intervals : {"anytime", "fixed"}
-            ``"anytime"`` (default): confidence sequences, valid at every look together (arms,
-            differences to the control and verdicts: error ≤ ``alpha`` over all of them and all
-            looks, however the algorithm allocated). ``"fixed"``: fixed-n intervals, each valid
-            only for one look decided in advance (:mod:`banditkit.live.statistics`).
-        alpha : float
-            Error probability, in (0, 1); also that of the missing-outcome check.
-        """
-        intervals = check_intervals(intervals)
-        alpha = check_alpha(alpha)
-        with self._transaction() as conn:
-            algorithm = self._algorithm
-            assert algorithm is not None
-            pending = self._ask()
-            # the running totals over all batches: O(arms), however many units
-            rows = conn.execute(
-                "SELECT arm, assigned, recorded, reward, reward_sq, non_binary FROM totals "
-                "WHERE batch = ? AND (assigned <> 0 OR recorded <> 0)", (ALL_BATCHES,)
-            ).fetchall()
-            waiting = unassigned = 0
-            if pending is not None:
-                answered, live = conn.execute(
-                    "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
-                    "WHERE batch = ?", (self._observed,)).fetchone()
-                waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-            frame = self._arm_table(rows, algorithm, intervals, alpha)
-            warnings = self._missing_outcomes(conn, alpha)
-            rails, paused = self._guardrail_frame(conn), self._paused(conn)
-            m = self._problem.n_costs
-            if m:  # mean of each cost per arm (units store their costs as a JSON list)
-                store = self._journal
-                sums = ", ".join(store.total(store.json_item("costs", i)) for i in range(m))
-                cost_means = np.full((len(self.arm_names), m), np.nan)
-                for arm, n, *totals in conn.execute(
-                        f"SELECT arm, COUNT(costs), {sums} FROM units WHERE expired_at IS NULL "
-                        "AND costs IS NOT NULL GROUP BY arm"):
-                    self._check_arm_index(arm)
-                    cost_means[arm] = np.asarray(totals, dtype=float) / n
-                for i in range(m):
-                    frame[f"cost_{i + 1}"] = cost_means[:, i]
-            recommendation = algorithm.recommendation
-            arm, reason = leader(algorithm, frame["mean"].to_numpy(float), self.arm_names,
-                                 finished=pending is None)
-            if (self.algorithm_name in NOT_PROVED and self.params.get("commit") == "argmax"
-                    and "commit" in self.live_defaults and reason.startswith("committed")):
-                reason += ("; commit='argmax' is this live experiment's default (the paper's "
-                           "'lowest-index' plays the first-listed surviving arm)")
-            return ExperimentStatus(
-                arms=frame, algorithm=self.algorithm_name, batches_observed=self._observed,
-                pulls_observed=algorithm.t, waiting=waiting, unassigned=unassigned,
-                budget_left=None if self.horizon is None else self.horizon - algorithm.t,
-                finished=pending is None,
-                recommendation=None if recommendation is None
-                else self.arm_names[int(recommendation)],
-                info=dict(algorithm.info), intervals=intervals, alpha=alpha,
-                control=self.control, warnings=warnings,
-                interval_note=describe(intervals, alpha, len(self.arm_names),
-                                       algorithm.reward_range),
-                leader=None if arm is None else self.arm_names[arm], reason=reason,
-                params=dict(self.params), live_defaults=list(self.live_defaults),
-                reward_range=None if algorithm.reward_range is None
-                else tuple(map(float, algorithm.reward_range)),
-                guardrails=rails, paused=paused)
-
-    def _guardrail_frame(self, conn: Connection) -> pd.DataFrame:
-        """:attr:`ExperimentStatus.guardrails`: one row per (guardrail, arm but the
-        control)."""
-        columns = ["metric", "rule", "margin", "arm", "diff", "diff_low", "diff_high",
-                   "breached", "pausing"]
-        if not self.guardrails:
-            return pd.DataFrame(columns=columns)
-        check = self._guardrail_check(conn)
-        pausing = {(j, a): resumed is None for j, a, resumed in conn.execute(
-            "SELECT guardrail, arm, resumed_at FROM pauses")}
-        control = self.arm_names.index(self.control)
-        rows = [(g.metric, g.rule, g.margin, name, check.diff[j, a], check.diff_low[j, a],
-                 check.diff_high[j, a], bool(check.breached[j, a]),
-                 pausing.get((j, a), False))
-                for j, g in enumerate(self.guardrails)
-                for a, name in enumerate(self.arm_names) if a != control]
-        return pd.DataFrame(rows, columns=columns)
-
-    def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
-                   alpha: float) -> pd.DataFrame:
-        """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
-        (count, sum, sum of squares, and whether any reward is other than 0/1): O(K) Python
-        work however many units."""
-        K = len(self.arm_names)
-        counts = np.zeros((K, 2), dtype=np.int64)
-        totals = np.zeros((K, 2))
-        binary = np.ones(K, dtype=bool)
-        for arm, assigned, n, total, total_sq, non_binary in rows:
-            self._check_arm_index(arm)
-            counts[arm] = assigned, n
-            totals[arm] = total, total_sq
-            binary[arm] = non_binary == 0
-        sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
-        frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
-                          alpha=alpha, control=self.arm_names.index(self.control))
-        active = getattr(algorithm, "active", None)
-        if active is not None:
-            flags = np.zeros(K, dtype=bool)
-            flags[np.asarray(active, dtype=np.int64)] = True
-            frame["active"] = flags
-        return frame
-
-    def _missing_outcomes(self, conn: Connection, alpha: float) -> list[str]:
-        """:func:`banditkit.live.statistics.missing_outcome_warnings` on each arm's units
-        assigned before its oldest unit still waiting (neither answered nor expired): units
-        assigned recently may simply not have answered yet.
-
-        Each arm's units (expired ones included: they are the outcomes that went missing) and
-        outcomes come from the running totals plus a count of the expired units, its oldest
-        waiting unit from the partial index of waiting units, and the units from the oldest
-        waiting one on (a range of the primary key: the recent units only) are taken off: the
-        cost grows with the expired, waiting and recent units, never with all units (a scan of
-        every unit took 0.5 s a status at 10⁶ units)."""
-        K = len(self.arm_names)
-        totals = np.zeros((K, 2), dtype=np.int64)
-        first = np.full(K, np.iinfo(np.int64).max, dtype=np.int64)
-        for arm, n, m in conn.execute("SELECT arm, assigned, recorded FROM totals WHERE "
-                                      "batch = ?", (ALL_BATCHES,)):
-            self._check_arm_index(arm)
-            totals[arm] = n, m
-        for arm, n in conn.execute("SELECT arm, COUNT(*) FROM units WHERE expired_at IS NOT "
-                                   "NULL GROUP BY arm"):
-            self._check_arm_index(arm)
-            totals[arm, 0] += n
-        # INDEXED BY: SQLite's planner otherwise walks units_live_slot, every live unit
-        for arm, oldest in conn.execute(
-                f"SELECT arm, MIN(id) FROM units {self._journal.indexed_by('units_waiting')} "
-                "WHERE reward IS NULL AND expired_at IS NULL GROUP BY arm"):
-            self._check_arm_index(arm)
-            first[arm] = oldest
-        if (first < np.iinfo(np.int64).max).any():
-            cases = " ".join(f"WHEN {a} THEN ?" for a in range(K))
-            for arm, n, m in conn.execute(
-                    f"SELECT arm, COUNT(*), COUNT(reward) FROM units WHERE id >= ? AND "
-                    f"id >= (CASE arm {cases} END) GROUP BY arm",
-                    (int(first.min()), *map(int, first))):
-                totals[arm] -= (n, m)
-        return missing_outcome_warnings(self.arm_names, totals[:, 0], totals[:, 1], alpha)
-
-    def units(self, ids: Sequence[int] | None = None, unanswered: bool = False
-              ) -> pd.DataFrame:
-        """Assignments: unit, batch, slot, arm, reward, costs, and when each happened.
-
-        The recovery path when the output of :meth:`assign` was lost (a killed process, a
-        closed pipe): every unit it assigned is here, with the ``assigned_at`` time of its call.
-
-        Parameters
-        ----------
-        ids : sequence of int, optional
-            Only these units (a unit never assigned has no row). Looked up by id: the cost is
-            O(len(ids)), not O(units in the experiment).
-        unanswered : bool
-            Only units waiting for a reward: no reward recorded and not expired.
-
-        Returns
-        -------
-        DataFrame with columns ``unit``, ``batch``, ``slot``, ``arm`` (name), ``arm_index``,
-        ``reward``, ``costs`` (JSON list or None), ``assigned_at``, ``recorded_at``,
-        ``expired_at``, ``key`` (the external key given to ``assign(keys=...)``, or None; an
-        expired unit keeps the key it had) and ``propensity``: the probability with which the
-        design gave the unit its arm (the batch's sampling strategy, or its share of the arm;
-        :mod:`banditkit.live.propensity`), for inverse-propensity re-analysis of the log; one
-        row per unit in id order.
-        """
-        if not isinstance(unanswered, bool):
-            raise ExperimentError(f"unanswered must be True or False, got {unanswered!r}")
-        wanted = None if ids is None else _as_ids(ids, allow_empty=True)
-        where = " AND reward IS NULL AND expired_at IS NULL" if unanswered else ""
-        columns = ("id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
-                   "recorded_at, expired_at, (SELECT key FROM keys k WHERE k.unit = units.id) "
-                   "AS key")
-        with self._transaction() as conn:
-            try:
-                read = self._journal.read_frame
-                if wanted is None:
-                    frame = read(conn, f"SELECT {columns} FROM units WHERE 1 = 1{where} "
-                                 "ORDER BY id")
-                else:  # by primary key, in chunks: O(len(ids)) whatever the experiment holds
-                    parts = [read(
-                        conn, f"SELECT {columns} FROM units WHERE id IN "
-                        f"({','.join('?' * len(chunk))}){where}", chunk)
-                        for chunk in (wanted[i: i + _CHUNK].tolist()
-                                      for i in range(0, max(wanted.size, 1), _CHUNK))]
-                    frame = pd.concat(parts, ignore_index=True).sort_values(
-                        "unit", ignore_index=True)
-            except pd.errors.DatabaseError as error:
-                raise ExperimentError(f"{self._journal.label} cannot be read ({error})") from None
-            batches = conn.execute("SELECT b.id, r.arms, r.counts, b.strategy FROM batches b "
-                                   "JOIN runs r ON r.batch = b.id").fetchall()
-            draws = conn.execute("SELECT batch, cdf, state, n_pulls FROM draws").fetchall()
-        for a in frame["arm_index"].unique():
-            self._check_arm_index(a)
-        frame["key"] = frame["key"].astype(object).where(frame["key"].notna(), None)
-        frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
-        try:
-            # an i.i.d. batch gave each unit an arm drawn from its design: that is the
-            # propensity (the design's probabilities, read off its cdf)
-            batches += [(i, b"", b"", json.dumps(np.diff(unpack_draws(c, s, n).cdf,
-                                                          prepend=0.0).tolist()))
-                        for i, c, s, n in draws]
-            shares = batch_propensities(
-                [(i, *unpack_runs(arms, counts), strategy)
-                 for i, arms, counts, strategy in batches], len(self.arm_names))
-            frame["propensity"] = shares[frame["batch"].to_numpy(np.int64),
-                                         frame["arm_index"].to_numpy(np.int64)]
-        except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
-            raise ExperimentError(f"{self._journal.label} is damaged: its batches cannot be read "
-                                  f"({error})") from None
-        return frame
-
     def _check_arm_index(self, arm: object) -> None:
         """Refuse a stored unit whose arm is not one of the experiment's (a damaged or edited
         file), instead of an IndexError or a silent count for arm −1."""
@@ -1301,123 +990,6 @@ class Experiment:
                 or not 0 <= int(arm) < len(self.arm_names)):
             raise ExperimentError(f"{self._journal.label} is damaged: a unit's arm is {arm!r}, not "
                                   f"one of the {len(self.arm_names)} arms")
-
-    def verify(self) -> int:
-        """Check every unit against what the file says was observed: O(units), read only.
-
-        :meth:`open` checks in O(arms) per batch that each observed batch's stored run sums
-        match the running totals kept with its units (an edit of ``batches.reward_sums`` or of
-        ``totals`` is refused there); an edit of the units themselves (``UPDATE units SET
-        reward = ...``) changes neither, so only this full pass finds it: it recomputes the
-        totals of every (batch, arm) and every observed batch's run sums from the units.
-
-        Returns
-        -------
-        int
-            Units checked. Raises :class:`ExperimentError` naming the first discrepancy.
-        """
-        store = self._journal
-        with self._transaction() as conn:
-            K = len(self.arm_names)
-            stored: dict[tuple[int, int], tuple] = {
-                (b, a): (n, r, t, q, o) for b, a, n, r, t, q, o in conn.execute(
-                    "SELECT batch, arm, assigned, recorded, reward, reward_sq, non_binary "
-                    "FROM totals WHERE assigned <> 0 OR recorded <> 0")}
-            fresh: dict[tuple[int, int], tuple] = {}
-            overall = np.zeros((K, 5))
-            units = 0
-            for b, a, n, r, t, q, o in conn.execute(
-                    f"SELECT batch, arm, COUNT(*), COUNT(reward), {store.total('reward')}, "
-                    f"{store.total('reward * reward')}, "
-                    f"{store.count_if('reward <> 0 AND reward <> 1')} FROM units "
-                    "WHERE expired_at IS NULL GROUP BY batch, arm"):
-                self._check_arm_index(a)
-                fresh[(b, a)] = (n, r, t, q, int(o))
-                overall[a] += (n, r, t, q, o)
-                units += n
-            for a in range(K):
-                if overall[a, 0] or overall[a, 1]:
-                    fresh[(ALL_BATCHES, a)] = (int(overall[a, 0]), int(overall[a, 1]),
-                                               *overall[a, 2:4], int(overall[a, 4]))
-            for key in sorted(set(stored) | set(fresh), key=lambda k: (k[0] == ALL_BATCHES, k)):
-                want, got = fresh.get(key, (0, 0, 0.0, 0.0, 0)), stored.get(key)
-                if got is None or got[0::4] + got[1:2] != want[0::4] + want[1:2] or not \
-                        np.allclose(got[2:4], want[2:4], rtol=1e-9, atol=1e-9):
-                    where = "all batches" if key[0] == ALL_BATCHES else f"batch {key[0]}"
-                    raise ExperimentError(
-                        f"{self._journal.label} is damaged: the units of {where}, arm "
-                        f"{self.arm_names[key[1]]!r} (assigned, recorded, reward sum) are "
-                        f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
-                        f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
-            self._verify_metrics(conn)
-            rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches JOIN runs ON "
-                                "runs.batch = batches.id WHERE reward_sums IS NOT NULL "
-                                "ORDER BY id").fetchall()
-            for batch_id, arms, counts, sums in rows:
-                batch = Batch(*unpack_runs(arms, counts))
-                rewards = np.array([r for (r,) in conn.execute(
-                    "SELECT reward FROM units WHERE batch = ? AND expired_at IS NULL ORDER BY "
-                    "slot", (batch_id,))], dtype=float)
-                if rewards.size != batch.n_pulls or not np.allclose(
-                        batch.sum_runs(rewards), json.loads(sums), rtol=1e-9, atol=1e-9):
-                    raise ExperimentError(
-                        f"{self._journal.label} is damaged: the rewards of batch {batch_id}'s "
-                        "units do not sum to the run sums the algorithm observed (edited by "
-                        "hand?)")
-            # i.i.d. batches: every unit's arm is the draw at its slot (O(units), one jump per
-            # range of consecutive slots), and an observed batch's per-arm sums its units'
-            for batch_id, cdf, state, n_pulls, sums in conn.execute(
-                    "SELECT d.batch, d.cdf, d.state, d.n_pulls, b.reward_sums FROM draws d "
-                    "JOIN batches b ON b.id = d.batch ORDER BY d.batch").fetchall():
-                try:
-                    batch = unpack_draws(cdf, state, n_pulls)
-                except ValueError as error:
-                    raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
-                                          f"{batch_id} cannot be read ({error})") from None
-                slots, arms, rewards = (np.array(c, dtype=float) for c in zip(*conn.execute(
-                    "SELECT slot, arm, COALESCE(reward, 0) FROM units WHERE batch = ? "
-                    "AND expired_at IS NULL", (batch_id,)).fetchall() or [(), (), ()], strict=True))
-                if slots.size and (slots.max() >= batch.n_pulls or not np.array_equal(
-                        batch.arms_at(slots.astype(np.int64)), arms)):
-                    raise ExperimentError(
-                        f"{self._journal.label} is damaged: a unit of batch {batch_id} has an "
-                        "arm (or slot) other than the draw of its slot (edited by hand?)")
-                if sums is not None and (slots.size != batch.n_pulls or not np.allclose(
-                        np.bincount(arms.astype(np.int64), weights=rewards,
-                                    minlength=len(self.arm_names)),
-                        json.loads(sums), rtol=1e-9, atol=1e-9)):
-                    raise ExperimentError(
-                        f"{self._journal.label} is damaged: the rewards of batch {batch_id}'s "
-                        "units do not sum to the per-arm sums the algorithm observed (edited "
-                        "by hand?)")
-        return units
-
-    def _verify_metrics(self, conn: Connection) -> None:
-        """The guardrails' running sums (``metric_totals``) against the units' own metrics:
-        an edit of either is refused by :meth:`verify`, naming the guardrail and arm."""
-        if not self.guardrails:
-            return
-        fresh: dict[tuple[int, int, int], list] = {}
-        for b, a, metrics in conn.execute("SELECT batch, arm, metrics FROM units WHERE "
-                                          "metrics IS NOT NULL AND expired_at IS NULL"):
-            self._check_arm_index(a)
-            for j, v in enumerate(json.loads(metrics)):
-                for key in ((b, a, j), (ALL_BATCHES, a, j)):
-                    d = fresh.setdefault(key, [0, 0.0])
-                    d[0] += 1
-                    d[1] += v
-        stored = {(b, a, j): (n, t) for b, a, j, n, t in conn.execute(
-            "SELECT batch, arm, guardrail, n, total FROM metric_totals WHERE n <> 0")}
-        for key in sorted(set(fresh) | set(stored)):
-            want, got = fresh.get(key, (0, 0.0)), stored.get(key, (0, 0.0))
-            if want[0] != got[0] or not np.isclose(want[1], got[1], rtol=1e-9, atol=1e-9):
-                b, a, j = key
-                where = "all batches" if b == ALL_BATCHES else f"batch {b}"
-                raise ExperimentError(
-                    f"{self._journal.label} is damaged: the units of {where}, arm "
-                    f"{self.arm_names[a]!r} hold {want[0]} value(s) of "
-                    f"{self.guardrails[j].metric!r} summing to {want[1]:g}, but the totals "
-                    f"the experiment kept say {got[0]}, {got[1]:g} (edited by hand?)")
 
     def decisions(self) -> Any:
         """The algorithm's decision log so far (:class:`banditkit.DecisionLog`): the same

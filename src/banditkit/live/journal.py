@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +62,8 @@ from ..draws import uniforms_at
 from ..protocol import IIDBatch
 
 __all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
-           "file_identity", "pack_draws", "pack_runs", "schema", "unpack_draws", "unpack_runs"]
+           "file_identity", "now", "pack_draws", "pack_runs", "schema", "unpack_draws",
+           "unpack_runs"]
 
 #: Version of the stored layout (the same on both backends); a file of another version is
 #: refused, never guessed at.
@@ -173,6 +175,12 @@ class ExperimentExists(ExperimentError):
 
 class ExperimentNotFound(ExperimentError):
     """``Experiment.open`` where there is no experiment (a service answers 404)."""
+
+
+def now() -> str:
+    """The time stored in the tables (``assigned_at``, ``recorded_at``...): UTC, ISO 8601 to the
+    microsecond, so that text order is time order on both backends."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def pack_runs(arms: np.ndarray, counts: np.ndarray) -> tuple[bytes, bytes, str]:

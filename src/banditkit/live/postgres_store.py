@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .journal import (
     FORMAT,
@@ -59,13 +59,16 @@ def _quoted(identifier: str) -> str:
 
 
 def safe_url(url: str) -> str:
-    """``url`` without its password, for messages."""
+    """``url`` without its password (in the authority or libpq's ``?password=``), for
+    messages."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[1]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if "password=" in parts.query:
+        query = [(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)]
+        parts = parts._replace(query=urlencode(query, safe="/*"))
+    return urlunsplit(parts)
 
 
 def _psycopg() -> Any:
@@ -77,6 +80,24 @@ def _psycopg() -> Any:
     return psycopg
 
 
+def _number(data: Any) -> int | float:
+    text = bytes(data).decode()
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _loader_class() -> type:
+    from psycopg.adapt import Loader
+
+    class NumberLoader(Loader):
+        def load(self, data: Any) -> int | float:
+            return _number(data)
+
+    return NumberLoader
+
+
 def _connect(url: str, *, readonly: bool = False) -> Any:
     psycopg = _psycopg()
     try:
@@ -84,6 +105,9 @@ def _connect(url: str, *, readonly: bool = False) -> Any:
     except psycopg.Error as error:
         raise ExperimentError(f"cannot connect to {safe_url(url)!r}: "
                               f"{str(error).strip()}") from None
+    # SUM of a BIGINT column is NUMERIC, which psycopg reads as Decimal: read it as int (or
+    # float), as sqlite3 reads its sums, so that counts stay ints (a status's JSON too)
+    conn.adapters.register_loader("numeric", _loader_class())
     conn.execute(f"SET lock_timeout = '{_LOCK_TIMEOUT_S}s'")
     if readonly:
         conn.execute("SET default_transaction_read_only = on")

@@ -36,8 +36,12 @@ from .journal import ExperimentError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NAME_RULE", "Connection", "Store", "check_location", "create_store",
+__all__ = ["CHUNK", "NAME_RULE", "Connection", "Store", "check_location", "create_store",
            "experiment_exists", "is_url", "list_experiments", "open_store"]
+
+#: Ids and keys of one statement's ``IN (...)`` list, at most: SQLite's default limit on the
+#: variables of one statement is 999 (older builds).
+CHUNK = 900
 
 #: The URL schemes that name a PostgreSQL database (libpq's two spellings).
 URL_SCHEMES = ("postgresql://", "postgres://")

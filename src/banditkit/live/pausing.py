@@ -1,0 +1,103 @@
+"""Guardrails that pause a live experiment (:mod:`banditkit.live.guardrails` holds the rule
+and its test): the metrics' running sums kept with the units, the breaches stored in the
+transaction of the record that caused them, the pause that ``assign`` honours and ``resume``
+lifts. A part of :class:`banditkit.Experiment` (a mixin: the methods use its store and arms)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .guardrails import evaluate
+from .journal import ALL_BATCHES, ExperimentError
+from .journal import now as _now
+from .store import Connection
+
+__all__ = ["Pausing"]
+
+
+class Pausing:
+    """Methods of :class:`banditkit.Experiment` (see the module docstring)."""
+
+    @staticmethod
+    def _add_metric_totals(conn: Connection,
+                           values: list[tuple[int, int, np.ndarray]]) -> None:
+        """Add newly recorded units' guardrail metrics ((batch, arm, values in the guardrails'
+        order)) to the running sums of (batch, arm, guardrail) and (all batches, arm,
+        guardrail), in the caller's transaction: the check reads O(arms × guardrails)."""
+        sums: dict[tuple[int, int, int], list] = {}
+        for b, a, row in values:
+            for j, v in enumerate(row.tolist()):
+                for key in ((b, a, j), (ALL_BATCHES, a, j)):
+                    d = sums.setdefault(key, [0, 0.0])
+                    d[0] += 1
+                    d[1] += v
+        conn.executemany(
+            "INSERT INTO metric_totals (batch, arm, guardrail, n, total) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (batch, arm, guardrail) DO UPDATE SET "
+            "n = metric_totals.n + excluded.n, total = metric_totals.total + excluded.total",
+            [(*k, n, t) for k, (n, t) in sums.items()])
+
+    def _guardrail_check(self, conn: Connection) -> Any:
+        """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`) from
+        the running sums of all batches: O(arms × guardrails)."""
+        G, K = len(self.guardrails), len(self.arm_names)
+        n, total = np.zeros((G, K), dtype=np.int64), np.zeros((G, K))
+        for arm, j, count, value in conn.execute(
+                "SELECT arm, guardrail, n, total FROM metric_totals WHERE batch = ?",
+                (ALL_BATCHES,)):
+            self._check_arm_index(arm)
+            if not 0 <= j < G:
+                raise ExperimentError(f"{self._journal.label} is damaged: metric totals for "
+                                      f"guardrail {j!r}, not one of its {G}")
+            n[j, arm], total[j, arm] = count, value
+        return evaluate(self.guardrails, n, total, self.arm_names.index(self.control),
+                        self.guardrail_alpha)
+
+    def _pause_on_breach(self, conn: Connection) -> None:
+        """Store every (guardrail, arm) breach not stored before, in the caller's (the
+        record's) transaction: each pauses the experiment until :meth:`resume`. A breach
+        resumed once does not pause again (a person saw it and chose to go on)."""
+        check = self._guardrail_check(conn)
+        known = {(j, a) for j, a in conn.execute("SELECT guardrail, arm FROM pauses")}
+        now = _now()
+        for j, a in zip(*np.nonzero(check.breached), strict=True):
+            if (int(j), int(a)) in known:
+                continue
+            g = self.guardrails[j]
+            detail = (f"guardrail {g.describe()}: arm {self.arm_names[a]!r} minus control "
+                      f"{self.control!r} is in [{check.diff_low[j, a]:.4g}, "
+                      f"{check.diff_high[j, a]:.4g}] (anytime-valid, guardrail_alpha = "
+                      f"{self.guardrail_alpha:g})")
+            conn.execute("INSERT INTO pauses (guardrail, arm, breached_at, detail) VALUES "
+                         "(?, ?, ?, ?)", (int(j), int(a), now, detail))
+
+    def _paused(self, conn: Connection) -> str | None:
+        """Why the experiment is paused (its breaches not yet resumed), or ``None``."""
+        if not self.guardrails:
+            return None
+        rows = conn.execute("SELECT breached_at, detail FROM pauses WHERE resumed_at IS NULL "
+                            "ORDER BY id").fetchall()
+        if not rows:
+            return None
+        return ("the experiment is paused by its guardrails; no unit is assigned until a person "
+                "resumes it (Experiment.resume, `banditkit experiment resume`) or ends it: "
+                + "; ".join(f"{detail} (since {at})" for at, detail in rows))
+
+    def resume(self) -> int:
+        """Lift the pause: ``assign`` hands out units again, the batch in progress continuing
+        where it stopped (pausing never touched the algorithm). The breaches resumed stay in
+        :meth:`status` and do not pause the experiment again; a new breach (another guardrail
+        or arm) does. To end an experiment instead, stop assigning and :meth:`expire` the
+        units that will never be answered.
+
+        Returns
+        -------
+        int
+            Breaches lifted (0 when the experiment was not paused).
+        """
+        self._check_writable("resume")
+        with self._transaction() as conn:
+            return conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
+                                (_now(),)).rowcount

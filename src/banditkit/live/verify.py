@@ -1,0 +1,136 @@
+"""The full check of a live experiment's stored units against what it observed
+(:meth:`verify`, O(units), read only). A part of :class:`banditkit.Experiment` (a mixin: the
+methods use its store and arms)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..protocol import Batch
+from .journal import ALL_BATCHES, ExperimentError, unpack_draws, unpack_runs
+from .store import Connection
+
+__all__ = ["Verification"]
+
+
+class Verification:
+    """Methods of :class:`banditkit.Experiment` (see the module docstring)."""
+
+    def verify(self) -> int:
+        """Check every unit against what the file says was observed: O(units), read only.
+
+        :meth:`open` checks in O(arms) per batch that each observed batch's stored run sums
+        match the running totals kept with its units (an edit of ``batches.reward_sums`` or of
+        ``totals`` is refused there); an edit of the units themselves (``UPDATE units SET
+        reward = ...``) changes neither, so only this full pass finds it: it recomputes the
+        totals of every (batch, arm) and every observed batch's run sums from the units.
+
+        Returns
+        -------
+        int
+            Units checked. Raises :class:`ExperimentError` naming the first discrepancy.
+        """
+        store = self._journal
+        with self._transaction() as conn:
+            K = len(self.arm_names)
+            stored: dict[tuple[int, int], tuple] = {
+                (b, a): (n, r, t, q, o) for b, a, n, r, t, q, o in conn.execute(
+                    "SELECT batch, arm, assigned, recorded, reward, reward_sq, non_binary "
+                    "FROM totals WHERE assigned <> 0 OR recorded <> 0")}
+            fresh: dict[tuple[int, int], tuple] = {}
+            overall = np.zeros((K, 5))
+            units = 0
+            for b, a, n, r, t, q, o in conn.execute(
+                    f"SELECT batch, arm, COUNT(*), COUNT(reward), {store.total('reward')}, "
+                    f"{store.total('reward * reward')}, "
+                    f"{store.count_if('reward <> 0 AND reward <> 1')} FROM units "
+                    "WHERE expired_at IS NULL GROUP BY batch, arm"):
+                self._check_arm_index(a)
+                fresh[(b, a)] = (n, r, t, q, int(o))
+                overall[a] += (n, r, t, q, o)
+                units += n
+            for a in range(K):
+                if overall[a, 0] or overall[a, 1]:
+                    fresh[(ALL_BATCHES, a)] = (int(overall[a, 0]), int(overall[a, 1]),
+                                               *overall[a, 2:4], int(overall[a, 4]))
+            for key in sorted(set(stored) | set(fresh), key=lambda k: (k[0] == ALL_BATCHES, k)):
+                want, got = fresh.get(key, (0, 0, 0.0, 0.0, 0)), stored.get(key)
+                if got is None or got[0::4] + got[1:2] != want[0::4] + want[1:2] or not \
+                        np.allclose(got[2:4], want[2:4], rtol=1e-9, atol=1e-9):
+                    where = "all batches" if key[0] == ALL_BATCHES else f"batch {key[0]}"
+                    raise ExperimentError(
+                        f"{self._journal.label} is damaged: the units of {where}, arm "
+                        f"{self.arm_names[key[1]]!r} (assigned, recorded, reward sum) are "
+                        f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
+                        f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
+            self._verify_metrics(conn)
+            rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches JOIN runs ON "
+                                "runs.batch = batches.id WHERE reward_sums IS NOT NULL "
+                                "ORDER BY id").fetchall()
+            for batch_id, arms, counts, sums in rows:
+                batch = Batch(*unpack_runs(arms, counts))
+                rewards = np.array([r for (r,) in conn.execute(
+                    "SELECT reward FROM units WHERE batch = ? AND expired_at IS NULL ORDER BY "
+                    "slot", (batch_id,))], dtype=float)
+                if rewards.size != batch.n_pulls or not np.allclose(
+                        batch.sum_runs(rewards), json.loads(sums), rtol=1e-9, atol=1e-9):
+                    raise ExperimentError(
+                        f"{self._journal.label} is damaged: the rewards of batch {batch_id}'s "
+                        "units do not sum to the run sums the algorithm observed (edited by "
+                        "hand?)")
+            # i.i.d. batches: every unit's arm is the draw at its slot (O(units), one jump per
+            # range of consecutive slots), and an observed batch's per-arm sums its units'
+            for batch_id, cdf, state, n_pulls, sums in conn.execute(
+                    "SELECT d.batch, d.cdf, d.state, d.n_pulls, b.reward_sums FROM draws d "
+                    "JOIN batches b ON b.id = d.batch ORDER BY d.batch").fetchall():
+                try:
+                    batch = unpack_draws(cdf, state, n_pulls)
+                except ValueError as error:
+                    raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
+                                          f"{batch_id} cannot be read ({error})") from None
+                slots, arms, rewards = (np.array(c, dtype=float) for c in zip(*conn.execute(
+                    "SELECT slot, arm, COALESCE(reward, 0) FROM units WHERE batch = ? "
+                    "AND expired_at IS NULL", (batch_id,)).fetchall() or [(), (), ()], strict=True))
+                if slots.size and (slots.max() >= batch.n_pulls or not np.array_equal(
+                        batch.arms_at(slots.astype(np.int64)), arms)):
+                    raise ExperimentError(
+                        f"{self._journal.label} is damaged: a unit of batch {batch_id} has an "
+                        "arm (or slot) other than the draw of its slot (edited by hand?)")
+                if sums is not None and (slots.size != batch.n_pulls or not np.allclose(
+                        np.bincount(arms.astype(np.int64), weights=rewards,
+                                    minlength=len(self.arm_names)),
+                        json.loads(sums), rtol=1e-9, atol=1e-9)):
+                    raise ExperimentError(
+                        f"{self._journal.label} is damaged: the rewards of batch {batch_id}'s "
+                        "units do not sum to the per-arm sums the algorithm observed (edited "
+                        "by hand?)")
+        return units
+
+    def _verify_metrics(self, conn: Connection) -> None:
+        """The guardrails' running sums (``metric_totals``) against the units' own metrics:
+        an edit of either is refused by :meth:`verify`, naming the guardrail and arm."""
+        if not self.guardrails:
+            return
+        fresh: dict[tuple[int, int, int], list] = {}
+        for b, a, metrics in conn.execute("SELECT batch, arm, metrics FROM units WHERE "
+                                          "metrics IS NOT NULL AND expired_at IS NULL"):
+            self._check_arm_index(a)
+            for j, v in enumerate(json.loads(metrics)):
+                for key in ((b, a, j), (ALL_BATCHES, a, j)):
+                    d = fresh.setdefault(key, [0, 0.0])
+                    d[0] += 1
+                    d[1] += v
+        stored = {(b, a, j): (n, t) for b, a, j, n, t in conn.execute(
+            "SELECT batch, arm, guardrail, n, total FROM metric_totals WHERE n <> 0")}
+        for key in sorted(set(fresh) | set(stored)):
+            want, got = fresh.get(key, (0, 0.0)), stored.get(key, (0, 0.0))
+            if want[0] != got[0] or not np.isclose(want[1], got[1], rtol=1e-9, atol=1e-9):
+                b, a, j = key
+                where = "all batches" if b == ALL_BATCHES else f"batch {b}"
+                raise ExperimentError(
+                    f"{self._journal.label} is damaged: the units of {where}, arm "
+                    f"{self.arm_names[a]!r} hold {want[0]} value(s) of "
+                    f"{self.guardrails[j].metric!r} summing to {want[1]:g}, but the totals "
+                    f"the experiment kept say {got[0]}, {got[1]:g} (edited by hand?)")
