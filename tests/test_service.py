@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -150,10 +151,19 @@ def test_the_api_round_trip_through_two_servers_makes_the_decisions_of_simulate(
         status, answer = call(ports[0], "POST", "/experiments/ab/assign", {"n": 5},
                               token=TOKEN)
         assert status == 200 and answer["units"] == []
+        # the page to watch it, from either store (its content is checked in a browser by
+        # tests/test_service_page.py)
+        status, page = call(ports[1], "GET", "/experiments/ab")
+        assert status == 200 and page.startswith("<!DOCTYPE html>") and "<svg" in page
         _, description = call(ports[0], "GET", "/openapi.json")
         assert description["openapi"].startswith("3.")
         assert {"/experiments", "/experiments/{name}/assign", "/experiments/{name}/record",
                 "/experiments/{name}/status", "/health"} <= set(description["paths"])
+        # the name rule it states is the one the server applies (1 to 60 characters)
+        status_route = description["paths"]["/experiments/{name}/status"]
+        pattern = status_route["parameters"][0]["schema"]["pattern"]
+        assert re.fullmatch(pattern, "a" * 60) and not re.fullmatch(pattern, "a" * 61)
+        assert not re.fullmatch(pattern, ".hidden") and "503" in status_route["get"]["responses"]
     finally:
         for server in servers:
             server.stop()

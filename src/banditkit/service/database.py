@@ -7,6 +7,7 @@ others observed, so no server keeps state another could make stale."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
@@ -60,7 +61,7 @@ class ExperimentDatabase(Catalog):
         self._open[name] = experiment
         return experiment
 
-    def call(self, name: str, action: Any) -> Any:
+    def call(self, name: str, action: Callable[[Experiment], T]) -> T:
         experiment = self.get(name)
         try:
             return self._reachable(lambda: action(experiment))
