@@ -209,3 +209,21 @@ def test_psycopg_is_imported_only_for_a_url(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_connection_lost_between_calls_is_opened_again(pg_experiment):
+    """The server dropped the experiment's connection (a restart, an idle timeout): the next
+    call, of which nothing had run, reconnects and goes on; the experiment is intact."""
+    import psycopg
+
+    url, name = pg_experiment
+    with Experiment.create(url, name=name, **_ARGS) as exp:
+        first = exp.assign(3)
+        with psycopg.connect(url, autocommit=True) as admin:
+            (gone,) = admin.execute("SELECT pg_terminate_backend(%s)",
+                                    (exp._journal.conn.info.backend_pid,)).fetchone()
+        assert gone
+        again = exp.assign(2)
+        assert again["unit"].tolist() == [int(first["unit"].max()) + 1,
+                                          int(first["unit"].max()) + 2]
+        assert exp.verify() == 5

@@ -189,6 +189,7 @@ class PostgresStore(Store):
 
     def __init__(self, conn: Any, url: str, name: str, readonly: bool, created: str) -> None:
         self.conn = conn
+        self._dsn = url  # with its password: to reconnect, never printed
         self.url = safe_url(url)
         self.name = name
         self.readonly = readonly
@@ -281,13 +282,16 @@ class PostgresStore(Store):
     @contextmanager
     def transaction(self) -> Iterator[_Connection]:
         psycopg = _psycopg()
-        conn = self.conn
         try:
-            # BEGIN and the first statement in one round trip (the simple query protocol
-            # takes both): each round trip is a wait for the server process
-            cursor = conn.execute(_BEGIN_READ if self.readonly else _BEGIN_WRITE)
-            cursor.nextset()
-            row = cursor.fetchone()
+            try:
+                row = self._begin()
+            except psycopg.OperationalError:
+                if not self.conn.broken:
+                    raise
+                # the connection died between calls (a server restart, an idle timeout):
+                # nothing of this call has run, so open a new one and begin again
+                self._reconnect()
+                row = self._begin()
         except psycopg.errors.LockNotAvailable as error:
             self._rollback()
             raise ExperimentError(f"{self.label} is locked by another process for more than "
@@ -309,7 +313,20 @@ class PostgresStore(Store):
             self._rollback()
             raise
         else:
-            conn.execute("COMMIT")
+            self.conn.execute("COMMIT")
+
+    def _begin(self) -> Any:
+        # BEGIN and the first statement in one round trip (the simple query protocol takes
+        # both): each round trip is a wait for the server process
+        cursor = self.conn.execute(_BEGIN_READ if self.readonly else _BEGIN_WRITE)
+        cursor.nextset()
+        return cursor.fetchone()
+
+    def _reconnect(self) -> None:
+        self.conn.close()
+        self.conn = _connect(self._dsn, readonly=self.readonly)
+        self.conn.execute(f"SET search_path TO {_quoted(schema_name(self.name))}")
+        self._wrapped = _Connection(self.conn)
 
     def _rollback(self) -> None:
         if self.conn.closed:
