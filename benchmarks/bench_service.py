@@ -1,53 +1,109 @@
 """Load test of ``banditkit serve``: concurrent clients doing assign+record round trips on one
-experiment, through 1 and through 2 server processes on one SQLite file, then a check from the
-database that no unit was lost or duplicated.
+experiment, through 1 and 2 server processes, on SQLite (one file) and on PostgreSQL (one
+database), then a check from the store that no unit was lost or duplicated.
 
 A round trip is ``POST /experiments/NAME/assign {"n": U}`` then ``POST .../record`` of the
-units it returned (rewards: Bernoulli draws with the arm's mean, from each client's own
-stream of SeedSequence(seed)). An assign that returns no unit (the batch waits for the rewards
-of units other clients hold) is counted and retried, not counted as a round trip. Clients are
-threads with one keep-alive ``http.client`` connection each, to 127.0.0.1 only; the run stops
-at the round-trip target or the time limit, whichever comes first.
+units it returned (rewards: Bernoulli draws with the arm's mean, from each client's own stream
+of SeedSequence(seed)). An assign that returns no unit (the batch waits for the rewards of
+units other clients hold) is counted and retried, not counted as a round trip. Clients are
+threads with one keep-alive ``http.client`` connection each, to 127.0.0.1 only, spread over the
+servers in turn; a configuration stops at the round-trip target or its time limit, whichever
+comes first.
 
-Checked from the database after each run: every unit an assign returned exists once, in one
-live slot; every reward whose record call returned is stored as sent (0 lost); no unit is
-recorded that no client was given, and no (batch, slot) holds two live units (0 duplicated).
+Checked from the store after each configuration (``Experiment.open(...).units()``, the same on
+both backends): every unit whose record call returned is stored with the reward sent (else
+*lost*); no unit was handed to two clients, no (batch, slot) holds two live units, and no unit
+is stored that no client was given (else *duplicated*). The exit status is 1 on any lost or
+duplicated unit or client error.
 
-Run:  .venv/bin/python benchmarks/bench_service.py [--clients 8] [--round-trips 50000]
-      [--servers 1 2] [--units 1] [--seed 0] [--time-limit 900]
+PostgreSQL: a temporary server started by the test suite's own code (tests/postgres_support.py:
+Debian's binaries, ``make postgresql``), or the database of ``--db URL`` (each configuration
+creates a new experiment ``load-<pid>-<n>`` there and leaves it).
+
+Run (the README's table; about half an hour on an idle machine):
+    .venv/bin/python benchmarks/bench_service.py
+    .venv/bin/python benchmarks/bench_service.py --round-trips 2000 --backend postgres
+    .venv/bin/python benchmarks/bench_service.py --db postgresql://me@/mydb?host=/run/postgresql
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import itertools
 import json
+import os
 import platform
 import sqlite3
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-# the real-server launcher the service tests use (a child `banditkit serve --port 0`)
+# the launchers the service tests use: a child `banditkit serve --port 0`, a throwaway cluster
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from service_support import Server
 
-NAME = "load"
 MEANS = [0.10, 0.11, 0.12]  # close arms: elimination takes long, batches stay busy
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"],
               "horizon": 10_000_000, "params": {"rho": 0.3, "beta": 3}}
+_NAMES = itertools.count()
+
+
+@dataclass(frozen=True)
+class Store:
+    """Where the configurations' experiments live: ``db`` is what ``banditkit serve --db``
+    takes (a folder, or a ``postgresql://`` URL)."""
+
+    backend: str
+    db: str
+    shown: str  # for the report's first line (no password)
+
+    def location(self, name: str) -> tuple[str, str | None]:
+        """``(path or URL, name)`` of ``Experiment.open``."""
+        if self.backend == "sqlite":
+            return str(Path(self.db) / f"{name}.sqlite"), None
+        return self.db, name
+
+
+@contextmanager
+def sqlite_store(where: str | None) -> Iterator[Store]:
+    with tempfile.TemporaryDirectory(dir=where) as folder:
+        yield Store("sqlite", folder, f"SQLite {sqlite3.sqlite_version}, files in "
+                    f"{where or tempfile.gettempdir()}")
+
+
+@contextmanager
+def postgres_store(url: str | None) -> Iterator[Store]:
+    from banditkit.live.postgres_store import safe_url
+
+    if url is not None:
+        yield Store("postgres", url, f"PostgreSQL at {safe_url(url)}")
+        return
+    from postgres_support import postgres_bin, start_server
+
+    server, stop = start_server()
+    try:
+        version = postgres_bin().parent.name  # /usr/lib/postgresql/16/bin: 16
+        yield Store("postgres", server.url(socket=False),
+                    f"PostgreSQL {version} (temporary server, tests/postgres_support.py, TCP "
+                    "127.0.0.1)")
+    finally:
+        stop()
 
 
 class Client(threading.Thread):
-    def __init__(self, port: int, seed: np.random.SeedSequence, units: int,
+    def __init__(self, port: int, name: str, seed: np.random.SeedSequence, units: int,
                  budget: list[int], lock: threading.Lock, deadline: float) -> None:
         super().__init__(daemon=True)
-        self.port, self.units, self.budget, self.lock = port, units, budget, lock
-        self.deadline = deadline
+        self.port, self.name, self.units = port, name, units
+        self.budget, self.lock, self.deadline = budget, lock, deadline
         self.rng = np.random.default_rng(seed)
         self.latency: list[float] = []  # seconds per request (assign and record alike)
         self.given: list[int] = []  # units an assign returned
@@ -69,6 +125,7 @@ class Client(threading.Thread):
 
     def run(self) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        route = f"/experiments/{self.name}"
         try:
             while time.monotonic() < self.deadline:
                 with self.lock:
@@ -76,8 +133,7 @@ class Client(threading.Thread):
                         return
                     self.budget[0] -= 1
                 while True:
-                    units = self._post(conn, f"/experiments/{NAME}/assign",
-                                       {"n": self.units})["units"]
+                    units = self._post(conn, f"{route}/assign", {"n": self.units})["units"]
                     if units or time.monotonic() >= self.deadline:
                         break
                     self.empty += 1
@@ -87,8 +143,7 @@ class Client(threading.Thread):
                 ids = [u["unit"] for u in units]
                 self.given += ids
                 rewards = [float(self.rng.random() < MEANS[u["arm_index"]]) for u in units]
-                self._post(conn, f"/experiments/{NAME}/record",
-                           {"units": ids, "rewards": rewards})
+                self._post(conn, f"{route}/record", {"units": ids, "rewards": rewards})
                 self.recorded.update(zip(ids, rewards, strict=True))
                 self.trips += 1
         except Exception as error:  # reported in the results, never hidden
@@ -97,35 +152,35 @@ class Client(threading.Thread):
             conn.close()
 
 
-def run_load(servers: int, clients: int, round_trips: int, units: int, seed: int,
-             time_limit: float, where: str | None = None) -> dict:
-    with tempfile.TemporaryDirectory(dir=where) as tmp:
-        db = Path(tmp)
-        started = [Server(db, wait=False) for _ in range(servers)]
+def run_load(store: Store, servers: int, clients: int, round_trips: int, units: int, seed: int,
+             time_limit: float) -> dict:
+    name = f"load-{os.getpid()}-{next(_NAMES)}"
+    started = [Server(store.db, wait=False) for _ in range(servers)]
+    try:
         started = [s.wait() for s in started]
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", started[0].port, timeout=120)
-            conn.request("POST", "/experiments", json.dumps({"name": NAME, "seed": seed,
-                                                             **DEFINITION}))
-            response = conn.getresponse()
-            assert response.status == 201, response.read()
-            conn.close()
-            budget, lock = [round_trips], threading.Lock()
-            streams = np.random.SeedSequence(seed).spawn(clients)
-            begin = time.perf_counter()
-            workers = [Client(started[i % servers].port, streams[i], units, budget, lock,
-                              time.monotonic() + time_limit) for i in range(clients)]
-            for worker in workers:
-                worker.start()
-            for worker in workers:
-                worker.join()
-            elapsed = time.perf_counter() - begin
-        finally:
-            for server in started:
-                server.stop()
-        return {**_verify(db / f"{NAME}.sqlite", workers), "servers": servers,
-                "clients": clients, "units_per_call": units, "seconds": elapsed,
-                **_rates(workers, elapsed)}
+        conn = http.client.HTTPConnection("127.0.0.1", started[0].port, timeout=120)
+        conn.request("POST", "/experiments", json.dumps({"name": name, "seed": seed,
+                                                         **DEFINITION}))
+        response = conn.getresponse()
+        assert response.status == 201, response.read()
+        conn.close()
+        budget, lock = [round_trips], threading.Lock()
+        streams = np.random.SeedSequence(seed).spawn(clients)
+        begin = time.perf_counter()
+        deadline = time.monotonic() + time_limit
+        workers = [Client(started[i % servers].port, name, streams[i], units, budget, lock,
+                          deadline) for i in range(clients)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        elapsed = time.perf_counter() - begin
+    finally:
+        for server in started:
+            server.stop()
+    return {**verify(store, name, workers), "backend": store.backend, "servers": servers,
+            "clients": clients, "units_per_call": units, "seconds": elapsed,
+            **_rates(workers, elapsed)}
 
 
 def _rates(workers: list[Client], elapsed: float) -> dict:
@@ -139,59 +194,102 @@ def _rates(workers: list[Client], elapsed: float) -> dict:
             "round_trips_per_s": trips / elapsed}
 
 
-def _verify(path: Path, workers: list[Client]) -> dict:
-    """Lost and duplicated units, from the database itself."""
+def verify(store: Store, name: str, workers: list[Client]) -> dict:
+    """Lost and duplicated units, from the store itself (read through the library, the same
+    way on both backends)."""
+    from banditkit import Experiment
+
     given = [u for w in workers for u in w.given]
     recorded = {u: r for w in workers for u, r in w.recorded.items()}
-    conn = sqlite3.connect(path)
-    try:
-        stored = dict(conn.execute("SELECT id, reward FROM units WHERE expired_at IS NULL"))
-        (slot_dupes,) = conn.execute(
-            "SELECT COUNT(*) FROM (SELECT batch, slot FROM units WHERE expired_at IS NULL "
-            "GROUP BY batch, slot HAVING COUNT(*) > 1)").fetchone()
-    finally:
-        conn.close()
+    location, experiment = store.location(name)
+    with Experiment.open(location, name=experiment, readonly=True) as exp:
+        units = exp.units()
+    live = units[units["expired_at"].isna()]
+    stored = dict(zip(live["unit"].tolist(), live["reward"].tolist(), strict=True))
+    slot_dupes = int(live.duplicated(["batch", "slot"]).sum())
     lost = sum(1 for u, r in recorded.items() if stored.get(u) != r)
     known = set(given)
     # a unit handed to two clients, a slot holding two live units, or a unit nobody was given
     duplicated = (len(given) - len(known)) + slot_dupes + sum(1 for u in stored
                                                               if u not in known)
     return {"round_trips": sum(w.trips for w in workers), "units_given": len(given),
-            "units_recorded": len(recorded), "lost": lost, "duplicated": duplicated}
+            "units_recorded": len(recorded), "units_stored": len(units), "lost": lost,
+            "duplicated": duplicated}
+
+
+COLUMNS = ("backend", "servers", "round trips", "seconds", "requests/s", "round trips/s",
+           "p50 (ms)", "p99 (ms)", "empty assigns", "lost", "duplicated")
+
+
+def row(r: dict) -> str:
+    cells = (r["backend"], r["servers"], f"{r['round_trips']:,}", f"{r['seconds']:,.0f}",
+             f"{r['requests_per_s']:,.0f}", f"{r['round_trips_per_s']:,.0f}",
+             f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", f"{r['empty_assigns']:,}", r["lost"],
+             r["duplicated"])
+    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--round-trips", type=int, default=50_000)
-    parser.add_argument("--servers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--units", type=int, default=1, help="units per assign")
+    parser.add_argument("--round-trips", type=int, default=50_000,
+                        help="round trips per configuration (default 50,000)")
+    parser.add_argument("--servers", type=int, nargs="+", default=[1, 2],
+                        help="server processes on one store, one configuration each "
+                             "(default: 1 2)")
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), nargs="+",
+                        default=None, help="stores to measure (default both; postgres only "
+                                           "with --db)")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help="a PostgreSQL database to use instead of a temporary server")
+    parser.add_argument("--units", type=int, default=1, help="units per assign (default 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=900.0,
-                        help="seconds per configuration at most")
+                        help="seconds per configuration at most (default 900)")
     parser.add_argument("--dir", default=None,
-                        help="folder for the experiment's file (default: the system's "
-                             "temporary folder; /dev/shm measures without disk syncs)")
+                        help="folder for the SQLite files (default: the system's temporary "
+                             "folder; /dev/shm measures without disk syncs)")
+    parser.add_argument("--json", default=None, metavar="FILE",
+                        help="also write every configuration's numbers to FILE")
     args = parser.parse_args(argv)
     if not 1 <= args.clients <= 64 or args.round_trips < 1 or args.units < 1:
         parser.error("--clients must be in [1, 64]; --round-trips and --units >= 1")
-    print(f"# {platform.node()} ({platform.processor() or platform.machine()}), "
-          f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}; "
-          f"{args.clients} clients, {args.round_trips} round trips of {args.units} unit(s), "
-          f"seed {args.seed}; file in {args.dir or tempfile.gettempdir()}")
-    print("servers  round_trips  seconds  requests/s  round_trips/s  p50_ms  p99_ms  "
-          "empty_assigns  lost  duplicated  errors")
+    if any(s < 1 for s in args.servers):
+        parser.error("--servers: each count must be >= 1")
+    if args.db is not None and not args.db.startswith(("postgresql://", "postgres://")):
+        parser.error(f"--db must be a postgresql:// URL, got {args.db!r}")
+    backends = args.backend or (["postgres"] if args.db else ["sqlite", "postgres"])
+    if args.db is not None and "sqlite" in backends and args.backend is not None:
+        parser.error("--db is a PostgreSQL database: drop sqlite from --backend")
+    print(f"# {platform.node()} ({os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f}), python {platform.python_version()}; {args.clients} "
+          f"clients, {args.round_trips:,} round trips of {args.units} unit(s) per "
+          f"configuration, seed {args.seed}, time limit {args.time_limit:.0f} s")
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|" + "---|" * len(COLUMNS), flush=True)
+    results, notes = [], []
+    for backend in backends:
+        opened = sqlite_store(args.dir) if backend == "sqlite" else postgres_store(args.db)
+        with opened as store:
+            notes.append(f"{backend}: {store.shown}")
+            for servers in args.servers:
+                r = run_load(store, servers, args.clients, args.round_trips, args.units,
+                             args.seed, args.time_limit)
+                results.append(r)
+                print(row(r), flush=True)
+    print()
+    for note in notes:
+        print(f"# {note}")
     failed = False
-    for servers in args.servers:
-        r = run_load(servers, args.clients, args.round_trips, args.units, args.seed,
-                     args.time_limit, args.dir)
-        print(f"{r['servers']:7d}  {r['round_trips']:11d}  {r['seconds']:7.1f}  "
-              f"{r['requests_per_s']:10.0f}  {r['round_trips_per_s']:13.0f}  "
-              f"{r['p50_ms']:6.1f}  {r['p99_ms']:6.1f}  {r['empty_assigns']:13d}  "
-              f"{r['lost']:4d}  {r['duplicated']:10d}  {len(r['errors'])}", flush=True)
+    for r in results:
         for error in r["errors"]:
-            print(f"  client error: {error}")
+            print(f"# {r['backend']}, {r['servers']} server(s): client error: {error}")
+        if r["round_trips"] < args.round_trips:
+            print(f"# {r['backend']}, {r['servers']} server(s): stopped by the time limit at "
+                  f"{r['round_trips']:,} of {args.round_trips:,} round trips")
         failed |= bool(r["lost"] or r["duplicated"] or r["errors"])
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 1 if failed else 0
 
 

@@ -22,8 +22,8 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({heavy!r}
 """
 
 
-def _imported(code: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-c", _PROBE.format(code=code, heavy=HEAVY)],
+def _imported(code: str, heavy: tuple[str, ...] = HEAVY) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", _PROBE.format(code=code, heavy=heavy)],
                           capture_output=True, text=True, check=True)
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -67,3 +67,21 @@ def test_a_call_on_a_small_experiment_imports_no_scipy_or_matplotlib(tmp_path, a
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    assert main({argv!r}) == 0\n")
     assert _imported(code) == {"numpy", "pandas"}
+
+
+def test_serve_help_and_experiment_calls_import_no_driver_server_or_compiler(tmp_path):
+    """psycopg (PostgreSQL), Starlette/uvicorn (the service) and numba are imported only by
+    the calls that use them: not by ``serve --help``, not by a call on an SQLite file."""
+    path = tmp_path / "ab.sqlite"
+    with Experiment.create(path, algorithm="ReplicableElimination", arms=["a", "b"], seed=1,
+                           horizon=1000) as exp:
+        exp.assign(2)
+    code = ("from banditkit.cli import main\n"
+            f"for argv in (['serve', '--help'], ['experiment', 'status', {str(path)!r}],\n"
+            f"             ['experiment', 'assign', {str(path)!r}, '1']):\n"
+            "    try:\n"
+            "        with contextlib.redirect_stdout(io.StringIO()):\n"
+            "            main(argv)\n"
+            "    except SystemExit as done:\n"
+            "        assert done.code == 0\n")
+    assert _imported(code, ("psycopg", "starlette", "uvicorn", "numba", "scipy")) == set()

@@ -39,7 +39,7 @@ from .journal import (
     ExperimentNotFound,
     schema,
 )
-from .store import NAME_PATTERN, Store
+from .store_base import NAME_PATTERN, Store
 
 __all__ = ["PostgresStore", "list_names", "schema_name"]
 

@@ -26,7 +26,7 @@ from .journal import (
     file_identity,
     schema,
 )
-from .store import Store
+from .store_base import Store
 
 if TYPE_CHECKING:
     import pandas as pd

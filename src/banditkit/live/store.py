@@ -24,17 +24,14 @@ database holds. psycopg is imported only when a URL is used.
 
 from __future__ import annotations
 
-import re
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from .journal import ExperimentError
 
-if TYPE_CHECKING:
-    import pandas as pd
+# the interface lives below this module so that the backends, which implement it, never import
+# the module that chooses between them (no import cycle: tests/test_import_layers.py)
+from .store_base import NAME_PATTERN, NAME_RULE, Connection, Store
 
 __all__ = ["CHUNK", "NAME_RULE", "Connection", "Store", "check_location", "create_store",
            "experiment_exists", "is_url", "list_experiments", "open_store"]
@@ -45,102 +42,6 @@ CHUNK = 900
 
 #: The URL schemes that name a PostgreSQL database (libpq's two spellings).
 URL_SCHEMES = ("postgresql://", "postgres://")
-
-#: An experiment's name in a database: it names the schema ``bk_<name>`` (PostgreSQL's
-#: identifiers hold 63 bytes), and the same characters as a service's file names.
-NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,59}")
-NAME_RULE = "1 to 60 letters, digits, '.', '_' or '-', starting with a letter or digit"
-
-
-class Connection(Protocol):
-    """What the experiment's SQL runs on inside a transaction (``sqlite3.Connection``'s
-    calls, which the PostgreSQL backend's connection also offers, with ``?`` placeholders)."""
-
-    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Any: ...
-
-    def executemany(self, sql: str, rows: Any, /) -> Any: ...
-
-
-class Store(ABC):
-    """An open experiment in one backend (see the module docstring).
-
-    Attributes
-    ----------
-    label : str
-        How messages name the experiment: ``'path'``, or ``experiment 'name' in URL`` (the URL
-        without its password).
-    readonly : bool
-        Opened for reading only: every transaction reads, and the backend refuses writes.
-    path : Path or None
-        The SQLite file; ``None`` on PostgreSQL.
-    url, name : str or None
-        The database URL (without password) and the experiment's name; ``None`` on SQLite.
-    errors : tuple of exception types
-        The driver's errors, which :class:`banditkit.Experiment` reports as ExperimentError.
-    last_id_sql : str
-        A query for the id of the last unit inserted in this transaction.
-    """
-
-    label: str
-    readonly: bool
-    path: Path | None = None
-    url: str | None = None
-    name: str | None = None
-    errors: tuple[type[BaseException], ...] = ()
-    last_id_sql: str
-
-    @abstractmethod
-    def transaction(self) -> AbstractContextManager[Connection]:
-        """One transaction: writing, the experiment's write lock first, then everything or
-        nothing; on a read-only store, one consistent snapshot and no lock."""
-
-    @abstractmethod
-    def meta(self) -> dict[str, Any]:
-        """The ``meta`` table, JSON values decoded (ExperimentError when it cannot be read)."""
-
-    @abstractmethod
-    def close(self) -> None: ...
-
-    def check_still_there(self) -> None:
-        """Refuse to go on when the experiment was deleted or replaced since it was opened
-        (PostgreSQL checks it inside each transaction instead)."""
-        return None
-
-    def make_durable(self) -> None:
-        """Settings that write, applied once an opened experiment has been accepted (SQLite's
-        WAL switch; nothing on PostgreSQL)."""
-        return None
-
-    # -- dialect -----------------------------------------------------------------------------
-    def total(self, expression: str) -> str:
-        """The sum of ``expression`` over a group, 0.0 when every value is NULL (a number
-        expression, or a comparison counted as 0/1)."""
-        return f"TOTAL({expression})"
-
-    def count_if(self, condition: str) -> str:
-        """The number of rows of a group where ``condition`` holds, as a float (like
-        :meth:`total`)."""
-        return f"TOTAL({condition})"
-
-    def json_item(self, column: str, index: int) -> str:
-        """Item ``index`` of the JSON list of numbers in ``column``, as a number."""
-        return f"json_extract({column}, '$[{index}]')"
-
-    def indexed_by(self, index: str) -> str:
-        """The clause that makes the planner use ``index`` (empty where it needs no hint)."""
-        return f"INDEXED BY {index}"
-
-    def read_frame(self, conn: Connection, sql: str, params: Sequence[Any] = ()
-                   ) -> pd.DataFrame:
-        """The rows of a query as a DataFrame (as ``pandas.read_sql_query`` builds it)."""
-        import pandas as pd
-
-        cursor = conn.execute(sql, list(params))
-        columns = [d[0] for d in cursor.description]
-        rows = cursor.fetchall()
-        if not rows:
-            return pd.DataFrame(columns=columns)
-        return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
 
 
 def is_url(location: object) -> bool:

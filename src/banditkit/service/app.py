@@ -1,10 +1,11 @@
 """The HTTP routes: each reads its JSON body, makes one call of :class:`banditkit.Experiment`
-on the folder's worker thread, and answers JSON. No experiment logic lives here.
+on the catalog's worker thread, and answers JSON. No experiment logic lives here.
 
 Status codes: 200 (201 for a created experiment); 400 for a request the library or the body's
 shape refuses (its one-line message); 401 for a write without the right bearer token when the
 server has one; 404 for an unknown experiment or route; 405 for a wrong method; 409 for a
-create whose name exists; 413 for a body above the limit; 500 only for a server fault (a bug),
+create whose name exists; 413 for a body above the limit; 503 when the experiments' database
+cannot be reached (PostgreSQL down: try again); 500 only for a server fault (a bug),
 never with a traceback in the answer. Every error is ``{"error": "<one line>"}``.
 """
 
@@ -25,7 +26,7 @@ from starlette.routing import Route
 
 from ..live import ExperimentError
 from . import bodies as body
-from .folder import Conflict, ExperimentFolder, NotFound, check_name
+from .catalog import Catalog, Conflict, NotFound, Unavailable
 from .jsonable import frame_records, to_json
 from .limits import DEFAULT_MAX_BODY  # 16 MiB: a record call of 100,000 units is about 2 MB
 from .openapi import openapi
@@ -44,18 +45,18 @@ class TooLarge(ExperimentError):
 
 
 _STATUS = ((NotFound, 404), (Conflict, 409), (Unauthorized, 401), (TooLarge, 413),
-           (ExperimentError, 400))
+           (Unavailable, 503), (ExperimentError, 400))
 
 
-def create_app(folder: ExperimentFolder, *, token: str | None = None,
+def create_app(catalog: Catalog, *, token: str | None = None,
                max_body: int = DEFAULT_MAX_BODY) -> Starlette:
-    """The service over ``folder``; writes need ``Authorization: Bearer <token>`` when
+    """The service over ``catalog``; writes need ``Authorization: Bearer <token>`` when
     ``token`` is set; bodies above ``max_body`` bytes are refused (413)."""
     if token is not None and not token:
         raise ExperimentError("token must not be empty (leave it unset for no token)")
 
     async def run(call: Callable[[], Any]) -> Any:
-        return await asyncio.wrap_future(folder.submit(call))
+        return await asyncio.wrap_future(catalog.submit(call))
 
     def check_token(request: Request) -> None:
         if token is None:
@@ -109,15 +110,15 @@ def create_app(folder: ExperimentFolder, *, token: str | None = None,
 
     @answer
     async def list_experiments(request: Request) -> Response:
-        return JSONResponse({"experiments": await run(folder.names)})
+        return JSONResponse({"experiments": await run(catalog.names)})
 
     @answer
     async def create(request: Request) -> Response:
         name, arguments = body.create_arguments(await read(request))
-        check_name(name)
+        catalog.check_name(name)
 
         def call() -> dict[str, Any]:
-            experiment = folder.create(name, **arguments)
+            experiment = catalog.create(name, **arguments)
             return {"name": name, "algorithm": experiment.algorithm_name,
                     "arms": experiment.arm_names}
 
@@ -129,7 +130,7 @@ def create_app(folder: ExperimentFolder, *, token: str | None = None,
         n, keys = body.assign_arguments(await read(request))
 
         def call() -> dict[str, Any]:
-            units = folder.get(name).assign(n, keys=keys)
+            units = catalog.call(name, lambda e: e.assign(n, keys=keys))
             return {"units": frame_records(units), "reason": to_json(units.attrs.get("reason"))}
 
         return JSONResponse(await run(call))
@@ -138,41 +139,43 @@ def create_app(folder: ExperimentFolder, *, token: str | None = None,
     async def record(request: Request) -> Response:
         name = request.path_params["name"]
         units, rewards, costs, metrics = body.record_arguments(await read(request))
-        recorded = await run(lambda: folder.get(name).record(units, rewards, costs,
-                                                             metrics=metrics))
+        recorded = await run(lambda: catalog.call(name, lambda e: e.record(
+            units, rewards, costs, metrics=metrics)))
         return JSONResponse({"recorded": recorded})
 
     @answer
     async def resume(request: Request) -> Response:
         name = request.path_params["name"]
         body.resume_arguments(await read(request))
-        return JSONResponse({"resumed": await run(lambda: folder.get(name).resume())})
+        resumed = await run(lambda: catalog.call(name, lambda e: e.resume()))
+        return JSONResponse({"resumed": resumed})
 
     @answer
     async def expire(request: Request) -> Response:
         name = request.path_params["name"]
         units, older_than = body.expire_arguments(await read(request))
-        expired = await run(lambda: folder.get(name).expire(units, older_than=older_than))
+        expired = await run(lambda: catalog.call(
+            name, lambda e: e.expire(units, older_than=older_than)))
         return JSONResponse({"expired": expired})
 
     @answer
     async def units(request: Request) -> Response:
         name = request.path_params["name"]
         return JSONResponse({"units": await run(
-            lambda: frame_records(folder.get(name).units()))})
+            lambda: catalog.call(name, lambda e: frame_records(e.units())))})
 
     @answer
     async def status(request: Request) -> Response:
         name = request.path_params["name"]
-        return JSONResponse(await run(lambda: to_json(folder.get(name).status())))
+        return JSONResponse(await run(lambda: catalog.call(name, lambda e: to_json(e.status()))))
 
     @answer
     async def page(request: Request) -> Response:
         from .page import render_page
 
         name = request.path_params["name"]
-        return HTMLResponse(await run(lambda: render_page(folder.get(name), title=name,
-                                                          refresh=30)))
+        return HTMLResponse(await run(lambda: catalog.call(
+            name, lambda e: render_page(e, title=name, refresh=30))))
 
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
@@ -195,7 +198,7 @@ def create_app(folder: ExperimentFolder, *, token: str | None = None,
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        folder.close()  # the experiments' connections, on the thread that opened them
+        catalog.close()  # the experiments' connections, on the thread that opened them
 
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error},
                      lifespan=lifespan)

@@ -16,11 +16,28 @@ __all__ = ["frame_records", "to_json"]
 
 
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """One JSON object per row; a named index becomes the first field (``arm`` of a status)."""
+    """One JSON object per row; a named index becomes the first field (``arm`` of a status).
+
+    Column by column: a numpy column of integers, booleans or floats becomes Python values in
+    one ``tolist`` (NaN then ``None``), and only other columns go value by value through
+    :func:`to_json`. Row by row through pandas cost about 1 ms for the one unit of an
+    ``assign(1)`` and 80 µs per unit of ``GET .../units``."""
     if frame.index.name is not None:
         frame = frame.reset_index()
-    return [{str(k): to_json(v) for k, v in row.items()}
-            for row in frame.to_dict(orient="records")]
+    if frame.shape[1] == 0:
+        return [{} for _ in range(len(frame))]
+    names = [str(c) for c in frame.columns]
+    columns = [_column(column) for _, column in frame.items()]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _column(series: pd.Series) -> list[Any]:
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        return series.tolist()  # Python ints and bools
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        return [v if math.isfinite(v) else None for v in series.tolist()]  # JSON has no NaN
+    return [to_json(v) for v in series.tolist()]
 
 
 def to_json(value: Any) -> Any:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..live.store import NAME_PATTERN
+
 __all__ = ["openapi"]
 
 _ERROR = {"description": "refused: {\"error\": \"<one line>\"}",
@@ -22,15 +24,16 @@ def _write(summary: str, request: dict[str, Any], response: dict[str, Any],
             "requestBody": {"required": True,
                             "content": {"application/json": {"schema": request}}},
             "responses": {ok: _json(response), "400": _ERROR, "401": _ERROR, "404": _ERROR,
-                          "413": _ERROR}}
+                          "413": _ERROR, "503": _ERROR}}
 
 
 def _read(summary: str, response: dict[str, Any]) -> dict[str, Any]:
-    return {"summary": summary, "responses": {"200": _json(response), "404": _ERROR}}
+    return {"summary": summary, "responses": {"200": _json(response), "404": _ERROR,
+                                              "503": _ERROR}}
 
 
 _NAME = {"name": "name", "in": "path", "required": True,
-         "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"}}
+         "schema": {"type": "string", "pattern": f"^{NAME_PATTERN.pattern}$"}}
 _OBJECT = {"type": "object"}
 _INTS = {"type": "array", "items": {"type": "integer"}}
 
@@ -104,7 +107,8 @@ def openapi() -> dict[str, Any]:
                 "post": {**_write("create an experiment (Experiment.create's fields)", create,
                                   _OBJECT, ok="201"),
                          "responses": {"201": _json(_OBJECT, "created"), "400": _ERROR,
-                                       "401": _ERROR, "409": _ERROR, "413": _ERROR}}},
+                                       "401": _ERROR, "409": _ERROR, "413": _ERROR,
+                                       "503": _ERROR}}},
             "/experiments/{name}": {"parameters": [_NAME], "get": {
                 "summary": "a page to watch the experiment (HTML)",
                 "responses": {"200": {"description": "HTML",

@@ -1,6 +1,8 @@
 """``banditkit serve``: the command that runs the service with uvicorn.
 
     banditkit serve --db experiments/ [--host 127.0.0.1] [--port 8750] [--token T]
+    banditkit serve --db postgresql://app@db.internal/experiments
+    banditkit serve --db 'postgresql://app@/experiments?host=/run/postgresql'
 
 It binds 127.0.0.1 (this machine only) unless ``--host`` says otherwise; with a token
 (``--token`` or the environment variable ``BANDITKIT_TOKEN``) every write needs
@@ -15,6 +17,10 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import Any
+
+from .args import non_negative_int, positive_int
+from .output import refuse
 
 __all__ = ["TOKEN_VARIABLE", "add_arguments", "run"]
 
@@ -22,11 +28,13 @@ TOKEN_VARIABLE = "BANDITKIT_TOKEN"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..cli import non_negative_int, positive_int
-    from .limits import DEFAULT_MAX_BODY
+    from ..service.limits import DEFAULT_MAX_BODY
 
-    parser.add_argument("--db", type=Path, required=True, metavar="DIR",
-                        help="folder of experiments (DIR/NAME.sqlite); it must exist")
+    parser.add_argument("--db", required=True, metavar="DIR_OR_URL",
+                        help="a folder of SQLite experiments (DIR/NAME.sqlite; it must exist), "
+                             "or a PostgreSQL database: postgresql://USER@HOST:PORT/DB, or "
+                             "libpq's socket form postgresql://USER@/DB?host=/SOCKET/DIR (the "
+                             "experiment NAME of the routes is Experiment.open(URL, name=NAME))")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: this machine only; "
                              "0.0.0.0 for every interface)")
@@ -49,18 +57,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from .app import create_app
+        from ..service.app import create_app
     except ImportError as error:
         return _refuse(f"the service needs the 'serve' extra: pip install 'banditkit[serve]' "
                        f"({error})")
-    from .folder import ExperimentFolder
-
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
     if token is not None and not token.strip():
         return _refuse("argument --token: must not be empty or blank")
     try:
-        folder = ExperimentFolder(args.db)
-        app = create_app(folder, token=token, max_body=args.max_body)
+        catalog = _catalog(args.db)
+        app = create_app(catalog, token=token, max_body=args.max_body)
     except ExperimentError as error:
         return _refuse(str(error))
     try:
@@ -73,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return _refuse(f"cannot listen on {args.host}:{args.port} ({error})")
     host, port = sock.getsockname()[:2]
     print(f"banditkit serve: listening on http://{host}:{port} "
-          f"({'token required on writes' if token else 'no token'})",
+          f"({'token required on writes' if token else 'no token'}; {catalog.where})",
           file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level=args.log_level, access_log=False,
                             timeout_graceful_shutdown=5)
@@ -81,6 +87,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _catalog(db: str) -> Any:
+    """The experiments of ``--db``: a PostgreSQL database for a ``postgresql://`` URL, else a
+    folder of SQLite files."""
+    from ..live import ExperimentError
+    from ..live.store import is_url
+
+    if is_url(db):
+        from ..service.database import ExperimentDatabase
+
+        return ExperimentDatabase(db)
+    from ..service.folder import ExperimentFolder
+
+    if not db.strip():
+        raise ExperimentError("argument --db: give a folder or a postgresql:// URL")
+    return ExperimentFolder(Path(db))
+
+
 def _refuse(message: str) -> int:
-    print(f"banditkit serve: error: {message}", file=sys.stderr)
-    return 2
+    # one line: the driver's messages (a refused connection) span several
+    return refuse(" ".join(message.split()), "banditkit serve")

@@ -30,12 +30,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .args import key_value, non_negative_int, positive_int, unique_params
+from .output import json_default, refuse
+
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .cli import key_value, non_negative_int, positive_int
-
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     create = actions.add_parser("create", help="create an experiment file",
@@ -128,7 +129,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .live import ExperimentError
+    from ..live import ExperimentError
 
     try:
         return _ACTIONS[args.action](args)
@@ -137,13 +138,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refuse(message: str) -> int:
-    print(f"banditkit experiment: error: {message}", file=sys.stderr)
-    return 2
+    return refuse(message, "banditkit experiment")
 
 
 def _create(args: argparse.Namespace) -> int:
-    from .cli import unique_params
-    from .live import Experiment
+    from ..live import Experiment
 
     try:
         params = unique_params(args.param)
@@ -174,7 +173,7 @@ def _create(args: argparse.Namespace) -> int:
 def _open(args: argparse.Namespace, readonly: bool = False) -> Any:
     """The experiment of ``args.path`` (reading commands open it read-only: nothing is
     written, so a read-only file or folder can be read)."""
-    from .live import Experiment, ExperimentError
+    from ..live import Experiment, ExperimentError
 
     if not Path(args.path).is_file():
         raise ExperimentError(f"argument path: no experiment at {args.path!r} (create one with "
@@ -187,7 +186,7 @@ def _assign(args: argparse.Namespace) -> int:
     target = None if args.out is None else _Reserved.take(args.out, args.path)
     if isinstance(target, str):
         return _refuse(target)
-    from .live import ExperimentError
+    from ..live import ExperimentError
 
     units = None
     try:
@@ -233,7 +232,7 @@ def _assign(args: argparse.Namespace) -> int:
 def _read_keys(path: Path) -> list[str]:
     """The keys of ``--keys FILE``: one per line, as written (a trailing newline ends the last
     line; a blank line is refused by its number)."""
-    from .live import ExperimentError
+    from ..live import ExperimentError
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -406,8 +405,6 @@ def _status(args: argparse.Namespace) -> int:
     with _open(args, readonly=True) as exp:
         state = exp.status()
     if args.json:
-        from .cli import _json_default
-
         summary = {"algorithm": state.algorithm, "batches_observed": state.batches_observed,
                    "pulls_observed": state.pulls_observed, "waiting": state.waiting,
                    "unassigned": state.unassigned, "budget_left": state.budget_left,
@@ -417,7 +414,7 @@ def _status(args: argparse.Namespace) -> int:
                    "paused": state.paused,
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
-        json.dump(summary, sys.stdout, indent=2, default=_json_default)
+        json.dump(summary, sys.stdout, indent=2, default=json_default)
         print()
     else:
         print(state)
@@ -504,7 +501,7 @@ def _read_csv(path: Path, what: str, **kwargs: Any) -> Any:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .service.page import write_page
+    from ..service.page import write_page
 
     print(f"wrote {write_page(args.path, args.html)}")
     return 0

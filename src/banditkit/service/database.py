@@ -1,0 +1,96 @@
+"""The experiments of one PostgreSQL database, as a server process uses them: each is
+``Experiment.open(url, name=NAME)`` (the worker thread and the several-servers argument are
+those of :mod:`.catalog`). Several servers, on one machine or several, may serve one database:
+the store serialises each experiment's writers with a row lock and every call replays what the
+others observed, so no server keeps state another could make stale."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..live import Experiment, ExperimentError
+from ..live.journal import ExperimentExists, ExperimentNotFound
+from ..live.store import list_experiments
+from .catalog import Catalog, Conflict, NotFound, Unavailable
+
+__all__ = ["ExperimentDatabase"]
+
+T = TypeVar("T")
+
+log = logging.getLogger("banditkit.service")
+
+
+class ExperimentDatabase(Catalog):
+    """The experiments of the PostgreSQL database at ``url`` (``postgresql://...``, libpq's
+    forms, the socket form ``postgresql://user@/db?host=/run/postgresql`` included); refused
+    at once when the database cannot be reached."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            list_experiments(url)  # reach it now: a wrong URL is refused at start-up
+        except ExperimentError as error:
+            raise ExperimentError(f"--db: {error}") from None
+        super().__init__()
+        self.url = url
+        self.where = f"database {_without_password(url)}"
+
+    def names(self) -> list[str]:
+        return self._reachable(lambda: list_experiments(self.url))
+
+    def get(self, name: str) -> Experiment:
+        self.check_name(name)
+        experiment = self._open.get(name)
+        if experiment is None:
+            try:
+                experiment = self._reachable(lambda: Experiment.open(self.url, name=name))
+            except ExperimentNotFound:
+                raise NotFound(f"no experiment named {name!r}") from None
+            self._open[name] = experiment
+        return experiment
+
+    def create(self, name: str, **definition: Any) -> Experiment:
+        self.check_name(name)
+        try:
+            experiment = self._reachable(
+                lambda: Experiment.create(self.url, name=name, **definition))
+        except ExperimentExists:
+            raise Conflict(f"an experiment named {name!r} exists already") from None
+        self.forget(name)
+        self._open[name] = experiment
+        return experiment
+
+    def call(self, name: str, action: Callable[[Experiment], T]) -> T:
+        experiment = self.get(name)
+        try:
+            return self._reachable(lambda: action(experiment))
+        except BaseException:
+            # the next call opens it afresh: a connection the database dropped (restarted,
+            # idle timeout) or an experiment dropped and created again is not used twice
+            self.forget(name)
+            raise
+
+    def _reachable(self, action: Any) -> Any:
+        """``action()``, with a failure to reach the database told apart from the request's
+        own mistakes: it is 503 (try again), not 400, and the client is not told where the
+        database is."""
+        try:
+            return action()
+        except (ExperimentNotFound, ExperimentExists):
+            raise
+        except ExperimentError as error:
+            try:
+                list_experiments(self.url)
+            except ExperimentError as unreachable:
+                log.error("the database cannot be reached: %s (the call failed with: %s)",
+                          unreachable, error)
+                raise Unavailable("the experiments' database cannot be reached now (logged by "
+                                  "the server); try again") from None
+            raise
+
+
+def _without_password(url: str) -> str:
+    from ..live.postgres_store import safe_url
+
+    return safe_url(url)
