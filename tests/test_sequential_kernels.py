@@ -43,6 +43,9 @@ CASES = [
      lambda K, r: ThompsonSampling(K, r, prior=(2.0, 3.5)), BERN),
     ("ts gaussian", thompson_lockstep, {"posterior": "gaussian"},
      lambda K, r: ThompsonSampling(K, r, posterior="gaussian"), BERN),
+    # σ the smallest double: σ·ξ rounds to a few multiples of it, so θs tie (first index wins)
+    ("ts gaussian ties", thompson_lockstep, {"posterior": "gaussian", "sigma": 5e-324},
+     lambda K, r: ThompsonSampling(K, r, posterior="gaussian", sigma=5e-324), BERN),
     ("ts gaussian env", thompson_lockstep, {"posterior": "gaussian", "sigma": 0.5},
      lambda K, r: ThompsonSampling(K, r, posterior="gaussian", sigma=0.5), GAUSS),
 ]
@@ -162,6 +165,48 @@ def test_compiled_equals_numpy_lockstep_at_the_figures_horizon(case, monkeypatch
     compiled = run()
     monkeypatch.setattr(jit, "available", lambda: False)
     _assert_same_trials(compiled, run())
+
+
+def _numpy_is_the_c_library(x: np.ndarray) -> bool:
+    """numpy's log, log1p, exp and pow on ``x`` are the C library's (numba's): false on numpy
+    builds whose AVX-512 loops round differently (decisions still agree, see the module)."""
+    import math
+
+    return (np.log(x).tolist() == [math.log(v) for v in x]
+            and np.log1p(-x).tolist() == [math.log1p(-v) for v in x]
+            and np.exp(-x).tolist() == [math.exp(-v) for v in x]
+            and ((3 * x - 1) ** 3).tolist() == [math.pow(3 * v - 1, 3.0) for v in x])
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_index_and_gamma_attempt_are_numpys_to_the_last_bit(compiled):
+    from banditkit.policies.kl_ucb import klucb_bernoulli_index
+    from banditkit.policies.thompson import _gamma_attempt
+
+    rng = np.random.default_rng(8)
+    if not _numpy_is_the_c_library(rng.random(5000)):
+        pytest.skip("numpy's SIMD log/exp/pow differ from the C library's on this machine")
+    if compiled and not jit.available():
+        pytest.skip("numba not installed or BANDITKIT_JIT=0")
+    klucb = sequential_kernels._klucb_index
+    gamma = sequential_kernels._gamma_attempt
+    if not compiled:
+        klucb, gamma = getattr(klucb, "py_func", klucb), getattr(gamma, "py_func", gamma)
+    m = 3000
+    p = np.r_[0.0, 1.0, 1e-9, 1 - 1e-9, rng.random(m - 4)]
+    n = rng.integers(1, 100_000, m).astype(float)
+    level = 25 * rng.random(m)
+    got = [klucb(a, b, c) for a, b, c in zip(p, n, level, strict=True)]
+    want = [klucb_bernoulli_index(np.array([a]), np.array([b]), c)[0]
+            for a, b, c in zip(p, n, level, strict=True)]
+    assert got == want
+    alpha = np.r_[1.0, 1 + 10_000 * rng.random(m - 1)]
+    u = rng.random((2, m))
+    ndtri, _ = sequential_kernels.scipy_functions()
+    got_gamma = [gamma(a, x, y, ndtri) for a, x, y in zip(alpha, u[0], u[1], strict=True)]
+    values, accepted = _gamma_attempt(alpha, u[0], u[1])
+    assert [g[0] for g in got_gamma] == values.tolist()
+    assert [g[1] for g in got_gamma] == accepted.tolist()
 
 
 def test_beta_fallback_is_exercised_and_the_scipy_functions_are_scipys():
