@@ -252,6 +252,20 @@ def test_subclasses_and_other_index_policies_keep_the_numpy_path():
 
     assert sequential_kernels.kernel_for(Greedier(3)) is None
     assert sequential_kernels.kernel_for(UCB1(3)) is not None
+    # a scipy whose C functions have another signature: Thompson sampling keeps numpy's path
+    original = sequential_kernels._cython_special
+    sequential_kernels.scipy_functions.cache_clear()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sequential_kernels, "_cython_special",
+                       lambda name, signature, *types: original(name, signature + b" ", *types))
+            assert sequential_kernels.kernel_for(ThompsonSampling(3, stream(0, "a"))) is None
+            assert sequential_kernels.kernel_for(
+                ThompsonSampling(3, stream(0, "a"), posterior="gaussian")) is None
+    finally:
+        sequential_kernels.scipy_functions.cache_clear()
+    assert sequential_kernels.kernel_for(ThompsonSampling(3, stream(0, "a"))) is not None
+    assert sequential_kernels.kernel_for(UCB1(3)) is not None
     # and the driver still runs them, as the class does
     env = BernoulliBandit(np.array([0.3, 0.6, 0.5]))
     s = derive_seed(4, 0)

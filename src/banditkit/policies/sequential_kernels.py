@@ -234,7 +234,10 @@ def kernel_for(policy: IndexPolicy) -> TrialKernel | None:
     if kind is ThompsonSampling:
         ts: ThompsonSampling = policy  # type: ignore[assignment]
         beta = ts.posterior == "beta"
-        ndtri, betaincinv = scipy_functions()
+        try:
+            ndtri, betaincinv = scipy_functions()
+        except (AttributeError, KeyError, RuntimeError):  # a scipy without these C functions:
+            return None  # the numpy path, the same numbers
         a0, b0 = ts.prior
         width = BETA_UNIFORMS * ts.n_arms if beta else ts.n_arms
 
