@@ -2,27 +2,40 @@
 loop, per trial on the Appendix H instance (6 Bernoulli arms 0.44...0.59, T = 45,000).
 
     .venv/bin/python benchmarks/bench_sequential.py [--trials 20 200] [--c-trials 200]
+        [--skip-before] [--skip-simulate] [--compile]
 
 The C reference (benchmarks/c_reference/sequential.c) is compiled with gcc -O2 at benchmark time
 if gcc is found; otherwise the comparison with C is skipped and only banditkit's times are
-printed. banditkit runs its trials in lock-step (``index_lockstep``: one vectorised round across
-all trials, each trial with its own noise and ξ streams, identical to ``simulate`` trial by
-trial) with the figures' trial counts (20 for replicable-bandits:fig1, 200 for
-replicable-bandits:regret), and one trial through ``simulate`` (the sequential class, one
-Python step per pull) at T = 5,000 scaled to T = 45,000. Times are CPU seconds
-(``time.process_time``; ``CLOCK_PROCESS_CPUTIME_ID`` in C).
+printed. banditkit runs each policy's trials through its lock-step runner, as the figures do
+(20 trials per group for replicable-bandits:fig1 and :ucb-baseline, 200 for
+replicable-bandits:regret), each trial with its own noise and xi streams:
+
+* ``compiled``: the default path, one compiled loop per trial (numba through banditkit.jit,
+  ``policies/sequential_kernels.py``), timed after a warm-up call so the one-off compilation or
+  cache load is not counted (``--compile`` measures it);
+* ``numpy``: the previous implementation, one vectorised numpy round across trials (the path
+  ``BANDITKIT_JIT=0`` or an install without numba takes), for the before/after;
+* ``simulate``: one trial through the sequential class (one Python step per pull) at
+  T = 5,000, scaled to T = 45,000.
+
+The compiled and numpy paths give the same trials from the same seeds: the script checks that
+their mean final regrets agree exactly. Times are CPU seconds (``time.process_time``;
+``CLOCK_PROCESS_CPUTIME_ID`` in C), per trial, with µs per pull = ms per trial / T · 1000.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
-from banditkit import simulate
+from banditkit import jit, simulate
 from banditkit.envs.instances import make_instance
 from banditkit.policies import KLUCB, UCB1, ThompsonSampling
 from banditkit.policies.named import klucb_lockstep, thompson_lockstep
@@ -34,9 +47,11 @@ HERE = Path(__file__).parent
 
 #: name in the C output -> (label, lock-step runner, params, sequential class builder)
 POLICIES = {
-    "ucb1": ("UCB1", ucb1_lockstep, {}, lambda K, r: UCB1(K)),
+    "ucb1": ("UCB1 (c = 2)", ucb1_lockstep, {}, lambda K, r: UCB1(K)),
     "klucb": ("KL-UCB (Bernoulli, c = 0)", klucb_lockstep, {}, lambda K, r: KLUCB(K)),
-    "ts": ("Thompson sampling (Beta)", thompson_lockstep, {},
+    "klucbg": ("KL-UCB (Gaussian, sigma = 1, c = 0)", klucb_lockstep,
+               {"divergence": "gaussian"}, lambda K, r: KLUCB(K, divergence="gaussian")),
+    "ts": ("Thompson sampling (Beta(1, 1))", thompson_lockstep, {},
            lambda K, r: ThompsonSampling(K, r)),
     "tsg": ("Thompson sampling (Gaussian)", thompson_lockstep, {"posterior": "gaussian"},
             lambda K, r: ThompsonSampling(K, r, posterior="gaussian")),
@@ -61,12 +76,13 @@ def c_reference(trials: int) -> dict[str, tuple[float, float]] | None:
     return result
 
 
-def lockstep_ms(runner, params: dict, n: int) -> tuple[float, float]:
+def lockstep_ms(runner, params: dict, n: int, horizon: int = T) -> tuple[float, float]:
+    """(CPU ms per trial, mean final regret) of ``n`` trials in one lock-step call."""
     env = make_instance("bernoulli")
     seeds = [derive_seed(0, "bench", i, 1) for i in range(n)]
     rngs = [stream(0, "bench", i, "algorithm") for i in range(n)]
     start = time.process_time()
-    trials = runner([env] * n, rngs, seeds, T, None, **params)
+    trials = runner([env] * n, rngs, seeds, horizon, None, **params)
     ms = (time.process_time() - start) / n * 1e3
     return ms, sum(t.regret[-1] for t in trials) / n
 
@@ -79,31 +95,90 @@ def simulate_ms(build, horizon: int = 5_000) -> float:
     return (time.process_time() - start) * 1e3 * T / horizon
 
 
+_FIRST_CALL = """
+import time
+from benchmarks_first_call import run  # banditkit, numpy and scipy: not counted
+t0 = time.process_time()
+import numba
+t1 = time.process_time()
+run()
+t2 = time.process_time()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def first_call_seconds() -> list[tuple[str, float, float]]:
+    """numba's import and the first lock-step call of every policy (one trial, T = 100) in a
+    fresh interpreter: with an empty cache (compiling) and again (loading the cache)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "benchmarks_first_call.py").write_text(
+            "from banditkit.envs.instances import make_instance\n"
+            "from banditkit.policies.named import klucb_lockstep, thompson_lockstep\n"
+            "from banditkit.policies.ucb_lockstep import ucb1_lockstep\n"
+            "from banditkit.rng import stream\n"
+            "def run():\n"
+            "    env = make_instance('bernoulli')\n"
+            "    for f, p in ((ucb1_lockstep, {}), (klucb_lockstep, {}),\n"
+            "                 (thompson_lockstep, {}), (thompson_lockstep,\n"
+            "                 {'posterior': 'gaussian'})):\n"
+            "        f([env], [stream(0, 'a')], [0], 100, None, **p)\n")
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "cache"),
+               "PYTHONPATH": os.pathsep.join([tmp, *sys.path])}
+        out = []
+        for label in ("empty cache (compiles)", "cached"):
+            done = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, check=True,
+                                  capture_output=True, text=True)
+            imported, first = map(float, done.stdout.split())
+            out.append((label, imported, first))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, nargs="+", default=[20, 200],
                         help="lock-step group sizes (the figures' trial counts)")
     parser.add_argument("--c-trials", type=int, default=200)
+    parser.add_argument("--skip-before", action="store_true",
+                        help="skip the numpy lock-step path (the previous implementation)")
     parser.add_argument("--skip-simulate", action="store_true")
+    parser.add_argument("--compile", action="store_true",
+                        help="also time numba's import and the first call (empty cache, cached)")
     args = parser.parse_args()
+    if not jit.available():
+        print("numba is not installed or BANDITKIT_JIT=0: the compiled rows run the numpy path")
     c = c_reference(args.c_trials)
     if c is None:
         print("gcc not found: the comparison with C is skipped")
-    print(f"CPU ms per trial, 6 Bernoulli arms, T = {T}")
+    for _, runner, params, _ in POLICIES.values():  # compile or load the cache, untimed
+        lockstep_ms(runner, params, 1, horizon=100)
+    print(f"CPU ms per trial (µs per pull), 6 Bernoulli arms, T = {T}; ratio to the C loop")
+
+    def row(label: str, ms: float, key: str, regret: float | None = None) -> None:
+        ratio = f"{ms / c[key][0]:6.1f}x C" if c is not None else ""
+        tail = f"   regret {regret:7.1f}" if regret is not None else ""
+        print(f"  {label:34s} {ms:9.2f} ms {ms * 1e3 / T:7.3f} µs {ratio}{tail}")
+
     for key, (label, runner, params, build) in POLICIES.items():
         print(label)
         if c is not None:
-            print(f"  C loop ({args.c_trials} trials)            {c[key][0]:9.2f} ms"
-                  f"   regret {c[key][1]:7.1f}")
+            print(f"  {'C loop, ' + str(args.c_trials) + ' trials':34s} {c[key][0]:9.2f} ms "
+                  f"{c[key][0] * 1e3 / T:7.3f} µs    1.0x C   regret {c[key][1]:7.1f}")
         for n in args.trials:
             ms, regret = lockstep_ms(runner, params, n)
-            ratio = f"  {ms / c[key][0]:5.1f}x C" if c is not None else ""
-            print(f"  lock-step, {n:4d} trials together   {ms:9.2f} ms{ratio}   regret "
-                  f"{regret:7.1f}")
+            row(f"compiled, {n} trials", ms, key, regret)
+            if not args.skip_before:
+                with mock.patch.object(jit, "available", lambda: False):
+                    before, regret_before = lockstep_ms(runner, params, n)
+                row(f"numpy lock-step, {n} trials", before, key, regret_before)
+                if regret_before != regret:
+                    raise SystemExit(f"{label}: the compiled and numpy paths differ "
+                                     f"({regret} vs {regret_before})")
         if not args.skip_simulate:
-            ms = simulate_ms(build)
-            ratio = f"  {ms / c[key][0]:5.1f}x C" if c is not None else ""
-            print(f"  simulate, 1 trial (T = 5000 scaled) {ms:9.2f} ms{ratio}")
+            row("simulate, 1 trial (T = 5000 scaled)", simulate_ms(build), key)
+    if args.compile:
+        print("numba import and first call of the four runners (fresh interpreter, CPU s)")
+        for label, imported, first in first_call_seconds():
+            print(f"  {label:24s} import numba {imported:5.2f} s   first calls {first:5.2f} s")
 
 
 if __name__ == "__main__":

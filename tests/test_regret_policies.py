@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from banditkit import Experiment, simulate
+from banditkit import Experiment, jit, simulate
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.estimation.posteriors import kl_bernoulli
 from banditkit.identification import TopTwoThompson
@@ -45,8 +45,13 @@ CASES = [  # (lock-step runner + params, class builder, env, horizon)
 ]
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
 @pytest.mark.parametrize("case", range(len(CASES)))
-def test_lockstep_equals_the_sequential_class_trial_by_trial(case, monkeypatch):
+def test_lockstep_equals_the_sequential_class_trial_by_trial(case, compiled, monkeypatch):
+    # both paths of index_lockstep: numpy rounds (BANDITKIT_JIT=0) and the compiled kernels
+    if compiled and not jit.available():
+        pytest.skip("numba not installed or BANDITKIT_JIT=0")
+    monkeypatch.setattr(jit, "available", lambda: compiled)
     # ξ blocks of 10 rounds of 35 values (7489 rounds by default), so refills are exercised
     monkeypatch.setattr(sequential_lockstep, "_XI_BLOCK", 350)
     runner, params, build, env, T = CASES[case]

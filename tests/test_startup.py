@@ -1,5 +1,5 @@
 """The CLI's start-up: ``import banditkit`` and ``banditkit --version`` import neither numpy,
-pandas, scipy nor matplotlib, and a call on a small K-armed experiment imports no scipy or
+pandas, scipy, matplotlib nor numba, and a call on a small K-armed experiment imports no scipy or
 matplotlib (they cost each call seconds: issue 15 §3). Checked in fresh interpreters, since
 this test session has imported everything already."""
 
@@ -13,7 +13,8 @@ import pytest
 
 from banditkit import Experiment
 
-HEAVY = ("numpy", "pandas", "scipy", "matplotlib")
+# numba: the compiled kernels (banditkit.jit) load it on first use, never at start-up
+HEAVY = ("numpy", "pandas", "scipy", "matplotlib", "numba")
 
 _PROBE = """
 import contextlib, io, json, sys

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from banditkit import simulate
+from banditkit import jit, simulate
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.policies import UCB1, ucb1_lockstep
 from banditkit.rng import derive_seed
@@ -17,8 +17,13 @@ from banditkit.rng import derive_seed
     BernoulliBandit(np.array([0.2, 0.0, 0.7])),  # μ = 0 draws nothing: falls back to simulate
     GaussianBandit(np.array([0.1, 0.3, 0.2]), sigma=0.5),
 ])
-def test_lockstep_equals_simulate_per_trial(env):
-    T = 5000  # > one noise block (4096), so block refills are exercised
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+def test_lockstep_equals_simulate_per_trial(env, compiled, monkeypatch):
+    # both paths of index_lockstep: numpy rounds (BANDITKIT_JIT=0) and the compiled kernel
+    if compiled and not jit.available():
+        pytest.skip("numba not installed or BANDITKIT_JIT=0")
+    monkeypatch.setattr(jit, "available", lambda: compiled)
+    T = 5000  # > one noise block (4096), so the numpy path's block refills are exercised
     seeds = [derive_seed(7, "lockstep", i, 1) for i in range(4)]
     checkpoints = np.array([1, 10, 999, 4096, 4097, T])
     # Gaussian rewards leave [0, 1], Auer et al.'s range: the baseline runs with no range

@@ -6,6 +6,7 @@
  *   ucb1     mean + sqrt(2 ln t / n), every arm once first (Auer et al. 2002)
  *   klucb    Bernoulli KL-UCB, f(t) = log t (c = 0), index by the same 10 Newton steps from the
  *            same upper bound as banditkit.policies.kl_ucb (Garivier & Cappe 2011)
+ *   klucbg   Gaussian KL-UCB, mean + sigma sqrt(2 f(t) / n), sigma = 1, c = 0
  *   ts       Beta(1,1)-Bernoulli Thompson sampling; Beta as G_a/(G_a+G_b), Gamma by
  *            Marsaglia & Tsang (2000) with retries, normals by the Marsaglia polar method
  *   tsg      Gaussian Thompson sampling N(S/(n+1), 1/(n+1)) (Agrawal & Goyal 2013)
@@ -82,7 +83,7 @@ static double run(int policy) {
     double n[K] = {0}, sum[K] = {0}, regret = 0, best = MU[K - 1];
     for (int t = 0; t < T; t++) {
         int arm = 0;
-        if (policy <= 1 && t < K) {
+        if ((policy <= 1 || policy == 4) && t < K) {
             arm = t;
         } else {
             double top = -INFINITY;
@@ -91,6 +92,7 @@ static double run(int policy) {
                 double score;
                 if (policy == 0) score = sum[k] / n[k] + sqrt(2 * lt / n[k]);
                 else if (policy == 1) score = klucb_index(sum[k] / n[k], n[k], lt);
+                else if (policy == 4) score = sum[k] / n[k] + 1.0 * sqrt(2 * lt / n[k]);
                 else if (policy == 2) {
                     double ga = gamma_mt(sum[k] + 1), gb = gamma_mt(n[k] - sum[k] + 1);
                     score = ga / (ga + gb);
@@ -106,8 +108,8 @@ static double run(int policy) {
 
 int main(int argc, char **argv) {
     int trials = argc > 1 ? atoi(argv[1]) : 200;
-    const char *names[4] = {"ucb1", "klucb", "ts", "tsg"};
-    for (int policy = 0; policy < 4; policy++) {
+    const char *names[5] = {"ucb1", "klucb", "ts", "tsg", "klucbg"};
+    for (int policy = 0; policy < 5; policy++) {
         struct timespec a, b;
         double total = 0;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);

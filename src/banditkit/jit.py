@@ -7,10 +7,15 @@ NumPy's own algorithms, so a compiled kernel and the same kernel run by Python g
 numbers from the same seed (each kernel's tests check this).
 
 numba is the ``speed`` extra (``pip install banditkit[speed]``, installed by ``make test``):
-about 150 MB installed with llvmlite, 0.4 s to import and about a second to compile a kernel on
-first use (then cached beside the module). Without it, or with ``BANDITKIT_JIT=0`` in the
-environment, :func:`njit` returns the Python function unchanged and callers take their
-vectorised numpy path instead (:func:`available` says which).
+about 210 MB installed (numba 35 MB, llvmlite 173 MB, numba 0.68), 0.35-0.6 s to import, and
+for the sequential kernels (:mod:`banditkit.policies.sequential_kernels`) about 3.5 s of CPU to
+compile on first use, then about 0.2 s per process to load them from the cache (measured by
+``benchmarks/bench_sequential.py --compile`` on a shared machine). The cache goes to
+``NUMBA_CACHE_DIR`` if set, else to ``__pycache__`` beside the module if that is writable, else
+to the user's cache directory (``~/.cache/numba``); with none writable numba compiles in every
+process. Without numba, or with ``BANDITKIT_JIT=0`` in the environment, :func:`njit` returns
+the Python function unchanged and callers take their vectorised numpy path instead
+(:func:`available` says which); both paths give the same numbers from the same seed.
 """
 
 from __future__ import annotations
