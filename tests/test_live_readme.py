@@ -33,7 +33,7 @@ def _convert(arms: pd.Series, rng: np.random.Generator) -> np.ndarray:
 
 def _readme_live_snippet() -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
-    (block,) = [b for b in blocks if "Experiment.create" in b]
+    (block,) = [b for b in blocks if "checkout.sqlite" in b]
     return block
 
 
