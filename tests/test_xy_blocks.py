@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from banditkit import simulate
-from banditkit.design import round_allocation
+from banditkit.design import round_allocation, round_allocations
 from banditkit.envs.instances import make_instance
 from banditkit.identification.xy import XYOracle, XYStatic
-from banditkit.identification.xy_blocks import round_allocations, simulate_static_allocation
+from banditkit.identification.xy_blocks import simulate_static_allocation
 from banditkit.rng import stream
 
 
