@@ -43,6 +43,7 @@ from .xy_schedule import PhaseChunk, phase_schedule
 
 __all__ = ["simulate_static_allocation"]
 
+
 def simulate_static_allocation(algorithm: Algorithm, env: Environment, *,
                                horizon: int | None = None, seed: SeedLike = 0,
                                checkpoints: np.ndarray | None = None) -> Trial:

@@ -32,6 +32,8 @@ __all__ = ["CHUNK", "SCHEDULE_MEMO", "PhaseChunk", "PhaseSchedule", "gram_pinv",
 
 CHUNK = 64  # phases per chunk
 _RCOND = 1e-12  # as LeastSquares
+_ARRAYS = ("targets", "counts", "ends", "phase_of", "arm_of", "pos_of", "run_counts", "run_ends",
+           "A_inv", "full_rank")
 
 
 def gram_pinv(X: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,15 +102,18 @@ class PhaseChunk:
     A_inv: np.ndarray
     full_rank: np.ndarray
 
+    def __post_init__(self) -> None:
+        # Every trial on the instance reads these arrays: none may write into them.
+        for name in _ARRAYS:
+            getattr(self, name).flags.writeable = False
+
     @property
     def n_phases(self) -> int:
         return int(self.targets.size)
 
     @property
     def nbytes(self) -> int:
-        return sum(getattr(self, f).nbytes for f in ("targets", "counts", "ends", "phase_of",
-                                                      "arm_of", "pos_of", "run_counts",
-                                                      "run_ends", "A_inv", "full_rank"))
+        return sum(getattr(self, name).nbytes for name in _ARRAYS)
 
     def cut(self, n_phase: int, room: int, X: np.ndarray, support: np.ndarray,
             counts0: np.ndarray) -> PhaseChunk:
