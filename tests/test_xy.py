@@ -151,3 +151,18 @@ def test_oracle_refuses_ties_and_single_item():
         XYOracle(X, X, 0.05, np.array([1.0, np.nan, 0.0]))
     with pytest.raises(ValueError, match="gamma"):
         XYStatic(X, X, 0.05, gamma=1.0)
+
+
+def test_greedy_path_lookup_is_the_scan_of_the_path():
+    # The binary search over the running minimum of ρ/n equals the first step of a scan, for a
+    # path extended in stages (ρ not monotone) and thresholds equal to a step's own ρ/n.
+    rng = np.random.default_rng(5)
+    path = GreedyPath(np.eye(3), np.eye(3), reg=1.0, refresh=5)
+    rho = rng.random(900) * np.linspace(3.0, 1.0, 900)
+    path._rho = rho
+    ratio = rho / (3 + np.arange(1, 901, dtype=float))
+    for steps in (1, 250, 251, 600, 900):
+        path.steps = steps
+        for threshold in (*rng.random(20) * ratio[:steps].max(), *ratio[:steps][::7]):
+            hit = np.flatnonzero(ratio[:steps] < threshold)
+            assert path._first_below(threshold) == (int(hit[0]) + 1 if hit.size else 0)

@@ -20,6 +20,7 @@ __all__ = [
     "g_optimal",
     "pairwise_design",
     "round_allocation",
+    "round_allocations",
     "rounding_min_samples",
     "xy_optimal",
 ]
@@ -32,7 +33,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".information": ["design_value"],
     ".pairwise": ["pairwise_design"],
     ".result": ["Design", "DesignConvergenceWarning"],
-    ".rounding": ["round_allocation", "rounding_min_samples"],
+    ".rounding": ["round_allocation", "round_allocations", "rounding_min_samples"],
     ".xy": ["xy_optimal"],
 }, globals())
 
@@ -42,5 +43,5 @@ if TYPE_CHECKING:
     from .information import design_value
     from .pairwise import pairwise_design
     from .result import Design, DesignConvergenceWarning
-    from .rounding import round_allocation, rounding_min_samples
+    from .rounding import round_allocation, round_allocations, rounding_min_samples
     from .xy import xy_optimal

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..validation import check_positive_int
 
-__all__ = ["round_allocation", "rounding_min_samples"]
+__all__ = ["round_allocation", "round_allocations", "rounding_min_samples"]
 
 _SUM_TOL = 1e-9
 
@@ -89,6 +89,55 @@ def round_allocation(weights: object, n: int, *, rng: np.random.Generator | None
         excess -= 1
     out = np.zeros(lam.size, dtype=np.int64)
     out[sup] = counts
+    return out
+
+
+def round_allocations(weights: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    """:func:`round_allocation` of ``weights`` to every budget at once (ties: lowest index).
+
+    Phase 1, N_i = ⌈(n − p/2) λ_i⌉ (clipped at 0), is elementwise. Phase 2 moves the excess
+    e = Σ N − n (|e| ≤ p) one unit at a time: up to the arm of least N_j/λ_j (ties to the lowest
+    index) while e < 0, down from the arm of largest (N_j − 1)/λ_j among N_j > 0 while e > 0.
+    Each arm's successive keys (N_j + m)/λ_j increase (resp. (N_j − 1 − m)/λ_j decrease) in m,
+    so the |e| moves are the first |e| keys of the merge ordered by (key, index), taken at once
+    from the same floating-point keys; no arm gives more than |e| of them, so only m < |e| is
+    formed (|e| is about √p, not p: the merge costs O(p √p) per budget instead of O(p²)).
+
+    Parameters
+    ----------
+    weights : array, shape (K,)
+        A design λ (non-negative, sums to 1; not re-checked: callers pass a solver's design).
+    budgets : array of int, shape (B,)
+        Budgets n ≥ 0.
+
+    Returns
+    -------
+    array of int64, shape (B, K)
+        Row b is ``round_allocation(weights, budgets[b])``.
+    """
+    lam = np.asarray(weights, dtype=float)
+    n = np.asarray(budgets, dtype=np.int64)
+    sup = np.flatnonzero(lam > 0)
+    w = lam[sup]
+    p = sup.size
+    counts = np.maximum(np.ceil((n[:, None] - p / 2.0) * w), 0.0).astype(np.int64)
+    excess = counts.sum(axis=1) - n
+    for row in np.flatnonzero(excess != 0):
+        N = counts[row]
+        e = int(excess[row])
+        m = np.arange(abs(e))
+        idx = np.repeat(np.arange(p), m.size)  # arm of each key
+        if e < 0:
+            keys = ((N[:, None] + m[None, :]) / w[:, None]).ravel()
+            order = np.lexsort((idx, keys))[:-e]
+            np.add.at(N, idx[order], 1)
+        else:
+            steps = N[:, None] - 1 - m[None, :]
+            keys = np.where(steps >= 0, steps / w[:, None], -np.inf).ravel()
+            order = np.lexsort((idx, -keys))[:e]
+            np.add.at(N, idx[order], -1)
+    out = np.zeros((n.size, lam.size), dtype=np.int64)
+    out[:, sup] = counts
     return out
 
 

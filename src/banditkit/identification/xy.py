@@ -236,14 +236,33 @@ class GreedyPath:
         self.steps = 0
         self._seq = np.empty(1024, dtype=np.int64)
         self._rho = np.empty(1024)
+        self._runmin = np.empty(0)  # running minimum of ρ/n over the steps so far
 
     def phase(self, threshold: float) -> tuple[Batch, float, float]:
         """(pulls, ρ, n) of the phase that stops at the first ``ρ/n < threshold``."""
-        n = self.d + np.arange(1, self.steps + 1, dtype=float)
-        hit = np.flatnonzero(self._rho[: self.steps] / n < threshold)
-        t = int(hit[0]) + 1 if hit.size else self._extend(threshold)
+        t = self._first_below(threshold)
+        if t == 0:
+            t = self._extend(threshold)
         return (Batch.from_sequence(self._seq[:t].copy()), float(self._rho[t - 1]),
                 float(self.d + t))
+
+    def _first_below(self, threshold: float) -> int:
+        """Steps up to the first step of the path so far with ``ρ/n < threshold`` (0: none).
+
+        The first such step is the first where the running minimum of ``ρ/n`` drops below
+        the threshold; the running minimum is non-increasing, so a binary search finds it
+        (O(log L) a phase instead of a scan of the whole path: a trial's ~13 phases on the
+        Soare benchmark each scanned ~10⁵–10⁶ steps). The same quotients as the scan.
+        """
+        done = self._runmin.size
+        if done < self.steps:
+            n = self.d + np.arange(done + 1, self.steps + 1, dtype=float)
+            ratio = self._rho[done:self.steps] / n
+            if done:
+                ratio[0] = min(ratio[0], self._runmin[-1])
+            self._runmin = np.concatenate([self._runmin, np.minimum.accumulate(ratio)])
+        t = int(np.searchsorted(-self._runmin, -threshold, side="right"))
+        return t + 1 if t < self._runmin.size else 0
 
     def _extend(self, threshold: float) -> int:
         X, Y, counts = self.X, self.Y, self.counts

@@ -5,17 +5,17 @@ noise.
 A static allocation's pulls never depend on the rewards: phase t adds ⌈γ^t⌉ pulls, and the
 cumulative allocation after phase t is the largest of the roundings of the fixed design λ to
 the cumulative budgets so far (:class:`~banditkit.identification.xy._StaticAllocation`). Only
-the stopping rule, checked at the end of every phase, reads the rewards. So a chunk of phases
-is computed in a few numpy calls instead of a Python round trip per phase:
+the stopping rule, checked at the end of every phase, reads the rewards. So everything else is
+the trial-independent :class:`~banditkit.identification.xy_schedule.PhaseSchedule`, built once
+per (arms, design, γ) in chunks of 64 phases and memoised: the roundings of λ to every budget
+(:func:`~banditkit.design.round_allocations`), every phase's runs, and the pseudo-inverse of
+every phase's Gram matrix. A trial then costs, per chunk, a few numpy calls:
 
-* the roundings of λ to every budget of the chunk (:func:`round_allocations`, Appendix B's
-  procedure vectorised over budgets: the at most p unit moves of its second step are the first
-  keys of a merge, taken at once);
 * the rewards of every phase's runs, drawn as ``simulate`` draws them (one standard normal per
   run of each phase's batch, in order, from the same Generator);
-* the least-squares fit at the end of every phase (batched symmetric eigendecompositions, the
-  same pseudo-inverse as :class:`~banditkit.estimation.least_squares.LeastSquares`) and the
-  Appendix F stopping rule for the empirical leader.
+* ``θ̂_t = A_t⁺ b_t`` at the end of every phase, and the Appendix F stopping rule for the
+  empirical leader: first against the runner-up only (which rejects almost every phase), then
+  against every item on the phases that pass.
 
 The first phase that stops ends the trial; the Generator is rewound and exactly the accepted
 phases' noise drawn again, so it stands where ``simulate`` leaves it. The counts, sums and every
@@ -33,57 +33,15 @@ import numpy as np
 
 from ..envs.base import Environment
 from ..envs.linear import LinearBandit
-from ..protocol import Algorithm, Batch, DecisionLog
+from ..protocol import Algorithm, DecisionLog
 from ..rng import SeedLike, as_generator
 from ..simulate import default_checkpoints, simulate
 from ..trial import Trial
 from ..validation import check_positive_int
 from .xy import XYOracle, XYStatic
+from .xy_schedule import PhaseChunk, phase_schedule
 
-__all__ = ["round_allocations", "simulate_static_allocation"]
-
-_RCOND = 1e-12  # as LeastSquares
-_CHUNK = 64  # phases per chunk
-
-
-def round_allocations(weights: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-    """:func:`~banditkit.design.round_allocation` of ``weights`` to every budget at once.
-
-    Phase 1, N_i = ⌈(n − p/2) λ_i⌉ (clipped at 0), is elementwise. Phase 2 moves the excess
-    e = Σ N − n (|e| ≤ p) one unit at a time: up to the arm of least N_j/λ_j (ties to the lowest
-    index) while e < 0, down from the arm of largest (N_j − 1)/λ_j among N_j > 0 while e > 0.
-    Each arm's successive keys (N_j + m)/λ_j increase (resp. (N_j − 1 − m)/λ_j decrease) in m,
-    so the |e| moves are the first |e| keys of the merge ordered by (key, index), taken at once
-    from the same floating-point keys.
-
-    Returns
-    -------
-    array of int64, shape (len(budgets), K)
-    """
-    lam = np.asarray(weights, dtype=float)
-    n = np.asarray(budgets, dtype=np.int64)
-    sup = np.flatnonzero(lam > 0)
-    w = lam[sup]
-    p = sup.size
-    counts = np.maximum(np.ceil((n[:, None] - p / 2.0) * w), 0.0).astype(np.int64)
-    excess = counts.sum(axis=1) - n
-    m = np.arange(p)
-    idx = np.broadcast_to(np.arange(p)[:, None], (p, p)).ravel()  # arm of each key
-    for row in np.flatnonzero(excess != 0):
-        N = counts[row]
-        e = int(excess[row])
-        if e < 0:
-            keys = ((N[:, None] + m[None, :]) / w[:, None]).ravel()
-            order = np.lexsort((idx, keys))[:-e]
-            np.add.at(N, idx[order], 1)
-        else:
-            steps = N[:, None] - 1 - m[None, :]
-            keys = np.where(steps >= 0, steps / w[:, None], -np.inf).ravel()
-            order = np.lexsort((idx, -keys))[:e]
-            np.add.at(N, idx[order], -1)
-    out = np.zeros((n.size, lam.size), dtype=np.int64)
-    out[:, sup] = counts
-    return out
+__all__ = ["simulate_static_allocation"]
 
 
 def simulate_static_allocation(algorithm: Algorithm, env: Environment, *,
@@ -115,69 +73,64 @@ def simulate_static_allocation(algorithm: Algorithm, env: Environment, *,
         alg._weights = alg._design()
     X, Z = alg.X, alg.Z
     K = X.shape[0]
+    sched = phase_schedule(X, alg._weights, alg.gamma)
+    sup = sched.support
+    X_sup = X[sup]
     cap = math.inf if horizon is None else horizon
-    batches: list[Batch] = []
+    counts0 = np.zeros(sup.size, dtype=np.int64)  # support pulls before the chunk
+    sums0 = np.zeros(sup.size)
+    arms_parts, runs_parts, ends_parts = [], [], []
+    n_runs = 0
     t = 0
     stopped = False
+    i = 0
     while t < cap and not stopped:
-        phases = alg.phase + 1 + np.arange(_CHUNK)
-        sizes = np.array([math.ceil(alg.gamma ** int(s)) for s in phases], dtype=np.int64)
-        targets = alg._target + np.cumsum(sizes)
-        rounded = round_allocations(alg._weights, targets)
-        cum = np.maximum.accumulate(np.maximum(rounded, alg.counts), axis=0)
-        alloc = np.diff(np.vstack([alg.counts, cum]), axis=0)  # pulls of each phase
-        pulls = alloc.sum(axis=1)
-        ends = t + np.cumsum(pulls)
-        over = np.flatnonzero(ends >= cap)
-        n_phase = int(over[0]) + 1 if over.size else _CHUNK
-        alloc = alloc[:n_phase]
-        # Runs of every phase's batch, arms in index order (Batch.from_allocation), cut at the
-        # horizon as simulate cuts its last batch.
-        phase_of, arm_of = np.nonzero(alloc)
-        run_counts = alloc[phase_of, arm_of]
-        if over.size:
-            last = phase_of == n_phase - 1
-            room = int(cap - (ends[n_phase - 2] if n_phase > 1 else t))
-            kept = np.minimum(np.cumsum(run_counts[last]), room)
-            lens = np.diff(np.r_[0, kept])
-            run_counts = np.r_[run_counts[~last], lens]
-            keep = run_counts > 0
-            phase_of, arm_of, run_counts = phase_of[keep], arm_of[keep], run_counts[keep]
-            alloc = np.zeros((n_phase, K), dtype=np.int64)
-            np.add.at(alloc, (phase_of, arm_of), run_counts)
+        ch = sched.chunk(i)
+        i += 1
+        over = np.flatnonzero(ch.ends >= cap)
+        if over.size:  # the horizon cuts the chunk's phase over[0]
+            n_cut = int(over[0]) + 1
+            ch = ch.cut(n_cut, int(cap - (ch.ends[n_cut - 2] if n_cut > 1 else t)), X, sup,
+                        counts0)
+        n_phase = ch.n_phases
+        # Every phase's runs, rewarded as simulate rewards them: one standard normal per run,
+        # in order, from the same Generator.
         state = rng.bit_generator.state
-        nf = run_counts.astype(float)
-        rewards = (nf * env.means[arm_of]
-                   + np.sqrt(nf) * env.sigma * rng.standard_normal(run_counts.size))
-        run_sums = np.zeros((n_phase, K))
-        run_sums[phase_of, arm_of] = rewards
-        counts = alg.counts + np.cumsum(alloc, axis=0)
-        sums = np.cumsum(np.vstack([alg.sums, run_sums]), axis=0)[1:]
-        leader, certified = _phase_ends(X, Z, counts, sums, phases[:n_phase], alg)
+        nf = ch.run_counts.astype(float)
+        rewards = (nf * env.means[ch.arm_of]
+                   + np.sqrt(nf) * env.sigma * rng.standard_normal(ch.run_counts.size))
+        run_sums = np.zeros((n_phase, sup.size))
+        run_sums[ch.phase_of, ch.pos_of] = rewards
+        sums = np.cumsum(np.vstack([sums0, run_sums]), axis=0)[1:]
+        leader, certified = _phase_ends(X_sup, Z, ch, sums, alg)
         hit = np.flatnonzero(certified >= 0)
         n_keep = int(hit[0]) + 1 if hit.size else n_phase
+        r_keep = int(ch.run_ends[n_keep - 1])
         if n_keep < n_phase:  # rewind the noise to the accepted phases' runs
             rng.bit_generator.state = state
-            rng.standard_normal(int(np.count_nonzero(phase_of < n_keep)))
-        for s in range(n_keep):
-            sel = phase_of == s
-            batches.append(Batch(arm_of[sel], run_counts[sel]))
-        t += int(alloc[:n_keep].sum())
-        alg.counts = counts[n_keep - 1].copy()
-        alg.sums = sums[n_keep - 1].copy()
+            rng.standard_normal(r_keep)
+        arms_parts.append(ch.arm_of[:r_keep])
+        runs_parts.append(ch.run_counts[:r_keep])
+        ends_parts.append(n_runs + ch.run_ends[:n_keep])
+        n_runs += r_keep
+        t = int(ch.ends[n_keep - 1])
+        counts0 = ch.counts[n_keep - 1]
+        sums0 = sums[n_keep - 1]
         alg.phase += n_keep
-        alg._target = int(targets[n_keep - 1])
+        alg._target = int(ch.targets[n_keep - 1])
         alg._leader = int(leader[n_keep - 1])
         if hit.size:
             alg._stopped_at = int(certified[hit[0]])
             stopped = True
     alg.t = t
+    alg.counts = np.zeros(K, dtype=np.int64)
+    alg.counts[sup] = counts0
+    alg.sums = np.zeros(K)
+    alg.sums[sup] = sums0
     # simulate learns of the stop from the next ask, which it makes only below the horizon
     stopped = stopped and t < cap
-    arms = np.concatenate([b.arms for b in batches])
-    runs = np.concatenate([b.counts for b in batches])
-    ends = np.cumsum([b.n_runs for b in batches])
-    log = DecisionLog.from_runs(arms, runs, ends)
+    log = DecisionLog.from_runs(np.concatenate(arms_parts), np.concatenate(runs_parts),
+                                np.concatenate(ends_parts))
     alg.decisions = log
     if checkpoints is None:
         checkpoints = default_checkpoints(horizon if horizon is not None else max(t, 1))
@@ -189,25 +142,43 @@ def simulate_static_allocation(algorithm: Algorithm, env: Environment, *,
                  seconds=time.perf_counter() - start, info=alg.info)
 
 
-def _phase_ends(X: np.ndarray, Z: np.ndarray, counts: np.ndarray, sums: np.ndarray,
-                phases: np.ndarray, alg: XYStatic | XYOracle) -> tuple[np.ndarray, np.ndarray]:
-    """The empirical leader and the certified item (−1 for none) at the end of each phase:
-    batched least squares (pseudo-inverse as LeastSquares) and the Appendix F rule."""
-    d = X.shape[1]
-    A = np.einsum("pk,kd,ke->pde", counts.astype(float), X, X)
-    b = sums @ X
-    w, V = np.linalg.eigh(A)
-    keep = w > _RCOND * np.maximum(w[:, -1:], 0.0)
-    inv_w = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
-    A_inv = (V * inv_w[:, None, :]) @ np.swapaxes(V, 1, 2)
-    theta = np.einsum("pde,pe->pd", A_inv, b)
+def _phase_ends(X_sup: np.ndarray, Z: np.ndarray, ch: PhaseChunk, sums: np.ndarray,
+                alg: XYStatic | XYOracle) -> tuple[np.ndarray, np.ndarray]:
+    """The empirical leader at the end of each phase of ``ch`` and the certified item (−1 for
+    none) at the first phase that certifies one (−1 everywhere else: not evaluated past it).
+
+    ``θ̂_t = A_t⁺ b_t`` from the schedule's pseudo-inverses. The Appendix F rule for the leader
+    ``l`` needs ``width_t ||z_l − z||_{A_t⁺} ≤ (z_l − z)ᵀθ̂_t`` for every z; it is first
+    checked for the runner-up (the z of least gain) of every full-rank phase, which rejects
+    almost every phase at the cost of one item, and then for all items only on the phases
+    that pass, in order, until one stops.
+    """
+    b = sums @ X_sup
+    theta = np.einsum("pde,pe->pd", ch.A_inv, b)
     vals = theta @ Z.T
     lead = vals.argmax(axis=1)
-    rows = np.arange(lead.size)
-    diff = Z[lead][:, None, :] - Z[None, :, :]
-    norms2 = np.einsum("pmd,pde,pme->pm", diff, A_inv, diff)
+    certified = np.full(lead.size, -1, dtype=np.int64)
+    rows = np.flatnonzero(ch.full_rank)
+    if not rows.size or Z.shape[0] < 2:
+        return lead, certified
+    phases = ch.first + 1 + rows
     width = np.sqrt(2.0 * np.log(2.0 * phases.astype(float) ** 2 * alg._union / alg.delta))
-    ok = width[:, None] * np.sqrt(np.maximum(norms2, 0.0)) <= vals[rows, lead][:, None] - vals
-    ok[rows, lead] = True
-    certified = np.where(ok.all(axis=1) & (keep.sum(axis=1) == d), lead, -1)
+    lr, v = lead[rows], vals[rows]
+    r = np.arange(rows.size)
+    gain = v[r, lr][:, None] - v
+    gain[r, lr] = np.inf
+    runner = gain.argmin(axis=1)
+    d1 = (Z[lr] - Z[runner])[:, None, :]
+    n1 = np.einsum("pmd,pmd->pm", d1 @ ch.A_inv[rows], d1)[:, 0]
+    cand = np.flatnonzero(width * np.sqrt(np.maximum(n1, 0.0)) <= gain[r, runner])
+    step = max(1, 2 ** 16 // (Z.shape[0] * Z.shape[1]))  # phases per full check
+    for s in range(0, cand.size, step):
+        c = cand[s:s + step]
+        diff = Z[lr[c]][:, None, :] - Z[None, :, :]
+        norms2 = np.einsum("pmd,pmd->pm", diff @ ch.A_inv[rows[c]], diff)
+        ok = width[c, None] * np.sqrt(np.maximum(norms2, 0.0)) <= gain[c]
+        good = np.flatnonzero(ok.all(axis=1))
+        if good.size:
+            certified[rows[c[good[0]]]] = lr[c[good[0]]]
+            break
     return lead, certified
