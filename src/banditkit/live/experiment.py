@@ -358,6 +358,29 @@ class Experiment(Pausing, Reading, Verification):
                                       f"({error})") from None
             raise
 
+    @contextmanager
+    def group_commit(self) -> Iterator[None]:
+        """The calls made inside as one commit (one disk sync for all of them): each call keeps
+        its own everything-or-nothing (a savepoint), a call that raises changes nothing, and
+        nothing is durable until the block ends; if the commit fails, none of them happened.
+
+        Who needs it: ``banditkit serve``, whose worker thread runs the requests waiting for
+        one experiment together and answers none of them before this commit, so a returned
+        call is on disk as it is after a call of its own. Read-only: no effect.
+        """
+        self._journal.check_still_there()
+        try:
+            with self._journal.group():
+                yield
+        except BaseException as error:
+            # the calls' effects are gone from the store; rebuild the algorithm next time
+            self._algorithm = None
+            self._checked = self._ends = None
+            if isinstance(error, self._journal.errors):
+                raise ExperimentError(f"{self._journal.label} cannot be read or written "
+                                      f"({error})") from None
+            raise
+
     def _sync(self, conn: Connection) -> None:
         """Bring the in-memory algorithm to the file's state: replay the batches observed since
         (by another process, or all of them after open) and check the pending one."""

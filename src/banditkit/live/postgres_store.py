@@ -280,7 +280,7 @@ class PostgresStore(Store):
 
     # -- transactions ------------------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[_Connection]:
+    def _one_transaction(self) -> Iterator[_Connection]:
         psycopg = _psycopg()
         try:
             try:

@@ -133,7 +133,7 @@ class SQLiteStore(Store):
         return pd.read_sql_query(sql, conn, params=list(params) or None)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def _one_transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: the write lock first, then everything or nothing. On a
         read-only journal, a read transaction (one consistent snapshot, no lock taken)."""
         try:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from .journal import ExperimentError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,10 +62,57 @@ class Store(ABC):
     errors: tuple[type[BaseException], ...] = ()
     last_id_sql: str
 
-    @abstractmethod
+    #: inside :meth:`group`: the group's connection, and whether a call's rollback failed
+    _group: Connection | None = None
+    _group_damaged: bool = False
+
     def transaction(self) -> AbstractContextManager[Connection]:
         """One transaction: writing, the experiment's write lock first, then everything or
-        nothing; on a read-only store, one consistent snapshot and no lock."""
+        nothing; on a read-only store, one consistent snapshot and no lock. Inside
+        :meth:`group`, a savepoint of the group's transaction: everything or nothing of this
+        call, and durable only when the group commits."""
+        if self._group is not None:
+            return self._savepoint(self._group)
+        return self._one_transaction()
+
+    @abstractmethod
+    def _one_transaction(self) -> AbstractContextManager[Connection]:
+        """The backend's transaction (see :meth:`transaction`)."""
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """Every :meth:`transaction` opened inside is one savepoint of a single transaction,
+        committed (one disk sync) when the block ends, or rolled back whole if the block
+        raises or a savepoint could not be rolled back. Who needs it: the service, which runs
+        the requests waiting for one experiment together and answers none of them before this
+        commit (:meth:`banditkit.Experiment.group_commit`). Nested or read-only: no effect."""
+        if self._group is not None or self.readonly:
+            yield
+            return
+        with self._one_transaction() as conn:
+            self._group, self._group_damaged = conn, False
+            try:
+                yield
+                if self._group_damaged:
+                    raise ExperimentError(f"{self.label}: a call of a group could not be rolled "
+                                          "back alone, so the whole group is rolled back")
+            finally:
+                self._group = None
+
+    @contextmanager
+    def _savepoint(self, conn: Connection) -> Iterator[Connection]:
+        conn.execute("SAVEPOINT banditkit_call")
+        try:
+            yield conn
+        except BaseException:
+            try:
+                conn.execute("ROLLBACK TO SAVEPOINT banditkit_call")
+                conn.execute("RELEASE SAVEPOINT banditkit_call")
+            except self.errors:
+                self._group_damaged = True  # never commit what this call half-wrote
+            raise
+        else:
+            conn.execute("RELEASE SAVEPOINT banditkit_call")
 
     @abstractmethod
     def meta(self) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..live import ExperimentError
+from ..live import Experiment, ExperimentError
 from . import bodies as body
 from .catalog import Catalog, Conflict, NotFound, Unavailable
 from .jsonable import frame_records, to_json
@@ -57,6 +57,10 @@ def create_app(catalog: Catalog, *, token: str | None = None,
 
     async def run(call: Callable[[], Any]) -> Any:
         return await asyncio.wrap_future(catalog.submit(call))
+
+    async def on(name: str, action: Callable[[Experiment], Any]) -> Any:
+        """``action(experiment)``, committed with the other calls waiting for ``name``."""
+        return await asyncio.wrap_future(catalog.submit_call(name, action))
 
     def check_token(request: Request) -> None:
         if token is None:
@@ -129,53 +133,49 @@ def create_app(catalog: Catalog, *, token: str | None = None,
         name = request.path_params["name"]
         n, keys = body.assign_arguments(await read(request))
 
-        def call() -> dict[str, Any]:
-            units = catalog.call(name, lambda e: e.assign(n, keys=keys))
+        def call(experiment: Experiment) -> dict[str, Any]:
+            units = experiment.assign(n, keys=keys)
             return {"units": frame_records(units), "reason": to_json(units.attrs.get("reason"))}
 
-        return JSONResponse(await run(call))
+        return JSONResponse(await on(name, call))
 
     @answer
     async def record(request: Request) -> Response:
         name = request.path_params["name"]
         units, rewards, costs, metrics = body.record_arguments(await read(request))
-        recorded = await run(lambda: catalog.call(name, lambda e: e.record(
-            units, rewards, costs, metrics=metrics)))
+        recorded = await on(name, lambda e: e.record(units, rewards, costs, metrics=metrics))
         return JSONResponse({"recorded": recorded})
 
     @answer
     async def resume(request: Request) -> Response:
         name = request.path_params["name"]
         body.resume_arguments(await read(request))
-        resumed = await run(lambda: catalog.call(name, lambda e: e.resume()))
+        resumed = await on(name, lambda e: e.resume())
         return JSONResponse({"resumed": resumed})
 
     @answer
     async def expire(request: Request) -> Response:
         name = request.path_params["name"]
         units, older_than = body.expire_arguments(await read(request))
-        expired = await run(lambda: catalog.call(
-            name, lambda e: e.expire(units, older_than=older_than)))
+        expired = await on(name, lambda e: e.expire(units, older_than=older_than))
         return JSONResponse({"expired": expired})
 
     @answer
     async def units(request: Request) -> Response:
         name = request.path_params["name"]
-        return JSONResponse({"units": await run(
-            lambda: catalog.call(name, lambda e: frame_records(e.units())))})
+        return JSONResponse({"units": await on(name, lambda e: frame_records(e.units()))})
 
     @answer
     async def status(request: Request) -> Response:
         name = request.path_params["name"]
-        return JSONResponse(await run(lambda: catalog.call(name, lambda e: to_json(e.status()))))
+        return JSONResponse(await on(name, lambda e: to_json(e.status())))
 
     @answer
     async def page(request: Request) -> Response:
         from .page import render_page
 
         name = request.path_params["name"]
-        return HTMLResponse(await run(lambda: catalog.call(
-            name, lambda e: render_page(e, title=name, refresh=30))))
+        return HTMLResponse(await on(name, lambda e: render_page(e, title=name, refresh=30)))
 
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)

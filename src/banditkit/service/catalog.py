@@ -12,21 +12,45 @@ only wait; more throughput comes from more server processes, which stay correct 
 call is one transaction and :class:`~banditkit.Experiment` replays, at the start of each call,
 the batches another process observed since. Nothing here keeps state another process could make
 stale.
+
+Group commit: a call's cost is mostly its commit's disk sync (SQLite's WAL with
+``synchronous=FULL``, PostgreSQL's ``synchronous_commit``). The worker takes every request
+waiting when it becomes free (up to :data:`GROUP_MAX`) and runs the consecutive ones for one
+experiment inside :meth:`banditkit.Experiment.group_commit`: each call is its own savepoint
+(a call that fails changes nothing and gets its own error), the group is one commit, and no
+request of the group is answered before that commit, so a returned call is as durable as
+before. A request alone in the queue runs alone, as it did.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
 from ..live.store import NAME_PATTERN, NAME_RULE
 
-__all__ = ["Catalog", "Conflict", "NotFound", "Unavailable"]
+__all__ = ["GROUP_MAX", "Catalog", "Conflict", "NotFound", "Unavailable"]
 
 T = TypeVar("T")
+
+#: The most requests one commit answers (a bound on how long the first of them waits).
+GROUP_MAX = 64
+
+
+@dataclass
+class _Job:
+    """A request for the worker: ``action(experiment name)`` when ``name`` is set, else
+    ``action()`` alone."""
+
+    name: str | None
+    action: Callable[..., Any]
+    future: Future = field(default_factory=Future)
 
 
 class NotFound(ExperimentError):
@@ -51,11 +75,84 @@ class Catalog(ABC):
     def __init__(self) -> None:
         self._open: dict[str, Experiment] = {}
         # one thread owns every connection (see the module docstring)
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="banditkit-db")
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._worker = threading.Thread(target=self._work, name="banditkit-db", daemon=True)
+        self._worker.start()
 
     def submit(self, call: Callable[[], T]) -> Future[T]:
-        """Run ``call`` on the worker thread (returns a concurrent future)."""
-        return self._worker.submit(call)
+        """Run ``call`` alone on the worker thread (returns a concurrent future)."""
+        job = _Job(None, call)
+        self._jobs.put(job)
+        return job.future
+
+    def submit_call(self, name: str, action: Callable[[Experiment], T]) -> Future[T]:
+        """Run ``action(experiment)`` on the experiment ``name`` on the worker thread, in one
+        commit with the other calls for ``name`` waiting at that moment (see the module
+        docstring); the future is set only once its commit is done."""
+        job = _Job(name, action)
+        self._jobs.put(job)
+        return job.future
+
+    # -- the worker thread -------------------------------------------------------------------
+    def _work(self) -> None:
+        while True:
+            first = self._jobs.get()
+            if first is None:
+                return
+            jobs, stop = [first], False
+            while len(jobs) < GROUP_MAX:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is None:
+                    stop = True
+                    break
+                jobs.append(job)
+            start = 0
+            while start < len(jobs):  # consecutive calls for one experiment form a group
+                end = start + 1
+                while (end < len(jobs) and jobs[start].name is not None
+                       and jobs[end].name == jobs[start].name):
+                    end += 1
+                self._run([j for j in jobs[start:end] if j.future.set_running_or_notify_cancel()])
+                start = end
+            if stop:
+                return
+
+    def _run(self, jobs: list[_Job]) -> None:
+        if len(jobs) == 1:
+            (job,) = jobs
+            try:
+                job.future.set_result(job.action() if job.name is None
+                                      else self.call(job.name, job.action))
+            except BaseException as error:
+                job.future.set_exception(error)
+            return
+        if not jobs:
+            return
+
+        def together(experiment: Experiment) -> list[tuple[bool, Any]]:
+            outcomes: list[tuple[bool, Any]] = []
+            with experiment.group_commit():
+                for job in jobs:
+                    try:
+                        outcomes.append((True, job.action(experiment)))
+                    except Exception as error:  # this call changed nothing: its own answer
+                        outcomes.append((False, error))
+            return outcomes
+
+        try:
+            outcomes = self.call(jobs[0].name, together)  # type: ignore[arg-type]
+        except BaseException as error:  # not committed: none of the calls happened
+            for job in jobs:
+                job.future.set_exception(error)
+            return
+        for job, (ok, value) in zip(jobs, outcomes, strict=True):
+            if ok:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(value)
 
     def check_name(self, name: Any) -> str:
         """``name`` if it can name an experiment, else refuse (ExperimentError, 400). One rule
@@ -95,5 +192,6 @@ class Catalog(ABC):
             for name in list(self._open):
                 self.forget(name)
 
-        self._worker.submit(close_all).result()
-        self._worker.shutdown()
+        self.submit(close_all).result()
+        self._jobs.put(None)
+        self._worker.join()
