@@ -578,3 +578,23 @@ def test_two_servers_creating_one_name_at_once_leave_one_experiment(store):
     for name in names:
         with store.where(name).open() as exp:
             assert len(exp.assign(2)) == 2
+
+
+def test_keep_alive_answers_are_not_held_back_by_delayed_acks(tmp_path):
+    """The server's sockets send at once (TCP_NODELAY): bound with proto 0, asyncio left Nagle's
+    algorithm on, and every answer on a kept-alive connection waited for the client's delayed
+    ACK, 40 ms a request whatever its work (a /health included). 25 answers take ~20 ms; with
+    the delay at least 25 x 40 ms = 1 s."""
+    import http.client
+
+    server = Server(tmp_path)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        call(server.port, "GET", "/health", connection=conn)  # connected, warmed up
+        start = time.perf_counter()
+        for _ in range(25):
+            assert call(server.port, "GET", "/health", connection=conn)[0] == 200
+        assert time.perf_counter() - start < 0.6
+        conn.close()
+    finally:
+        server.stop()

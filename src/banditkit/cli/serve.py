@@ -72,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         # bound here rather than by uvicorn, so that port 0 can be reported
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on sockets whose proto
+        # says TCP, and without it each keep-alive answer waited out the client's delayed ACK
+        # (40 ms a request, whatever the request; measured with curl on /health)
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((args.host, args.port))
     except (OSError, OverflowError) as error:
