@@ -51,8 +51,9 @@ def test_kernel_takes_the_decisions_of_simulate(cls, kw, seeds):
     # 97) many state refreshes along the way.
     env = make_instance("soare", d=4, omega=0.2)
     for seed in range(seeds):
-        a, ta, ra = _run(cls, env, seed, "python", **kw)
-        b, tb, rb = _run(cls, env, seed, "kernel", **kw)
+        # (a horizon far beyond these runs' lengths, so that a kernel which never stops fails)
+        a, ta, ra = _run(cls, env, seed, "python", horizon=50_000, **kw)
+        b, tb, rb = _run(cls, env, seed, "kernel", horizon=50_000, **kw)
         assert ta.stopped and tb.stopped
         assert ta.n_pulls == tb.n_pulls
         assert ta.decisions.same_as(tb.decisions)

@@ -145,11 +145,11 @@ def tas_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
 
     ``first_arm`` ≥ 0 is an arm the driver already chose (pulled first, without a check);
     ``check`` False skips the first step's stopping check (the driver just made it). Arms
-    pulled are appended to ``out`` from ``n_out``. Returns (event, t, since, n_out, Z(t), ẑ):
-    the statistic of the last check.
+    pulled are appended to ``out`` from ``n_out``. Returns (event, t, since, n_out, Z(t), ẑ),
+    the statistic of the last check (NaN if the call made none).
     """
     K = X.shape[0]
-    stat = 0.0
+    stat = math.nan  # no check made yet (the driver keeps the last statistic)
     best = 0
     arm = first_arm
     while True:
@@ -212,7 +212,7 @@ def fws_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
     (NEED_CHOOSE). Returns (event, t, since, fw_since, n_out, Z(t), ẑ)."""
     K, d = X.shape
     M = Z.shape[0]
-    stat = 0.0
+    stat = math.nan  # no check made yet (the driver keeps the last statistic)
     best = 0
     arm = first_arm
     V = np.empty(d)

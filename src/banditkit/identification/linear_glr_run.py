@@ -17,6 +17,7 @@ tests' bit-identity check).
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -30,20 +31,23 @@ from ..trial import Trial
 from ..validation import check_positive_int
 from .fw_sampling import FrankWolfeSampling
 from .linear_glr import GLRIdentifier, heuristic_threshold
+from .lingame import AdaHedge, LinGame
 from .track_and_stop import LinearTrackAndStop
 
 __all__ = ["ENGINES", "kernel_eligible", "run_kernel", "simulate_fw_sampling",
-           "trial_from_steps"]
+           "simulate_lingame", "trial_from_steps"]
 
 ENGINES = ("auto", "kernel", "python")
 _CHUNK = 1 << 16  # arms buffered per kernel call
 _EMPTY = np.zeros(0)  # FWS's iterate before the class starts it (the kernel does not read it)
+_NO_LEARNER = AdaHedge(1)  # LinGame before its learner exists (the kernel does not read it)
 
 
 def kernel_eligible(alg: Algorithm, env: Environment, horizon: int | None) -> bool:
-    """Whether the compiled driver runs this pair: a fresh Track-and-Stop or FWS (their own
-    classes, not subclasses) on a Gaussian :class:`LinearBandit` with the same arms."""
-    return (type(alg) in (LinearTrackAndStop, FrankWolfeSampling) and type(env) is LinearBandit
+    """Whether the compiled driver runs this pair: a fresh Track-and-Stop, FWS or LinGame (their
+    own classes, not subclasses) on a Gaussian :class:`LinearBandit` with the same arms."""
+    return (type(alg) in (LinearTrackAndStop, FrankWolfeSampling, LinGame)
+            and type(env) is LinearBandit
             and env.noise == "gaussian" and alg.n_arms == env.n_arms and alg.t == 0
             and not alg.stopped and (horizon is None or horizon > alg.d))
 
@@ -51,9 +55,10 @@ def kernel_eligible(alg: Algorithm, env: Environment, horizon: int | None) -> bo
 def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
                          seed: SeedLike = 0, checkpoints: np.ndarray | None = None,
                          engine: str = "auto") -> Trial:
-    """One trial of :class:`FrankWolfeSampling` on ``env``: :func:`banditkit.simulate`'s
-    decisions, through the compiled kernels when numba is available (``engine="auto"``),
-    always (``"kernel"``), or never (``"python"``: ``simulate``)."""
+    """One trial of :class:`FrankWolfeSampling` (or :class:`LinGame`) on ``env``:
+    :func:`banditkit.simulate`'s decisions, through the compiled kernels when numba is
+    available (``engine="auto"``), always (``"kernel"``), or never (``"python"``:
+    ``simulate``)."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if horizon is not None:
@@ -63,7 +68,11 @@ def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int
     use = engine == "kernel" or (engine == "auto" and available())
     if not (use and kernel_eligible(algorithm, env, horizon)):
         return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
-    return run_kernel(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+    return run_kernel(algorithm, env, horizon=horizon, seed=seed,  # type: ignore[arg-type]
+                      checkpoints=checkpoints)
+
+
+simulate_lingame = simulate_fw_sampling  # the same dispatch; the kernel follows the class
 
 
 def run_kernel(alg: GLRIdentifier, env: LinearBandit, *, horizon: int | None, seed: SeedLike,
@@ -78,6 +87,8 @@ def run_kernel(alg: GLRIdentifier, env: LinearBandit, *, horizon: int | None, se
     alg.observe(first, env.pull(first, rng).rewards)
     st = alg.state
     fws = isinstance(alg, FrankWolfeSampling)
+    game = isinstance(alg, LinGame)
+    from .lingame_kernel import lingame_steps
     X, Z = np.ascontiguousarray(st.X), np.ascontiguousarray(st.Z)
     means = np.ascontiguousarray(env.means, dtype=float)
     cap = 2**62 if horizon is None else horizon
@@ -88,24 +99,37 @@ def run_kernel(alg: GLRIdentifier, env: LinearBandit, *, horizon: int | None, se
     stat, best = alg.glr, alg._best
     stopped = alg.stopped
     while not stopped:
-        if fws:
+        if game:
+            assert isinstance(alg, LinGame)
+            answer = int(st.est.argmax())
+            learner = alg.learners.get(answer) if alg._started else None
+            if learner is None:  # the class creates it (or starts its tracking) in _choose
+                learner, answer = _NO_LEARNER, -1
+            ev, t, since, learner.gap, n_out, new_stat, new_best = lingame_steps(
+                X, Z, st.Ainv, st.theta, st.est, st.q, st.counts, st.sums, learner.losses,
+                learner.gap, answer, alg._sumw, alg.ridge, means, env.sigma, rng, st.t, cap,
+                st._since, st.refresh_every, heuristic, alg.delta, alg.sigma, alg._beta_lb,
+                first_arm, check, out, n_out)
+        elif fws:
             assert isinstance(alg, FrankWolfeSampling)
             step_cap = st.t if alg._x is None else cap  # the class starts the iterate
             x = _EMPTY if alg._x is None else alg._x
-            ev, t, since, alg._since, n_out, stat, best = kern.fws_steps(
+            ev, t, since, alg._since, n_out, new_stat, new_best = kern.fws_steps(
                 X, Z, st.Ainv, st.theta, st.est, st.q, st.counts, st.sums, x,
                 alg._B, alg._sumz, means, env.sigma, rng, st.t, step_cap, st._since,
                 st.refresh_every, alg._since, alg.r_scale, alg.r_exponent, heuristic,
                 alg.delta, alg.sigma, alg._beta_lb, first_arm, check, out, n_out)
         else:
             assert isinstance(alg, LinearTrackAndStop)
-            ev, t, since, n_out, stat, best = kern.tas_steps(
+            ev, t, since, n_out, new_stat, new_best = kern.tas_steps(
                 X, Z, st.Ainv, st.theta, st.est, st.q, st.counts, st.sums, alg._cum,
                 alg.weights, means, env.sigma, rng, st.t, min(cap, alg._next_update),
                 st._since, st.refresh_every, alg.tracking == "C", alg.forced_scale,
                 alg._lam_lb, heuristic, alg.delta, alg.sigma, alg._beta_lb, first_arm, check,
                 out, n_out)
         st.t, st._since = t, since
+        if not math.isnan(new_stat):  # NaN: the call made no stopping check
+            stat, best = new_stat, new_best
         first_arm, check = -1, True
         if ev == kern.FULL:
             seq.append(out[:n_out].copy())

@@ -24,6 +24,7 @@ from ...envs.datasets import movielens_100k_dir
 from ...envs.instances import make_instance
 from ...identification.alba import ALBA
 from ...identification.fw_sampling import make_fw_sampling
+from ...identification.linear_glr_run import simulate_fw_sampling
 from ...identification.lingape import make_lingape
 from ...identification.lingape_blocks import simulate_lingape
 from ...identification.rage import RAGE
@@ -150,7 +151,8 @@ TAS_HEUR_SPEC = AlgorithmSpec("TaS-heur", make_track_and_stop,
                               {"delta": DELTA, "threshold": "heuristic"},
                               simulator=simulate_track_and_stop)
 FWS_HEUR_SPEC = AlgorithmSpec("FWS-heur", make_fw_sampling,
-                              {"delta": DELTA, "threshold": "heuristic"})
+                              {"delta": DELTA, "threshold": "heuristic"},
+                              simulator=simulate_fw_sampling)
 OPTIMAL_SPECS = (TAS_SPEC, TAS_HEUR_SPEC, FWS_HEUR_SPEC)
 _OPTIMAL_NOTES = (
     " TaS = Track-and-Stop (Jedra & Proutière 2020, lazy updates at t = 2^k·d, C-tracking, "
