@@ -5,6 +5,8 @@
 * ``blocks``: Track-and-Stop's block driver (the previous default);
 * ``python``: ``simulate``, one protocol step per pull (Frank-Wolfe Sampling's previous path).
 
+LinGame (Degenne et al. 2020) is measured the same way (kernel and ``simulate``).
+
 Each row runs the same trials (seeds ``stream(seed, "soare", d, trial, "environment")``, as
 ``soare_optimal_identifiers.py``), to stopping, or to ``--cap`` pulls for the slow engines;
 the compile happens before timing. Wall-clock and CPU (process) time per pull are printed: on a
@@ -21,14 +23,15 @@ import time
 
 from banditkit.envs.instances import make_instance
 from banditkit.identification.fw_sampling import FrankWolfeSampling
-from banditkit.identification.linear_glr_run import simulate_fw_sampling
+from banditkit.identification.linear_glr_run import simulate_fw_sampling, simulate_lingame
+from banditkit.identification.lingame import LinGame
 from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
 from banditkit.rng import stream
 
 DELTA = 0.05
 ROWS = (("TaS", "kernel"), ("TaS", "blocks"), ("TaS", "python"), ("FWS", "kernel"),
-        ("FWS", "python"))
+        ("FWS", "python"), ("LinGame", "kernel"), ("LinGame", "python"))
 SLOW = {"python"}  # capped at --cap pulls
 
 
@@ -36,6 +39,9 @@ def _trial(name: str, engine: str, env, threshold: str, seed, horizon):
     if name == "TaS":
         alg = LinearTrackAndStop(env.X, env.Z, DELTA, threshold=threshold)
         return simulate_track_and_stop(alg, env, seed=seed, horizon=horizon, engine=engine)
+    if name == "LinGame":
+        game = LinGame(env.X, env.Z, DELTA, threshold=threshold)
+        return simulate_lingame(game, env, seed=seed, horizon=horizon, engine=engine)
     alg = FrankWolfeSampling(env.X, env.Z, DELTA, threshold=threshold)
     return simulate_fw_sampling(alg, env, seed=seed, horizon=horizon, engine=engine)
 
@@ -52,7 +58,7 @@ def main() -> None:
     rows = [r for r in ROWS if not args.only or f"{r[0]}:{r[1]}" in args.only.split(",")]
     print(f"# soare(d, omega=0.01), delta={DELTA}, threshold {args.threshold}, seed {args.seed}, "
           f"{args.trials} trials; slow engines capped at {args.cap} pulls")
-    print(f"{'d':>3} {'algorithm':<5} {'engine':<7} {'pulls':>9} {'stopped':>8} "
+    print(f"{'d':>3} {'algorithm':<7} {'engine':<7} {'pulls':>9} {'stopped':>8} "
           f"{'wall us/pull':>13} {'cpu us/pull':>12}")
     for d in (int(v) for v in args.d.split(",")):
         env = make_instance("soare", d=d, omega=0.01)
@@ -69,7 +75,7 @@ def main() -> None:
                 cpu += time.process_time() - c0
                 pulls += tr.n_pulls
                 stopped += bool(tr.stopped)
-            print(f"{d:>3} {name:<5} {engine:<7} {pulls:>9} {stopped:>4}/{args.trials:<3} "
+            print(f"{d:>3} {name:<7} {engine:<7} {pulls:>9} {stopped:>4}/{args.trials:<3} "
                   f"{1e6 * wall / pulls:>13.2f} {1e6 * cpu / pulls:>12.2f}", flush=True)
 
 
