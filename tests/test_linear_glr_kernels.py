@@ -66,6 +66,11 @@ def test_kernel_takes_the_decisions_of_simulate(cls, kw, seeds):
         assert a.info.keys() == b.info.keys()
         for key in ("allocation_updates", "forced_pulls", "forced_rounds", "games"):
             assert a.info.get(key) == b.info.get(key)
+        if cls is LinearTrackAndStop:  # the tracking sums: the class's to the bit
+            np.testing.assert_array_equal(a._cum, b._cum)
+        else:
+            np.testing.assert_array_equal(a._sumz, b._sumz)
+            np.testing.assert_allclose(a._x, b._x, rtol=1e-12)
         assert ra.standard_normal() == rb.standard_normal()  # the Generator: simulate's place
 
 
@@ -116,13 +121,14 @@ _PROBE = """
 import json, numpy as np
 from banditkit.envs.instances import make_instance
 from banditkit.identification.fw_sampling import FrankWolfeSampling
+from banditkit.identification.lingame import LinGame
 from banditkit.identification.linear_glr_run import run_kernel
 from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.jit import available
 from banditkit.rng import stream
 env = make_instance("soare", d=3, omega=0.2)
 out = {"compiled": available()}
-for cls in (LinearTrackAndStop, FrankWolfeSampling):
+for cls in (LinearTrackAndStop, FrankWolfeSampling, LinGame):
     for threshold in ("paper", "heuristic"):
         alg = cls(env.X, env.Z, 0.05, threshold=threshold, refresh_every=301)
         tr = run_kernel(alg, env, seed=stream(8, "bits"), horizon=None, checkpoints=None)

@@ -167,9 +167,9 @@ def tas_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
             if lam_lb < forced_scale * math.sqrt(t):  # the class computes λ_min(A_t)
                 return NEED_CHOOSE, t, since, n_out, stat, best
             arm = 0
+            for a in range(K):  # the class advances Σ w(s) on every step, D-tracking too
+                cum[a] += weights[a]
             if c_tracking:
-                for a in range(K):
-                    cum[a] += weights[a]
                 low = counts[0] - cum[0]
                 for a in range(1, K):
                     v = counts[a] - cum[a]
