@@ -155,16 +155,17 @@ def test_delta_correct_over_500_trials(cls, threshold):
     assert errors <= delta * trials
 
 
+@pytest.mark.parametrize("engine", ["blocks", "kernel"])
 @pytest.mark.parametrize("threshold", ["paper", "heuristic"])
 @pytest.mark.parametrize("tracking", ["C", "D"])
-def test_block_driver_takes_the_decisions_of_simulate(threshold, tracking):
+def test_block_driver_takes_the_decisions_of_simulate(threshold, tracking, engine):
     env = make_instance("soare", d=3, omega=0.2)
     for i in range(3):
         a = LinearTrackAndStop(env.X, env.Z, 0.05, threshold=threshold, tracking=tracking)
         b = LinearTrackAndStop(env.X, env.Z, 0.05, threshold=threshold, tracking=tracking)
         rng_a, rng_b = stream(9, "noise", i), stream(9, "noise", i)
         ta = simulate(a, env, seed=rng_a)
-        tb = simulate_track_and_stop(b, env, seed=rng_b, block=64)
+        tb = simulate_track_and_stop(b, env, seed=rng_b, block=64, engine=engine)
         assert ta.decisions.same_as(tb.decisions)
         assert ta.n_pulls == tb.n_pulls and ta.stopped and tb.stopped
         assert ta.recommendation == tb.recommendation
@@ -182,7 +183,7 @@ def test_block_driver_respects_the_horizon():
     a = LinearTrackAndStop(env.X, env.Z, 0.05)
     b = LinearTrackAndStop(env.X, env.Z, 0.05)
     ta = simulate(a, env, seed=3, horizon=777)
-    tb = simulate_track_and_stop(b, env, seed=3, horizon=777, block=100)
+    tb = simulate_track_and_stop(b, env, seed=3, horizon=777, block=100, engine="blocks")
     assert ta.n_pulls == tb.n_pulls == 777 and not ta.stopped and not tb.stopped
     assert ta.decisions.same_as(tb.decisions)
 

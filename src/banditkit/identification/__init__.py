@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-__all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGapE",
-           "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace", "TopTwoThompson",
-           "XYAdaptive", "XYOracle", "XYStatic"]
+__all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGame",
+           "LinGapE", "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace",
+           "TopTwoThompson", "XYAdaptive", "XYOracle", "XYStatic"]
 
 # imported on first use (PEP 562): importing one module of the package does not import them
 # all (and scipy with them)
@@ -18,6 +18,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".alba": ["ALBA"],
     ".fw_sampling": ["FrankWolfeSampling"],
     ".g_bai": ["GBAI"],
+    ".lingame": ["LinGame"],
     ".lingape": ["LinGapE"],
     ".od_linbai": ["ODLinBAI"],
     ".p1": ["P1RAGE", "P1Peace"],
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .alba import ALBA
     from .fw_sampling import FrankWolfeSampling
     from .g_bai import GBAI
+    from .lingame import LinGame
     from .lingape import LinGapE
     from .od_linbai import ODLinBAI
     from .p1 import P1RAGE, P1Peace

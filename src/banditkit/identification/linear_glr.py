@@ -224,6 +224,11 @@ class GLRIdentifier(Algorithm):
             return stat > self.beta
         if stat <= self._beta_lb:  # β only grows with A_t: no need to recompute it
             return False
+        return self._paper_stop(stat)
+
+    def _paper_stop(self, stat: float) -> bool:
+        """The paper threshold's test once Z(t) exceeds the last β computed (a lower bound on
+        β(t, δ)): λ_min(A_t) ≥ c, then Z(t) > β(t, δ) (shared with the compiled driver)."""
         if not self._c_ok:
             self._c_ok = (self._lam_lb >= self.c) or (self._lambda_min() >= self.c)
             if not self._c_ok:

@@ -17,6 +17,7 @@ from ..registry import register_policy
 from .alba import ALBA
 from .fw_sampling import FrankWolfeSampling
 from .g_bai import GBAI, gbai_lockstep
+from .lingame import LinGame
 from .lingape import LinGapE
 from .od_linbai import ODLinBAI
 from .p1 import P1RAGE, P1Peace
@@ -30,6 +31,7 @@ __all__ = [
     "alba",
     "fw_sampling",
     "g_bai",
+    "lingame",
     "lingape",
     "mixed_peace",
     "od_linbai",
@@ -196,3 +198,10 @@ def fw_sampling(env: Environment, rng: np.random.Generator, *, horizon: int | No
                 delta: float = 0.05, threshold: str = "paper") -> FrankWolfeSampling:
     """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021); GLR stop, "paper"/"heuristic"."""
     return FrankWolfeSampling(*_arms_items(env, "FWSampling"), delta, threshold=threshold)
+
+
+@register_policy("LinGame")
+def lingame(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+            delta: float = 0.05, threshold: str = "paper") -> LinGame:
+    """LinGame (Degenne, Ménard, Shang & Valko 2020); GLR stop, "paper"/"heuristic"."""
+    return LinGame(*_arms_items(env, "LinGame"), delta, threshold=threshold)

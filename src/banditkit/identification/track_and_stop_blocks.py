@@ -33,17 +33,19 @@ import time
 import numpy as np
 
 from ..envs.base import Environment
-from ..envs.linear import LinearBandit
-from ..protocol import Algorithm, DecisionLog
+from ..jit import available
+from ..protocol import Algorithm
 from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
+from ..simulate import simulate
 from ..trial import Trial
 from ..validation import check_positive_int
+from .linear_glr_run import kernel_eligible, run_kernel, trial_from_steps
 from .track_and_stop import LinearTrackAndStop
 
 __all__ = ["prefix_glr", "simulate_track_and_stop"]
 
 _BLOCK = 2048
+_ENGINES = ("auto", "kernel", "blocks", "python")
 _ENTRIES = 1 << 20
 
 
@@ -81,9 +83,11 @@ def prefix_glr(X: np.ndarray, Z: np.ndarray, A: np.ndarray, b: np.ndarray, arms:
 
 def simulate_track_and_stop(algorithm: Algorithm, env: Environment, *,
                             horizon: int | None = None, seed: SeedLike = 0,
-                            checkpoints: np.ndarray | None = None, block: int = _BLOCK) -> Trial:
+                            checkpoints: np.ndarray | None = None, block: int = _BLOCK,
+                            engine: str = "auto") -> Trial:
     """One trial of :class:`LinearTrackAndStop` on ``env``: :func:`banditkit.simulate`'s result,
-    in blocks of pulls.
+    through the compiled kernels of :mod:`.linear_glr_run` when numba is available, else in
+    blocks of pulls.
 
     Parameters
     ----------
@@ -95,16 +99,24 @@ def simulate_track_and_stop(algorithm: Algorithm, env: Environment, *,
     horizon, seed, checkpoints
         As in :func:`banditkit.simulate`.
     block : int
-        Most pulls speculated at once.
+        Most pulls speculated at once (block engine).
+    engine : {"auto", "kernel", "blocks", "python"}
+        ``"auto"``: the compiled kernels when :func:`banditkit.jit.available`, else blocks;
+        ``"kernel"``: the kernels (run by Python without numba: slow, the same numbers);
+        ``"blocks"``: this module's block driver; ``"python"``: ``simulate``.
     """
+    if engine not in _ENGINES:
+        raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}")
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
     block = check_positive_int(block, "block")
     alg = algorithm
-    if not (type(alg) is LinearTrackAndStop and type(env) is LinearBandit
-            and env.noise == "gaussian" and alg.n_arms == env.n_arms and alg.t == 0
-            and not alg.stopped and (horizon is None or horizon > alg.d)):
+    if engine == "python" or not (type(alg) is LinearTrackAndStop and kernel_eligible(alg, env,
+                                                                                     horizon)):
         return simulate(alg, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+    if engine == "kernel" or (engine == "auto" and available()):
+        return run_kernel(alg, env, horizon=horizon, seed=seed,  # type: ignore[arg-type]
+                          checkpoints=checkpoints)
     rng = as_generator(seed)
     start = time.perf_counter()
     first = alg.next_batch()
@@ -169,22 +181,7 @@ def simulate_track_and_stop(algorithm: Algorithm, env: Environment, *,
     if stopped:
         alg._stopped = True
     steps = np.concatenate(seq) if seq else np.zeros(0, dtype=np.int64)
-    n_pulls = st.t
-    alg.t = n_pulls
-    K = alg.n_arms
-    log = DecisionLog.from_runs(np.concatenate([first.arms, steps]),
-                                np.ones(first.n_runs + steps.size, dtype=np.int64),
-                                first.n_runs + np.arange(steps.size + 1, dtype=np.int64))
-    alg.decisions = log
-    if checkpoints is None:
-        checkpoints = default_checkpoints(horizon if horizon is not None else max(n_pulls, 1))
-    recommendation = alg.recommendation
-    return Trial(counts=np.bincount(log.runs()[0], weights=log.runs()[1], minlength=K
-                                    ).astype(np.int64),
-                 n_pulls=n_pulls, decisions=log, checkpoints=np.asarray(checkpoints, np.int64),
-                 regret=None, violation=None, recommendation=recommendation,
-                 correct=recommendation == env.best_item(horizon), stopped=stopped,
-                 n_batches=log.n_batches, seconds=time.perf_counter() - start, info=alg.info)
+    return trial_from_steps(alg, env, first, steps, stopped, horizon, checkpoints, start)
 
 
 def _tracked_run(alg: LinearTrackAndStop, most: int) -> list[int] | None:

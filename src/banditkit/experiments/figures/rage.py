@@ -24,6 +24,7 @@ from ...envs.datasets import movielens_100k_dir
 from ...envs.instances import make_instance
 from ...identification.alba import ALBA
 from ...identification.fw_sampling import make_fw_sampling
+from ...identification.linear_glr_run import simulate_fw_sampling
 from ...identification.lingape import make_lingape
 from ...identification.lingape_blocks import simulate_lingape
 from ...identification.rage import RAGE
@@ -150,7 +151,8 @@ TAS_HEUR_SPEC = AlgorithmSpec("TaS-heur", make_track_and_stop,
                               {"delta": DELTA, "threshold": "heuristic"},
                               simulator=simulate_track_and_stop)
 FWS_HEUR_SPEC = AlgorithmSpec("FWS-heur", make_fw_sampling,
-                              {"delta": DELTA, "threshold": "heuristic"})
+                              {"delta": DELTA, "threshold": "heuristic"},
+                              simulator=simulate_fw_sampling)
 OPTIMAL_SPECS = (TAS_SPEC, TAS_HEUR_SPEC, FWS_HEUR_SPEC)
 _OPTIMAL_NOTES = (
     " TaS = Track-and-Stop (Jedra & Proutière 2020, lazy updates at t = 2^k·d, C-tracking, "
@@ -159,7 +161,7 @@ _OPTIMAL_NOTES = (
     "Sampling, Wang, Tzeng & Proutière 2021) use the heuristic β = log((1 + log t)/δ) their "
     "experiments use, which is not proved δ-correct. Their papers report several times fewer "
     "samples than RAGE with the heuristic (here about 10x fewer at d = 5, 10); with the paper "
-    "threshold TaS needs 1.2-1.6x RAGE's samples (docs/rage.md)."
+    "threshold TaS needs 1.1-1.6x RAGE's samples (docs/rage.md)."
 )
 
 
@@ -191,8 +193,10 @@ FIG1A_ALGS = (RAGE_SPEC, ADAPTIVE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, OR
 FIG1A_POINTS = tuple({"d": d} for d in (5, 10, 15, 20, 25, 30, 35))
 FIG1A = FigureSpec(
     name="rage:fig1a",
-    # 4.4 min before Track-and-Stop and Frank-Wolfe Sampling joined (docs/rage.md); FWS pulls
-    # one arm at a time at about 1 ms a pull through simulate (~1e5 pulls a trial, 140 trials)
+    # 4.4 min before Track-and-Stop and Frank-Wolfe Sampling joined (docs/rage.md); both now
+    # pull through compiled kernels (2.5-3.8 us CPU a pull at d = 10), but at d = 35 their
+    # allocation solves / FW games cost ~100 us a pull over the first 2e5 pulls (not measured
+    # to the end)
     full_minutes="hours: estimated, not measured since TaS/FWS joined",
     title="Soare et al. benchmark: sample complexity against the dimension d",
     paper=f"{PAPER}, Section 5, Figure 1a",
