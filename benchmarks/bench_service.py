@@ -99,10 +99,16 @@ def postgres_store(url: str | None) -> Iterator[Store]:
 
 
 class Client(threading.Thread):
-    def __init__(self, port: int, name: str, seed: np.random.SeedSequence, units: int,
-                 budget: list[int], lock: threading.Lock, deadline: float) -> None:
+    """One client: assign then record, again and again. ``ports[server]`` is its server's port,
+    which a ``--kill`` run changes when it starts that server again: a request its server died
+    under is sent again to the new one (a record is idempotent: units already recorded with
+    the same rewards count nothing), except an assign, whose units the client never saw."""
+
+    def __init__(self, ports: list[int], server: int, name: str, seed: np.random.SeedSequence,
+                 units: int, budget: list[int], lock: threading.Lock, deadline: float) -> None:
         super().__init__(daemon=True)
-        self.port, self.name, self.units = port, name, units
+        self.ports, self.server, self.name, self.units = ports, server, name, units
+        self.cut = 0  # requests cut by a killed server (sent again, or for an assign dropped)
         self.budget, self.lock, self.deadline = budget, lock, deadline
         self.rng = np.random.default_rng(seed)
         self.latency: list[float] = []  # seconds per request (assign and record alike)
@@ -112,19 +118,35 @@ class Client(threading.Thread):
         self.trips = 0  # round trips whose record call returned
         self.error: str | None = None
 
-    def _post(self, conn: http.client.HTTPConnection, path: str, body: dict) -> dict:
-        start = time.perf_counter()
-        conn.request("POST", path, body=json.dumps(body),
-                     headers={"Content-Type": "application/json"})
-        response = conn.getresponse()
-        answer = json.loads(response.read())
-        self.latency.append(time.perf_counter() - start)
-        if response.status != 200:
-            raise RuntimeError(f"{path}: {response.status} {answer}")
-        return answer
+    def _post(self, path: str, body: dict, *, again: bool) -> dict | None:
+        """The answer, or ``None`` for an assign its server died under (``again=False``)."""
+        while True:
+            port = self.ports[self.server]
+            if self.conn is None or self.conn.port != port:
+                self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            start = time.perf_counter()
+            try:
+                self.conn.request("POST", path, body=json.dumps(body),
+                                  headers={"Content-Type": "application/json"})
+                response = self.conn.getresponse()
+                answer = json.loads(response.read())
+            except (OSError, http.client.HTTPException):
+                # its server was killed: wait for the one started in its place
+                self.cut += 1
+                self.conn.close()
+                self.conn = None
+                while self.ports[self.server] == port and time.monotonic() < self.deadline:
+                    time.sleep(0.01)
+                if not again or time.monotonic() >= self.deadline:
+                    return None
+                continue
+            self.latency.append(time.perf_counter() - start)
+            if response.status != 200:
+                raise RuntimeError(f"{path}: {response.status} {answer}")
+            return answer
 
     def run(self) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        self.conn: http.client.HTTPConnection | None = None
         route = f"/experiments/{self.name}"
         try:
             while time.monotonic() < self.deadline:
@@ -133,7 +155,8 @@ class Client(threading.Thread):
                         return
                     self.budget[0] -= 1
                 while True:
-                    units = self._post(conn, f"{route}/assign", {"n": self.units})["units"]
+                    answer = self._post(f"{route}/assign", {"n": self.units}, again=False)
+                    units = [] if answer is None else answer["units"]
                     if units or time.monotonic() >= self.deadline:
                         break
                     self.empty += 1
@@ -143,17 +166,49 @@ class Client(threading.Thread):
                 ids = [u["unit"] for u in units]
                 self.given += ids
                 rewards = [float(self.rng.random() < MEANS[u["arm_index"]]) for u in units]
-                self._post(conn, f"{route}/record", {"units": ids, "rewards": rewards})
+                if self._post(f"{route}/record", {"units": ids, "rewards": rewards},
+                              again=True) is None:
+                    return  # the deadline passed while its server was down
                 self.recorded.update(zip(ids, rewards, strict=True))
                 self.trips += 1
         except Exception as error:  # reported in the results, never hidden
             self.error = f"{type(error).__name__}: {error}"
         finally:
-            conn.close()
+            if self.conn is not None:
+                self.conn.close()
+
+
+def kill_and_restart(store: Store, started: list[Server], ports: list[int], name: str,
+                     workers: list[Client], budget: list[int], round_trips: int) -> dict:
+    """``--kill``: once half the round trips are done, SIGKILL server 0 in the middle of its
+    calls and start a new one on the same store; then expire the units that calls cut by the
+    kill assigned (stored, unanswered, and given to no client: no client will answer them, and
+    an elimination batch waits for every unit). Returns what it did, for the check."""
+    while budget[0] > round_trips // 2 and any(w.is_alive() for w in workers):
+        time.sleep(0.01)
+    started[0].kill()
+    killed_at = round_trips - budget[0]
+    started[0] = Server(store.db)
+    ports[0] = started[0].port
+    time.sleep(1.0)  # the clients cut off find the new server
+    port = ports[-1] if len(ports) > 1 else ports[0]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request("GET", f"/experiments/{name}/units")
+    units = json.loads(conn.getresponse().read())["units"]
+    waiting = {u["unit"] for u in units if u["reward"] is None and u["expired_at"] is None}
+    time.sleep(0.5)  # a unit whose assign answer was being read when the list was taken
+    orphans = sorted(waiting - {u for w in workers for u in w.given})
+    if orphans:
+        conn.request("POST", f"/experiments/{name}/expire", json.dumps({"units": orphans}),
+                     {"Content-Type": "application/json"})
+        answer = json.loads(conn.getresponse().read())
+        assert answer.get("expired") == len(orphans), answer
+    conn.close()
+    return {"killed_at": killed_at, "orphans": orphans}
 
 
 def run_load(store: Store, servers: int, clients: int, round_trips: int, units: int, seed: int,
-             time_limit: float) -> dict:
+             time_limit: float, kill: bool = False) -> dict:
     name = f"load-{os.getpid()}-{next(_NAMES)}"
     started = [Server(store.db, wait=False) for _ in range(servers)]
     try:
@@ -168,17 +223,22 @@ def run_load(store: Store, servers: int, clients: int, round_trips: int, units: 
         streams = np.random.SeedSequence(seed).spawn(clients)
         begin = time.perf_counter()
         deadline = time.monotonic() + time_limit
-        workers = [Client(started[i % servers].port, name, streams[i], units, budget, lock,
-                          deadline) for i in range(clients)]
+        ports = [server.port for server in started]
+        workers = [Client(ports, i % servers, name, streams[i], units, budget, lock, deadline)
+                   for i in range(clients)]
         for worker in workers:
             worker.start()
+        killed = (kill_and_restart(store, started, ports, name, workers, budget, round_trips)
+                  if kill else None)
         for worker in workers:
             worker.join()
         elapsed = time.perf_counter() - begin
     finally:
         for server in started:
             server.stop()
-    return {**verify(store, name, workers), "backend": store.backend, "servers": servers,
+    return {**verify(store, name, workers, killed), "backend": store.backend, "servers": servers,
+            "killed_at": None if killed is None else killed["killed_at"],
+            "cut_requests": sum(w.cut for w in workers),
             "clients": clients, "units_per_call": units, "seconds": elapsed,
             **_rates(workers, elapsed)}
 
@@ -194,9 +254,10 @@ def _rates(workers: list[Client], elapsed: float) -> dict:
             "round_trips_per_s": trips / elapsed}
 
 
-def verify(store: Store, name: str, workers: list[Client]) -> dict:
+def verify(store: Store, name: str, workers: list[Client], killed: dict | None = None) -> dict:
     """Lost and duplicated units, from the store itself (read through the library, the same
-    way on both backends)."""
+    way on both backends). After ``--kill``, the units the cut calls assigned and the run
+    expired are no client's, and are counted apart (``orphans``), not as duplicated."""
     from banditkit import Experiment
 
     given = [u for w in workers for u in w.given]
@@ -208,12 +269,17 @@ def verify(store: Store, name: str, workers: list[Client]) -> dict:
     stored = dict(zip(live["unit"].tolist(), live["reward"].tolist(), strict=True))
     slot_dupes = int(live.duplicated(["batch", "slot"]).sum())
     lost = sum(1 for u, r in recorded.items() if stored.get(u) != r)
+    orphans = [] if killed is None else killed["orphans"]
+    expired = set(units.loc[units["expired_at"].notna(), "unit"].tolist())
+    if not set(orphans) <= expired:
+        raise AssertionError("an orphaned unit was not expired")
     known = set(given)
     # a unit handed to two clients, a slot holding two live units, or a unit nobody was given
     duplicated = (len(given) - len(known)) + slot_dupes + sum(1 for u in stored
                                                               if u not in known)
     return {"round_trips": sum(w.trips for w in workers), "units_given": len(given),
             "units_recorded": len(recorded), "units_stored": len(units), "lost": lost,
+            "orphans": len(orphans),
             "duplicated": duplicated}
 
 
@@ -249,6 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default=None,
                         help="folder for the SQLite files (default: the system's temporary "
                              "folder; /dev/shm measures without disk syncs)")
+    parser.add_argument("--kill", action="store_true",
+                        help="SIGKILL server 0 half-way through each configuration and start "
+                             "it again (the check then also proves that nothing returned was "
+                             "lost and nothing counted twice across a crash)")
     parser.add_argument("--json", default=None, metavar="FILE",
                         help="also write every configuration's numbers to FILE")
     args = parser.parse_args(argv)
@@ -274,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             notes.append(f"{backend}: {store.shown}")
             for servers in args.servers:
                 r = run_load(store, servers, args.clients, args.round_trips, args.units,
-                             args.seed, args.time_limit)
+                             args.seed, args.time_limit, kill=args.kill)
                 results.append(r)
                 print(row(r), flush=True)
     print()
@@ -287,6 +357,11 @@ def main(argv: list[str] | None = None) -> int:
         if r["round_trips"] < args.round_trips:
             print(f"# {r['backend']}, {r['servers']} server(s): stopped by the time limit at "
                   f"{r['round_trips']:,} of {args.round_trips:,} round trips")
+        if r["killed_at"] is not None:
+            print(f"# {r['backend']}, {r['servers']} server(s): server 0 killed with SIGKILL "
+                  f"after {r['killed_at']:,} round trips and started again; "
+                  f"{r['cut_requests']} requests cut (records sent again), {r['orphans']} "
+                  "units of cut assigns expired")
         failed |= bool(r["lost"] or r["duplicated"] or r["errors"])
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
