@@ -360,8 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         if r["killed_at"] is not None:
             print(f"# {r['backend']}, {r['servers']} server(s): server 0 killed with SIGKILL "
                   f"after {r['killed_at']:,} round trips and started again; "
-                  f"{r['cut_requests']} requests cut (records sent again), {r['orphans']} "
-                  "units of cut assigns expired")
+                  f"{r['cut_requests']} requests cut (a record sent again, an assign dropped), "
+                  f"{r['orphans']} units of cut assigns expired")
         failed |= bool(r["lost"] or r["duplicated"] or r["errors"])
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
