@@ -245,8 +245,12 @@ def test_lockstep_does_not_depend_on_grouping_and_streams_are_each_trials_own():
 @pytest.mark.parametrize("name", ["OFUL", "LinTS"])
 def test_a_live_experiment_asks_what_the_class_asks(tmp_path, name):
     """Fed the same rewards, a live experiment on the arms' features assigns the arms the
-    class plays with ξ = the experiment's seed (the same numbers on the live path)."""
-    policy = make_policy(name, UNIT, as_generator(11), horizon=80)
+    class plays with ξ = the experiment's seed (the same numbers on the live path), built with
+    the parameters in force (a live LinTS takes v = R)."""
+    from banditkit.live.defaults import params_in_force
+
+    policy = make_policy(name, UNIT, as_generator(11), horizon=80,
+                         **params_in_force(name, {})[0])
     played = []
     with Experiment.create(tmp_path / "e.sqlite", algorithm=name, arms=UNIT.X, seed=11,
                            horizon=80) as exp:

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from banditkit import Experiment
-from banditkit.live.defaults import LIVE_DEFAULTS, params_in_force
+from banditkit.live.defaults import LIVE_DEFAULTS, LIVE_FOLLOWS, params_in_force
 from banditkit.registry import get_policy, policy_names
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -117,3 +117,22 @@ def test_given_parameters_win_over_live_defaults_and_every_parameter_is_stored(t
         assert exp.status().params["commit"] == "lowest-index"
         assert exp.status().live_defaults == []
     assert all(name in policy_names() for name in LIVE_DEFAULTS)
+
+
+def test_a_live_lints_takes_v_equal_to_r_unless_given(tmp_path):
+    """The paper's posterior scale v = R sqrt(24/eps d ln 1/delta) is ~87 at T = 10^6: its regret
+    on replicable-bandits:linear's instance was 1000 times OFUL's. A live LinTS takes v = R."""
+    for name, follows in LIVE_FOLLOWS.items():
+        known = get_policy(name).parameters()
+        assert set(follows) | set(follows.values()) <= set(known)
+    assert params_in_force("LinTS", {})[0]["v"] == 1.0
+    assert params_in_force("LinTS", {"R": 2.0}) == (
+        {**params_in_force("LinTS", {"R": 2.0})[0], "v": 2.0}, ["v"])
+    assert params_in_force("LinTS", {"v": 5.0})[0]["v"] == 5.0
+    assert params_in_force("LinTS", {"v": 5.0})[1] == []
+    features = [[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]]
+    with Experiment.create(tmp_path / "l.sqlite", algorithm="LinTS", arms=features, seed=1,
+                           horizon=1_000) as exp:
+        state = exp.status()
+        assert state.params["v"] == 1.0 and state.live_defaults == ["v"]
+        assert "[live default]" in str(state)

@@ -26,6 +26,12 @@ proof, only measured (``banditkit audit ReplicableElimination --instance bernoul
 commit=argmax --seed 0``: 100/100 identical pairs, non-replication ≤ 0.036 at 95%);
 :meth:`banditkit.Experiment.status` says so in its ``reason``.
 
+Linear Thompson sampling (Agrawal & Goyal 2013) has the same problem in its posterior scale:
+the paper's v = R√(24/ε·d·ln 1/δ) is about 87 at T = 10⁶ on ``replicable-bandits:linear``'s
+instance, and its regret there was 231,938 against 203 for the practical v = R and 559 for
+OFUL (``banditkit run replicable-bandits:linear-regret``, 40 trials, seed 0). A live LinTS takes
+v = R (:data:`LIVE_FOLLOWS`: the R in force, the user's or the default 1).
+
 A user's own parameters always win; the file stores every parameter in force (given, live
 default or the factory's default), so a later change of these defaults never changes an
 existing experiment.
@@ -39,7 +45,7 @@ from typing import Any
 
 from ..registry import get_policy
 
-__all__ = ["LIVE_DEFAULTS", "NOT_PROVED", "params_in_force"]
+__all__ = ["LIVE_DEFAULTS", "LIVE_FOLLOWS", "NOT_PROVED", "params_in_force"]
 
 #: Parameters a live experiment uses where the user gives none, per registered algorithm
 #: (every other parameter keeps its paper default).
@@ -48,6 +54,12 @@ LIVE_DEFAULTS: dict[str, dict[str, Any]] = {
     "ReplicableBatchedElimination": {"commit": "argmax"},
     "ReplicableElimination": {"commit": "argmax"},
     "ReplicableLinearElimination": {"commit": "argmax"},
+}
+
+#: Parameters whose live default is another parameter's value in force, per algorithm:
+#: ``{algorithm: {parameter: source}}``.
+LIVE_FOLLOWS: dict[str, dict[str, str]] = {
+    "LinTS": {"v": "R"},
 }
 
 #: Algorithms whose replicability the argmax commit takes outside the paper's proof.
@@ -59,11 +71,15 @@ def params_in_force(algorithm: str, given: Mapping[str, Any]) -> tuple[dict[str,
     """Every parameter of ``algorithm`` as the experiment runs it, and which came from
     :data:`LIVE_DEFAULTS`.
 
-    Order of precedence: ``given`` (the user's), then :data:`LIVE_DEFAULTS`, then the factory's
-    own defaults. Values are JSON values (a tuple default becomes a list), as the file stores
-    them. ``algorithm`` must be registered (``ValueError`` otherwise, from the registry).
+    Order of precedence: ``given`` (the user's), then :data:`LIVE_DEFAULTS` and
+    :data:`LIVE_FOLLOWS`, then the factory's own defaults. Values are JSON values (a tuple
+    default becomes a list), as the file stores them. ``algorithm`` must be registered
+    (``ValueError`` otherwise, from the registry).
     """
     entry = get_policy(algorithm)
     live = {k: v for k, v in LIVE_DEFAULTS.get(algorithm, {}).items() if k not in given}
     merged = {**entry.parameters(), **live, **dict(given)}
+    for parameter, source in LIVE_FOLLOWS.get(algorithm, {}).items():
+        if parameter not in given:
+            merged[parameter] = live[parameter] = merged[source]
     return json.loads(json.dumps(merged)), sorted(live)
