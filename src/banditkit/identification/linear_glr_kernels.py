@@ -121,6 +121,21 @@ def _pull(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray, est
 
 
 @njit
+def most_behind(counts: np.ndarray, target: np.ndarray, scale: float) -> int:
+    """The arm whose count is furthest below ``scale * target`` (the first on ties): the
+    tracking rule of Track-and-Stop (C: cumulated weights, scale 1; D: t times the weights),
+    Frank-Wolfe Sampling and LinGame. ``1.0 * x`` is ``x`` exactly, so one rule serves both."""
+    arm = 0
+    low = counts[0] - scale * target[0]
+    for a in range(1, counts.size):
+        v = counts[a] - scale * target[a]
+        if v < low:
+            low = v
+            arm = a
+    return arm
+
+
+@njit
 def _is_square(n: int) -> bool:
     """Whether n is a perfect square (math.isqrt's test, in integers)."""
     r = int(math.sqrt(n))
@@ -166,23 +181,10 @@ def tas_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
                 return DUE, t, since, n_out, stat, best
             if lam_lb < forced_scale * math.sqrt(t):  # the class computes λ_min(A_t)
                 return NEED_CHOOSE, t, since, n_out, stat, best
-            arm = 0
             for a in range(K):  # the class advances Σ w(s) on every step, D-tracking too
                 cum[a] += weights[a]
-            if c_tracking:
-                low = counts[0] - cum[0]
-                for a in range(1, K):
-                    v = counts[a] - cum[a]
-                    if v < low:
-                        low = v
-                        arm = a
-            else:
-                low = counts[0] - t * weights[0]
-                for a in range(1, K):
-                    v = counts[a] - t * weights[a]
-                    if v < low:
-                        low = v
-                        arm = a
+            arm = (most_behind(counts, cum, 1.0) if c_tracking
+                   else most_behind(counts, weights, float(t)))
         since += 1
         _pull(X, Z, Ainv, theta, est, q, counts, sums, means, noise_sigma, rng, arm,
               since < refresh_every)
@@ -304,13 +306,7 @@ def fws_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
                 for k in range(d):
                     B[i, k] = (B[i, k] - V[i] * V[k]) / (1.0 - gamma)
             fw_since += 1
-            arm = 0
-            low = counts[0] - sumz[0]
-            for a in range(1, K):
-                v = counts[a] - sumz[a]
-                if v < low:
-                    low = v
-                    arm = a
+            arm = most_behind(counts, sumz, 1.0)
         since += 1
         _pull(X, Z, Ainv, theta, est, q, counts, sums, means, noise_sigma, rng, arm,
               since < refresh_every)

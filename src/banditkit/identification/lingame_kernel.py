@@ -16,7 +16,17 @@ import math
 import numpy as np
 
 from ..jit import njit
-from .linear_glr_kernels import DUE, FULL, NEED_BETA, NEED_CHOOSE, REFRESH, STOP, _pull, glr_scan
+from .linear_glr_kernels import (
+    DUE,
+    FULL,
+    NEED_BETA,
+    NEED_CHOOSE,
+    REFRESH,
+    STOP,
+    _pull,
+    glr_scan,
+    most_behind,
+)
 
 __all__ = ["lingame_steps"]
 
@@ -181,15 +191,9 @@ def lingame_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndar
             for a in range(K):
                 losses[a] += -gains[a]
             gap += max(hedge - mix, 0.0)
-            arm = 0
             for a in range(K):
                 sumw[a] += w[a]
-            low = counts[0] - sumw[0]
-            for a in range(1, K):
-                dv = counts[a] - sumw[a]
-                if dv < low:
-                    low = dv
-                    arm = a
+            arm = most_behind(counts, sumw, 1.0)
         since += 1
         _pull(X, Z, Ainv, theta, est, q, counts, sums, means, noise_sigma, rng, arm,
               since < refresh_every)
