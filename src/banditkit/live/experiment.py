@@ -343,14 +343,21 @@ class Experiment(Pausing, Reading, Verification):
     # -- one transaction per call, with the algorithm brought up to date -----------------------
     @contextmanager
     def _transaction(self) -> Iterator[Connection]:
+        with self._rolled_back_on_error(self._journal.transaction()) as conn:
+            self._sync(conn)
+            yield conn
+
+    @contextmanager
+    def _rolled_back_on_error(self, store_block: Any) -> Iterator[Any]:
+        """``store_block`` (a transaction or a group of them) entered after the file check; when
+        it raises, the store has rolled back, and the in-memory algorithm may be ahead of it:
+        rebuild it next time (and check the stored batches again: a batch stored in the block
+        is gone). The driver's errors become one ExperimentError."""
         self._journal.check_still_there()
         try:
-            with self._journal.transaction() as conn:
-                self._sync(conn)
-                yield conn
+            with store_block as inside:
+                yield inside
         except BaseException as error:
-            # the in-memory algorithm may be ahead of the rolled-back file: rebuild it next time
-            # (and check the stored batches again: a batch stored by the call is gone)
             self._algorithm = None
             self._checked = self._ends = None
             if isinstance(error, self._journal.errors):
@@ -368,18 +375,8 @@ class Experiment(Pausing, Reading, Verification):
         one experiment together and answers none of them before this commit, so a returned
         call is on disk as it is after a call of its own. Read-only: no effect.
         """
-        self._journal.check_still_there()
-        try:
-            with self._journal.group():
-                yield
-        except BaseException as error:
-            # the calls' effects are gone from the store; rebuild the algorithm next time
-            self._algorithm = None
-            self._checked = self._ends = None
-            if isinstance(error, self._journal.errors):
-                raise ExperimentError(f"{self._journal.label} cannot be read or written "
-                                      f"({error})") from None
-            raise
+        with self._rolled_back_on_error(self._journal.group()):
+            yield
 
     def _sync(self, conn: Connection) -> None:
         """Bring the in-memory algorithm to the file's state: replay the batches observed since
