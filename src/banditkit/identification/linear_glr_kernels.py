@@ -218,6 +218,7 @@ def fws_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
     best = 0
     arm = first_arm
     V = np.empty(d)
+    f = np.empty(M)  # f_z(x) of every item, kept for the near count
     while True:
         if arm < 0:
             if check:
@@ -249,23 +250,14 @@ def fws_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
                         s += B[i, k] * (Z[top, k] - Z[j, k])
                     norm += (Z[top, i] - Z[j, i]) * s
                 gap = est[top] - est[j]
-                f = gap * gap / (2.0 * max(norm, 1e-300))
-                if f < fmin:
-                    fmin = f
+                f[j] = gap * gap / (2.0 * max(norm, 1e-300))
+                if f[j] < fmin:
+                    fmin = f[j]
                     jmin = j
             r = r_scale * t ** (-r_exponent)
             n_near = 0
             for j in range(M):
-                if j == top:
-                    continue
-                norm = 0.0
-                for i in range(d):
-                    s = 0.0
-                    for k in range(d):
-                        s += B[i, k] * (Z[top, k] - Z[j, k])
-                    norm += (Z[top, i] - Z[j, i]) * s
-                gap = est[top] - est[j]
-                if gap * gap / (2.0 * max(norm, 1e-300)) < fmin + r:
+                if j != top and f[j] < fmin + r:
                     n_near += 1
             if n_near > 1:  # the matrix game: the class solves it
                 return NEED_CHOOSE, t, since, fw_since, n_out, stat, best
