@@ -1,7 +1,8 @@
 """``banditkit experiment``: run a live experiment from the shell, with CSV in and out.
 
     banditkit experiment create ab.sqlite --algorithm ReplicableElimination \\
-        --arms control,blue,green --horizon 100000 --seed 7 --param rho=0.1
+        --arms control,blue,green --horizon 100000 --seed 7 --param rho=0.1 \\
+        --outcome-window 86400 --missing zero    # the defaults for 0/1 conversions
         # or --arms-file names.txt (one name per line), or --features arms.csv (linear)
     banditkit experiment assign ab.sqlite 500 --out today.csv      # unit,arm,arm_index,batch
     banditkit experiment assign ab.sqlite --keys users.txt         # sticky: ...,key,repeated
@@ -23,6 +24,7 @@ and only then given its name, so the file is complete or absent; a closed standa
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import json
 import os
@@ -72,6 +74,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "experiment, over all guardrails, arms and looks (default 0.05)")
     create.add_argument("--order", choices=("shuffled", "batch"), default="shuffled",
                         help="order in which a batch's pulls go to units (default shuffled)")
+    create.add_argument("--outcome-window", type=float, default=None, metavar="SECONDS",
+                        help="how long a unit's outcome is awaited after its assignment "
+                        "(default 86400: a day); a unit unanswered when it closes is resolved "
+                        "by --missing on the next call, so a batch never waits longer")
+    create.add_argument("--missing", default=None, metavar="RULE",
+                        help="zero (such a unit scores reward 0: a conversion that did not "
+                        "happen; the default for rewards in [0, 1]) or expire (it is withdrawn "
+                        "and its slot handed to another unit; the default otherwise)")
 
     assign = actions.add_parser("assign", help="assign arms to the next N units (CSV out)")
     assign.add_argument("path", help="the experiment file")
@@ -90,8 +100,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     record.add_argument("csv", type=Path, help="CSV with columns unit, reward (and cost_1, "
                         "..., cost_m for constrained policies)")
     record.add_argument("--skip-expired", action="store_true",
-                        help="record the other units and list the expired ones skipped "
-                             "(default: a file with an expired unit is refused whole)")
+                        help="record the other units and list the ones skipped: expired, or "
+                             "resolved by the outcome window (default: a file with such a "
+                             "unit is refused whole)")
 
     resume = actions.add_parser("resume", help="lift the pause of a guardrail breach: assign "
                                 "hands out units again")
@@ -112,6 +123,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="write the CSV here (a new file) instead of standard output")
     units.add_argument("--unanswered", action="store_true",
                        help="only units waiting for a reward (none recorded, not expired)")
+    units.add_argument("--after", type=non_negative_int, default=None, metavar="ID",
+                       help="only units with a higher id (the next page)")
+    units.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                       help="at most N units, lowest ids first")
 
     expire = actions.add_parser("expire", help="withdraw units that will never be answered")
     expire.add_argument("path", help="the experiment file")
@@ -165,7 +180,8 @@ def _create(args: argparse.Namespace) -> int:
                            horizon=args.horizon, params=params,
                            thresholds=args.threshold, order=args.order,
                            guardrails=args.guardrail,
-                           guardrail_alpha=args.guardrail_alpha) as exp:
+                           guardrail_alpha=args.guardrail_alpha,
+                           outcome_window=args.outcome_window, missing=args.missing) as exp:
         print(f"created {exp.path} ({args.algorithm}, {len(exp.arm_names)} arms)")
     return 0
 
@@ -380,7 +396,8 @@ def _record(args: argparse.Namespace) -> int:
             # only the units of this file are looked up (O(rows)), expired ones set aside;
             # record stays all-or-nothing for the rest
             known = exp.units(ids=frame["unit"].to_numpy())
-            skipped = known.loc[known["expired_at"].notna(), "unit"].tolist()
+            skipped = known.loc[known["expired_at"].notna() | known["imputed"],
+                                "unit"].tolist()
             frame = frame[~frame["unit"].isin(skipped)]
         costs = frame[cost_columns].to_numpy(dtype=float) if cost_columns else None
         metrics = ({str(c)[len("metric_"):]: frame[c].to_numpy(dtype=float)
@@ -395,8 +412,8 @@ def _record(args: argparse.Namespace) -> int:
     if state.paused is not None:
         print(f"banditkit experiment: WARNING: PAUSED: {state.paused}", file=sys.stderr)
     if skipped:
-        print(f"banditkit experiment: skipped {len(skipped)} expired unit(s) (their slots "
-              f"went to other units; their rewards are not recorded): "
+        print(f"banditkit experiment: skipped {len(skipped)} unit(s) expired or resolved by "
+              f"the outcome window (their rewards are not recorded): "
               f"{','.join(map(str, skipped))}", file=sys.stderr)
     return 0
 
@@ -411,7 +428,10 @@ def _status(args: argparse.Namespace) -> int:
                    "finished": state.finished, "recommendation": state.recommendation,
                    "intervals": state.intervals, "alpha": state.alpha,
                    "control": state.control, "warnings": state.warnings,
-                   "paused": state.paused,
+                   "paused": state.paused, "count": state.count,
+                   "outcome_window": state.outcome_window, "missing": state.missing,
+                   "uncounted": state.uncounted,
+                   "waiting_units": dataclasses.asdict(state.waiting_units),
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
         json.dump(summary, sys.stdout, indent=2, default=json_default)
@@ -427,7 +447,7 @@ def _units(args: argparse.Namespace) -> int:
         return _refuse(target)
     try:
         with _open(args, readonly=True) as exp:
-            frame = exp.units(unanswered=args.unanswered)
+            frame = exp.units(unanswered=args.unanswered, after=args.after, limit=args.limit)
     except BaseException:
         if target is not None:
             target.abandon()
@@ -443,7 +463,7 @@ def _units(args: argparse.Namespace) -> int:
                              columns=[f"cost_{i + 1}" for i in range(m)], index=frame.index)
         frame = pd.concat([frame, costs], axis=1)
         first += list(costs.columns)
-    frame = frame[[*first, "assigned_at", "recorded_at", "expired_at", "key"]]
+    frame = frame[[*first, "assigned_at", "recorded_at", "expired_at", "imputed", "key"]]
     if target is None:
         return _to_stdout(frame, f"`banditkit experiment units {args.path} --out FILE` "
                           "writes the list to a file")

@@ -13,17 +13,21 @@ rebuilds it from its name, parameters and seed and replays the stored batches, c
 asks for exactly the batches it asked before. A process may die at any point (``kill -9``): the
 file then holds every call that returned and nothing of the one that did not.
 
-Units never answered: :meth:`Experiment.expire` withdraws them (explicitly, or all assigned more
-than ``older_than`` seconds ago); their slots in the batch are offered again by the next
-:meth:`~Experiment.assign`, so the algorithm still gets one reward per pull it asked for. A
-reward recorded later for an expired unit is refused.
+Units never answered: every experiment has an outcome window and a rule for a unit unanswered
+when it closes (:mod:`banditkit.live.outcome_window`: reward 0, or withdrawn), applied on every
+call, so a batch never waits past the window. :meth:`Experiment.expire` withdraws units by hand
+(explicitly, or all assigned more than ``older_than`` seconds ago); the slots of withdrawn units
+are offered again by the next :meth:`~Experiment.assign`, so the algorithm still gets one reward
+per pull it asked for. A reward recorded later for a withdrawn or resolved unit is refused.
+
+What ``status`` counts is each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,21 +49,27 @@ from .inputs import units_frame as _units_frame
 from .journal import (
     ALL_BATCHES,
     ExperimentError,
+    micros,
     pack_draws,
     pack_runs,
+    stamp,
     unpack_draws,
     unpack_runs,
 )
-from .journal import now as _now
+from .outcome_window import DEFAULT_WINDOW, OutcomeWindow, Resolving, check_missing, check_window
+from .outcome_window import default_missing as _default_missing
 from .pausing import Pausing
 from .problem import LiveArms, arm_names
 from .reading import Reading
+from .resolved_prefix import advance as _advance_prefix
+from .resolved_prefix import rebuild as _rebuild_prefix
 from .slots import slot_order
 from .statistics import (
     check_alpha,
 )
 from .status import ExperimentStatus
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
+from .store_base import UPGRADABLE
 from .verify import Verification
 
 __all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
@@ -73,6 +83,12 @@ __all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"
 #: (:class:`banditkit.protocol.IIDBatch`, O(arms)) and take any budget.
 SEQUENCE_IN_MEMORY = ("Peace", "ODLinBAI")
 MAX_SEQUENCE = 50_000_000
+
+
+def _check_clock(clock: object) -> None:
+    if clock is not None and not callable(clock):
+        raise ExperimentError(f"clock must be a function returning the time in seconds since "
+                              f"the epoch (as time.time), got {clock!r}")
 
 
 def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
@@ -89,15 +105,20 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
                               "a banditkit bug: please report it)") from None
 
 
-class Experiment(Pausing, Reading, Verification):
+#: A clock: the time in seconds since the epoch, as :func:`time.time` gives it.
+Clock = Callable[[], float]
+
+
+class Experiment(Pausing, Reading, Resolving, Verification):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, journal: Store) -> None:
+    def __init__(self, journal: Store, clock: Clock | None = None) -> None:
         self._journal = journal
+        self._clock: Clock = time.time if clock is None else clock
         meta = journal.meta()
         try:
             self.algorithm_name: str = meta["algorithm"]
@@ -111,6 +132,8 @@ class Experiment(Pausing, Reading, Verification):
             self.control: str = str(meta.get("control", self.arm_names[0]))
             self.guardrails: list[Guardrail] = check_guardrails(meta.get("guardrails"))
             self.guardrail_alpha: float = float(meta.get("guardrail_alpha", 0.05))
+            #: the outcome window and its rule (:mod:`banditkit.live.outcome_window`)
+            self.window: OutcomeWindow = OutcomeWindow.from_meta(meta)
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
@@ -132,7 +155,8 @@ class Experiment(Pausing, Reading, Verification):
                seed: int, horizon: int | None = None, params: Mapping[str, Any] | None = None,
                thresholds: Sequence[float] | None = None, order: str = "shuffled",
                control: str | None = None, guardrails: Sequence[Mapping[str, Any]] | None = None,
-               guardrail_alpha: float = 0.05) -> Experiment:
+               guardrail_alpha: float = 0.05, outcome_window: float | None = None,
+               missing: str | None = None, clock: Clock | None = None) -> Experiment:
         """Create a new experiment: an SQLite file at ``path``, or experiment ``name`` in the
         PostgreSQL database at a ``postgresql://`` URL (:mod:`banditkit.live.store`).
 
@@ -185,6 +209,20 @@ class Experiment(Pausing, Reading, Verification):
         guardrail_alpha : float
             The probability, over all guardrails, arms and looks together, that a guardrail
             which holds in truth ever pauses the experiment; in (0, 1).
+        outcome_window : float, optional
+            Seconds a unit's outcome is awaited after its assignment (> 0, finite); default
+            :data:`~banditkit.live.outcome_window.DEFAULT_WINDOW`, one day. A unit unanswered
+            when its window closes is resolved by ``missing`` on the next call
+            (:mod:`banditkit.live.outcome_window`), so a batch never waits longer.
+        missing : {"zero", "expire"}, optional
+            ``"zero"``: such a unit scores reward 0 (a conversion that did not happen);
+            ``"expire"``: it is withdrawn and its slot handed to another unit. Default:
+            ``"zero"`` when the algorithm's rewards lie in [0, 1] and no costs are recorded,
+            else ``"expire"``.
+        clock : callable, optional
+            The time in seconds since the epoch (default :func:`time.time`), read once per
+            call for its timestamps and the outcome window; not stored (give it again to
+            :meth:`open`). For tests and simulations that replay traffic at their own pace.
         """
         from .. import __version__  # the package imports this module first
 
@@ -211,6 +249,16 @@ class Experiment(Pausing, Reading, Verification):
                                   f"{control!r}")
         rails = check_guardrails(guardrails)
         guardrail_alpha = check_alpha(guardrail_alpha, "guardrail_alpha")
+        defaults = tuple(k for k, v in (("outcome_window", outcome_window),
+                                        ("missing", missing)) if v is None)
+        window = check_window(DEFAULT_WINDOW if outcome_window is None else outcome_window)
+        if missing is not None:
+            missing = check_missing(missing)
+            if missing == "zero" and thresholds is not None:
+                raise ExperimentError("missing: 'zero' records reward 0 for a unit unanswered "
+                                      "when its window closes but cannot know its costs; an "
+                                      "experiment with cost thresholds needs missing='expire'")
+        _check_clock(clock)
         params = dict(params or {})
         try:
             json.dumps(params, allow_nan=False)
@@ -240,11 +288,14 @@ class Experiment(Pausing, Reading, Verification):
                 "thresholds": None if thresholds is None else thresholds.tolist(),
                 "order": order, "control": control,
                 "guardrails": [g.as_json() for g in rails], "guardrail_alpha": guardrail_alpha,
-                "created": _now(), "banditkit": __version__}
+                "created": stamp(micros((clock or time.time)())), "banditkit": __version__}
         # build the algorithm and ask its first batch before writing anything, so that bad
         # input (or arms the algorithm cannot work with) creates no file
         first = cls._build(meta, LiveArms(len(names), X, thresholds))
         _next_batch(first, algorithm)
+        if missing is None:
+            missing = _default_missing(first.reward_range, first.n_costs)
+        meta.update(OutcomeWindow(window, missing, defaults).as_meta())
         if X is not None:
             try:  # features an algorithm never reads would be silently dropped: refuse them
                 cls._build(meta, LiveArms(len(names), None, thresholds))
@@ -253,13 +304,13 @@ class Experiment(Pausing, Reading, Verification):
             else:
                 raise ExperimentError(f"arms: {algorithm} takes arm names, not features (it "
                                       "would ignore them); pass a list of names")
-        experiment = cls(create_store(path, name, meta))
+        experiment = cls(create_store(path, name, meta), clock)
         experiment._algorithm = first  # built from this meta, its first batch asked: reuse it
         return experiment
 
     @classmethod
-    def open(cls, path: str | Path, readonly: bool = False, *, name: str | None = None
-             ) -> Experiment:
+    def open(cls, path: str | Path, readonly: bool = False, *, name: str | None = None,
+             clock: Clock | None = None) -> Experiment:
         """Open an existing experiment (in this or any other process, on any machine that
         reaches its database).
 
@@ -274,20 +325,51 @@ class Experiment(Pausing, Reading, Verification):
         name : str, optional
             With a URL (required there): the experiment's name in the database. Refused with a
             path.
+        clock : callable, optional
+            As for :meth:`create` (default :func:`time.time`).
+
+        An experiment of format 5 (before outcome windows) opened for writing is brought to
+        format 6 in one transaction: its data unchanged, no outcome window (its units wait
+        until recorded or expired, as before), the resolved prefix built from its units.
         """
         check_location(path, name)
         if not isinstance(readonly, bool):
             raise ExperimentError(f"readonly must be True or False, got {readonly!r}")
-        experiment = cls(open_store(path, name, readonly))
+        _check_clock(clock)
+        experiment = cls(open_store(path, name, readonly), clock)
         try:
-            with experiment._transaction():
-                pass  # replays the stored batches now, so a damaged file is refused at once
+            with experiment._transaction() as conn:
+                # replays the stored batches now, so a damaged file is refused at once
+                if experiment._journal.format in UPGRADABLE:
+                    experiment._upgrade(conn)
             if not readonly:
                 experiment._journal.make_durable()  # writes: only once the file is accepted
         except BaseException:
             experiment.close()
             raise
         return experiment
+
+    def _upgrade(self, conn: Connection) -> None:
+        """Bring a format 5 experiment to format 6 in the caller's transaction (see
+        :meth:`open`)."""
+        from .journal import FORMAT, upgrade_5_to_6
+
+        for statement in upgrade_5_to_6(self._journal.types):
+            conn.execute(statement)
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
+                         [(k, json.dumps(v)) for k, v in OutcomeWindow(None, None).as_meta()
+                          .items()])
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT),))
+        _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails))
+        self._journal.format = FORMAT
+
+    def _micros(self) -> int:
+        """The experiment's clock now, in microseconds since the epoch."""
+        return micros(self._clock())
+
+    def _stamp(self) -> str:
+        """The experiment's clock now, as the tables store times."""
+        return stamp(self._micros())
 
     @staticmethod
     def _build(meta: Mapping[str, Any], problem: LiveArms) -> Algorithm:
@@ -510,7 +592,7 @@ class Experiment(Pausing, Reading, Verification):
                 "VALUES (?, ?, ?, ?, ?)",
                 (batch_id, digest,
                  None if batch.strategy is None else json.dumps(batch.strategy.tolist()),
-                 batch.n_pulls, _now()))
+                 batch.n_pulls, self._stamp()))
             if lazy:
                 conn.execute("INSERT INTO draws (batch, cdf, state, n_pulls) VALUES "
                              "(?, ?, ?, ?)", (batch_id, cdf, state, batch.n_pulls))
@@ -561,6 +643,7 @@ class Experiment(Pausing, Reading, Verification):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
         with self._transaction() as conn:
+            self._resolve(conn)  # units whose outcome window closed, by the experiment's rule
             if (paused := self._paused(conn)) is not None:  # guardrails: nothing while paused
                 frame = _units_frame([], [], [], self.arm_names)
                 if keys is not None:  # the columns a keyed call returns, empty
@@ -623,7 +706,7 @@ class Experiment(Pausing, Reading, Verification):
                                                      take)])
             arms = batch.arms[np.searchsorted(self._run_ends(batch_id, batch), slots,
                                               side="right")]
-        now = _now()
+        now = self._stamp()
         conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at) "
                          "VALUES (?, ?, ?, ?)",
                          [(batch_id, int(s), int(a), now)
@@ -680,7 +763,7 @@ class Experiment(Pausing, Reading, Verification):
                 superseded.append(key)
             stored.append((unit_arm[0], key))
             rows.append((unit_arm[0], unit_arm[1], batch_id, key, False))
-        now = _now()
+        now = self._stamp()
         conn.executemany("UPDATE keys SET superseded_at = ? WHERE key = ? AND "
                          "superseded_at IS NULL", [(now, k) for k in superseded])
         conn.executemany("INSERT INTO keys (unit, key) VALUES (?, ?)", stored)
@@ -787,6 +870,7 @@ class Experiment(Pausing, Reading, Verification):
         cost_values = self._check_costs(costs, ids)
         metric_values = check_metrics(self.guardrails, metrics, ids.size)
         with self._transaction() as conn:
+            self._resolve(conn)  # first: a unit whose window closed is refused below
             algorithm = self._algorithm
             assert algorithm is not None
             self._check_range(ids, values, algorithm.reward_range, "reward")
@@ -799,7 +883,12 @@ class Experiment(Pausing, Reading, Verification):
                 row = known.get(unit)
                 if row is None:
                     raise ExperimentError(f"units: unit {unit} was never assigned")
-                batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics = row
+                batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, imputed = row
+                if imputed:
+                    raise ExperimentError(
+                        f"units: unit {unit}'s outcome window ({self.window.seconds:g} s) "
+                        f"closed before its reward came, and missing='zero' recorded 0 for it; "
+                        "an outcome after the window is not recorded")
                 if expired_at is not None:
                     raise ExperimentError(f"units: unit {unit} expired at {expired_at} (its "
                                           "slot was offered to another unit); its reward "
@@ -822,7 +911,7 @@ class Experiment(Pausing, Reading, Verification):
                     continue
                 new.append((float(values[i]), None if unit_costs is None
                             else json.dumps(unit_costs), unit, batch_id, arm, i))
-            now = _now()
+            now = self._stamp()
             conn.executemany("UPDATE units SET reward = ?, costs = ?, metrics = ?, "
                              "recorded_at = ? WHERE id = ?",
                              [(r, c, None if metric_values is None
@@ -839,6 +928,8 @@ class Experiment(Pausing, Reading, Verification):
                 d[4] += r not in (0.0, 1.0)
             for b, per_arm in deltas.items():
                 self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
+            # each arm's resolved prefix moves on when its first waiting unit got its reward
+            _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails))
             self._observe_if_complete(conn)
             if self.guardrails and new:
                 self._pause_on_breach(conn)
@@ -886,7 +977,8 @@ class Experiment(Pausing, Reading, Verification):
             chunk = ids[start: start + CHUNK].tolist()
             marks = ",".join("?" * len(chunk))
             for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm, "
-                                    f"metrics FROM units WHERE id IN ({marks})", chunk):
+                                    f"metrics, imputed FROM units WHERE id IN ({marks})",
+                                    chunk):
                 found[row[0]] = row[1:]
         return found
 
@@ -921,7 +1013,7 @@ class Experiment(Pausing, Reading, Verification):
             self._algorithm.observe_arm_sums(batch, totals, recorded)
             self._observed += 1
             conn.execute("UPDATE batches SET reward_sums = ?, observed_at = ? WHERE id = ?",
-                         (json.dumps(totals.tolist()), _now(), batch_id))
+                         (json.dumps(totals.tolist()), self._stamp(), batch_id))
             return
         if (not self._problem.n_costs and non_binary == 0
                 and np.unique(batch.arms).size == batch.n_runs):
@@ -940,7 +1032,7 @@ class Experiment(Pausing, Reading, Verification):
         conn.execute("UPDATE batches SET reward_sums = ?, cost_sums = ?, observed_at = ? "
                      "WHERE id = ?",
                      (json.dumps(reward_sums.tolist()),
-                      None if cost_sums is None else json.dumps(cost_sums.tolist()), _now(),
+                      None if cost_sums is None else json.dumps(cost_sums.tolist()), self._stamp(),
                       batch_id))
 
     def expire(self, units: Sequence[int] | None = None, *, older_than: float | None = None
@@ -963,7 +1055,8 @@ class Experiment(Pausing, Reading, Verification):
         if (units is None) == (older_than is None):
             raise ExperimentError("expire needs exactly one of units= or older_than=")
         with self._transaction() as conn:
-            now = _now()
+            self._resolve(conn)
+            now = self._stamp()
             if units is not None:
                 ids = _as_ids(units)
                 known = self._units(conn, ids)
@@ -978,13 +1071,15 @@ class Experiment(Pausing, Reading, Verification):
                 conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
                                  [(now, u) for u in todo])
                 self._withdraw(conn, [(known[u][0], known[u][5]) for u in todo])
+                _advance_prefix(conn, self._journal, {known[u][5] for u in todo},
+                                len(self.guardrails))
                 return len(todo)
             if (isinstance(older_than, bool)
                     or not isinstance(older_than, (int, float, np.integer, np.floating))
                     or not np.isfinite(older_than) or older_than < 0):
                 raise ExperimentError(f"older_than must be a number of seconds >= 0, got "
                                       f"{older_than!r}")
-            now_s = time.time()  # older than the epoch means every unit: cut the cutoff there
+            now_s = self._clock()  # older than the epoch means every unit: cut the cutoff there
             cutoff = datetime.fromtimestamp(now_s - min(float(older_than), now_s), UTC)
             stale = conn.execute("SELECT id, batch, arm FROM units WHERE reward IS NULL AND "
                                  "expired_at IS NULL AND assigned_at < ?",
@@ -992,6 +1087,7 @@ class Experiment(Pausing, Reading, Verification):
             conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
                              [(now, u) for u, _, _ in stale])
             self._withdraw(conn, [(b, a) for _, b, a in stale])
+            _advance_prefix(conn, self._journal, {a for _, _, a in stale}, len(self.guardrails))
             return len(stale)
 
     def _withdraw(self, conn: Connection, units: list[tuple[int, int]]) -> None:

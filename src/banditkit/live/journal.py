@@ -28,8 +28,10 @@ Tables
     many pulls, and the digest is that of this description (:func:`pack_draws`).
 ``units``
     One row per assignment: its batch, its ``slot`` (position in the batch's pull order), the
-    arm, the reward and costs once recorded, or the time it expired. A slot holds at most one
-    unit that has not expired (a partial unique index).
+    arm, the reward and costs once recorded, or the time it expired; ``imputed`` 1 when the
+    reward is the 0 the outcome window's rule ``missing="zero"`` recorded
+    (:mod:`banditkit.live.outcome_window`). A slot holds at most one unit that has not expired
+    (a partial unique index); ``units_arm`` indexes each arm's units in assignment order.
 ``totals``
     Running sums per (batch, arm) over the units that have not expired — ``assigned``,
     ``recorded``, ``reward``, ``reward_sq``, ``non_binary`` (rewards other than 0 and 1) — and
@@ -42,6 +44,14 @@ Tables
 ``pauses``
     One row per (guardrail, arm) breach: when it was found, what the interval was, and when a
     person resumed the experiment (``resumed_at``; NULL while it pauses the experiment).
+``prefix``
+    Per arm, the **resolved prefix** (:mod:`banditkit.live.resolved_prefix`): ``cursor``, the
+    arm's first unit (in assignment order, ``units.id``) still waiting for an outcome when it
+    was last advanced, and over the arm's units before it the outcomes counted (``n``, the
+    imputed zeros among them, ``reward``, ``reward_sq``, ``non_binary``) and the units expired
+    (``expired``): what ``status`` reads its intervals and verdicts from, O(arms).
+``prefix_metrics``
+    The same per (arm, guardrail): the metric values of the prefix's units and their sum.
 ``keys``
     External unit keys (user ids, as text) given to ``assign(keys=...)``: one row per unit
     that has a key. A key points to at most one unit at a time (a partial unique index over
@@ -53,7 +63,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +72,8 @@ from ..draws import uniforms_at
 from ..protocol import IIDBatch
 
 __all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
-           "file_identity", "now", "pack_draws", "pack_runs", "schema", "unpack_draws",
-           "unpack_runs"]
+           "file_identity", "micros", "now", "pack_draws", "pack_runs", "parse_stamp", "schema",
+           "stamp", "unpack_draws", "unpack_runs", "upgrade_5_to_6"]
 
 #: Version of the stored layout (the same on both backends); a file of another version is
 #: refused, never guessed at.
@@ -71,10 +81,34 @@ __all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "ExperimentExists", "Expe
 #: 3: i.i.d. batches stored as their description (``draws``), observed from per-arm sums.
 #: 4: the ``keys`` table (sticky units: external keys → units).
 #: 5: guardrail metrics (``units.metrics``, ``metric_totals``) and their breaches (``pauses``).
-FORMAT = 5
+#: 6: the outcome window (``units.imputed``, meta ``outcome_window``/``missing``) and the
+#:    resolved prefix (``prefix``, ``prefix_metrics``, index ``units_arm``). A writable open
+#:    of a format 5 experiment brings it to 6 (:data:`UPGRADE_5_TO_6`).
+FORMAT = 6
 
 #: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
 ALL_BATCHES = -1
+
+#: What format 6 added to format 5 (the new experiment's tables hold them too).
+_PREFIX_TEMPLATE = """CREATE INDEX units_arm ON units(arm, id);
+CREATE TABLE prefix (
+    arm {int} PRIMARY KEY,
+    cursor {int} NOT NULL DEFAULT 0,
+    n {int} NOT NULL DEFAULT 0,
+    imputed {int} NOT NULL DEFAULT 0,
+    expired {int} NOT NULL DEFAULT 0,
+    reward {real} NOT NULL DEFAULT 0,
+    reward_sq {real} NOT NULL DEFAULT 0,
+    non_binary {int} NOT NULL DEFAULT 0
+);
+CREATE TABLE prefix_metrics (
+    arm {int} NOT NULL,
+    guardrail {int} NOT NULL,
+    n {int} NOT NULL DEFAULT 0,
+    total {real} NOT NULL DEFAULT 0,
+    PRIMARY KEY (arm, guardrail)
+);
+"""
 
 _SCHEMA_TEMPLATE = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -110,12 +144,13 @@ CREATE TABLE units (
     costs TEXT,
     metrics TEXT,
     recorded_at TEXT,
-    expired_at TEXT
+    expired_at TEXT,
+    imputed {int} NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL;
 CREATE INDEX units_expired_slot ON units(batch, slot) WHERE expired_at IS NOT NULL;
 CREATE INDEX units_waiting ON units(assigned_at) WHERE reward IS NULL AND expired_at IS NULL;
-CREATE TABLE totals (
+{prefix}CREATE TABLE totals (
     batch {int} NOT NULL,
     arm {int} NOT NULL,
     assigned {int} NOT NULL DEFAULT 0,
@@ -160,7 +195,15 @@ POSTGRES_TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "blob": "BYTEA",
 
 def schema(types: dict[str, str]) -> str:
     """The tables and indexes (the module docstring) in one dialect's column types."""
-    return _SCHEMA_TEMPLATE.format(**types)
+    return _SCHEMA_TEMPLATE.format(**types, prefix=_PREFIX_TEMPLATE.format(**types))
+
+
+def upgrade_5_to_6(types: dict[str, str]) -> list[str]:
+    """The statements that bring a format 5 experiment's tables to format 6 (run in one
+    transaction; the prefix's sums are then built from the units by the experiment)."""
+    statements = [f"ALTER TABLE units ADD COLUMN imputed {types['int']} NOT NULL DEFAULT 0"]
+    statements += [s.strip() for s in _PREFIX_TEMPLATE.format(**types).split(";") if s.strip()]
+    return statements
 
 
 class ExperimentError(ValueError):
@@ -181,6 +224,27 @@ def now() -> str:
     """The time stored in the tables (``assigned_at``, ``recorded_at``...): UTC, ISO 8601 to the
     microsecond, so that text order is time order on both backends."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def micros(seconds: float) -> int:
+    """POSIX seconds (what a clock such as :func:`time.time` returns) as whole microseconds:
+    the outcome window's comparisons are exact integer arithmetic on these."""
+    return round(float(seconds) * 1_000_000)
+
+
+def stamp(us: int) -> str:
+    """Microseconds since the epoch as the tables' time text (as :func:`now` writes it),
+    exactly: text order is time order."""
+    return (_EPOCH + timedelta(microseconds=int(us))).isoformat(timespec="microseconds")
+
+
+def parse_stamp(text: str) -> int:
+    """The tables' time text back to microseconds since the epoch (exact)."""
+    delta = datetime.fromisoformat(text) - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def pack_runs(arms: np.ndarray, counts: np.ndarray) -> tuple[bytes, bytes, str]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .guardrails import evaluate
 from .journal import ALL_BATCHES, ExperimentError
-from .journal import now as _now
+from .resolved_prefix import read_prefix
 from .store import Connection
 
 __all__ = ["Pausing"]
@@ -39,10 +39,17 @@ class Pausing:
             "n = metric_totals.n + excluded.n, total = metric_totals.total + excluded.total",
             [(*k, n, t) for k, (n, t) in sums.items()])
 
-    def _guardrail_check(self, conn: Connection) -> Any:
-        """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`) from
-        the running sums of all batches: O(arms × guardrails)."""
+    def _guardrail_check(self, conn: Connection, count: str = "resolved") -> Any:
+        """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`):
+        O(arms × guardrails). ``count="resolved"`` (what pauses the experiment): the metrics of
+        each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`: its units in
+        assignment order up to the first still waiting, an order their values cannot change);
+        ``"recorded"``: every value recorded so far (the running sums of all batches)."""
         G, K = len(self.guardrails), len(self.arm_names)
+        if count == "resolved":
+            prefix = read_prefix(conn, K, G)
+            return evaluate(self.guardrails, prefix.metric_n, prefix.metric_total,
+                            self.arm_names.index(self.control), self.guardrail_alpha)
         n, total = np.zeros((G, K), dtype=np.int64), np.zeros((G, K))
         for arm, j, count, value in conn.execute(
                 "SELECT arm, guardrail, n, total FROM metric_totals WHERE batch = ?",
@@ -61,7 +68,7 @@ class Pausing:
         resumed once does not pause again (a person saw it and chose to go on)."""
         check = self._guardrail_check(conn)
         known = {(j, a) for j, a in conn.execute("SELECT guardrail, arm FROM pauses")}
-        now = _now()
+        now = self._stamp()
         for j, a in zip(*np.nonzero(check.breached), strict=True):
             if (int(j), int(a)) in known:
                 continue
@@ -99,5 +106,7 @@ class Pausing:
         """
         self._check_writable("resume")
         with self._transaction() as conn:
-            return conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
-                                (_now(),)).rowcount
+            lifted = conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
+                                  (self._stamp(),)).rowcount
+            self._resolve(conn)  # after: a breach the resolved units cause pauses again
+            return lifted

@@ -39,7 +39,7 @@ from .journal import (
     ExperimentNotFound,
     schema,
 )
-from .store_base import NAME_PATTERN, Store
+from .store_base import NAME_PATTERN, Store, check_format
 
 __all__ = ["PostgresStore", "list_names", "schema_name"]
 
@@ -186,6 +186,7 @@ class PostgresStore(Store):
     """An open experiment in a PostgreSQL database (see the module docstring)."""
 
     last_id_sql = "SELECT currval(pg_get_serial_sequence('units', 'id'))"
+    types = POSTGRES_TYPES
 
     def __init__(self, conn: Any, url: str, name: str, readonly: bool, created: str) -> None:
         self.conn = conn
@@ -262,11 +263,11 @@ class PostgresStore(Store):
                                   "banditkit experiment (it lacks the meta, batches and units "
                                   "tables)")
         store = cls._attach(conn, url, name, readonly=readonly)
-        version = store.meta().get("format")
-        if version != FORMAT or isinstance(version, bool):
+        try:
+            store.format = check_format(store.meta().get("format"), readonly, store.label)
+        except ExperimentError:
             store.close()
-            raise ExperimentError(f"{store.label} has experiment format {version!r}; this "
-                                  f"banditkit reads format {FORMAT}")
+            raise
         return store
 
     @classmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from .inputs import as_ids
 from .journal import ALL_BATCHES, ExperimentError, unpack_draws, unpack_runs
 from .leader import leader
 from .propensity import batch_propensities
+from .resolved_prefix import read_prefix
 from .statistics import (
     ArmSums,
     arm_table,
@@ -28,13 +30,17 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection
 
-__all__ = ["Reading"]
+__all__ = ["COUNTS", "Reading"]
+
+#: What ``status`` counts: each arm's resolved prefix (default), or every outcome recorded.
+COUNTS = ("resolved", "recorded")
 
 
 class Reading:
     """Methods of :class:`banditkit.Experiment` (see the module docstring)."""
 
-    def status(self, intervals: str = "anytime", alpha: float = 0.05) -> ExperimentStatus:
+    def status(self, intervals: str = "anytime", alpha: float = 0.05,
+               count: str = "resolved") -> ExperimentStatus:
         """Per-arm counts, means, intervals, differences to the control, warnings, and where the
         algorithm stands.
 
@@ -47,10 +53,29 @@ class Reading:
             only for one look decided in advance (:mod:`banditkit.live.statistics`).
         alpha : float
             Error probability, in (0, 1); also that of the missing-outcome check.
+        count : {"resolved", "recorded"}
+            ``"resolved"`` (default): intervals, differences, verdicts and guardrails use each
+            arm's **resolved prefix** — its units in assignment order up to its first unit
+            still waiting for an outcome (:mod:`banditkit.live.resolved_prefix`), which stays
+            valid however outcomes arrive (conversions at once, zeros when the window closes);
+            outcomes recorded beyond it are shown in ``recorded`` and ``uncounted`` but not yet
+            counted. ``"recorded"``: every outcome recorded so far, the behaviour before
+            outcome windows — valid only when whether an outcome has arrived does not depend on
+            its value.
+
+        On an experiment opened for writing, status first resolves the units whose outcome
+        window closed (:mod:`banditkit.live.outcome_window`); read-only, it says how many
+        await the next call that writes.
         """
         intervals = check_intervals(intervals)
         alpha = check_alpha(alpha)
+        if not isinstance(count, str) or count not in COUNTS:
+            raise ExperimentError(f"count must be 'resolved' (each arm's units in assignment "
+                                  f"order up to its first still waiting) or 'recorded' (every "
+                                  f"outcome recorded so far), got {count!r}")
         with self._transaction() as conn:
+            if not self.readonly:
+                self._resolve(conn)
             algorithm = self._algorithm
             assert algorithm is not None
             pending = self._ask()
@@ -65,9 +90,16 @@ class Reading:
                     "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-            frame = self._arm_table(rows, algorithm, intervals, alpha)
-            warnings = self._missing_outcomes(conn, alpha)
-            rails, paused = self._guardrail_frame(conn), self._paused(conn)
+            prefix = read_prefix(conn, len(self.arm_names), len(self.guardrails))
+            frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count)
+            uncounted = int(frame["recorded"].sum() - frame["counted"].sum())
+            # the missing-outcome check on the prefix: units expired there count as lost
+            warnings = missing_outcome_warnings(self.arm_names, prefix.n + prefix.expired,
+                                                prefix.n, alpha)
+            waiting_units = self._waiting(conn)
+            warnings += self._waiting_warnings(
+                waiting_units, blocked=pending is not None and unassigned == 0 and waiting > 0)
+            rails, paused = self._guardrail_frame(conn, count), self._paused(conn)
             m = self._problem.n_costs
             if m:  # mean of each cost per arm (units store their costs as a JSON list)
                 store = self._journal
@@ -102,16 +134,20 @@ class Reading:
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
                 else tuple(map(float, algorithm.reward_range)),
-                guardrails=rails, paused=paused)
+                guardrails=rails, paused=paused, count=count,
+                outcome_window=self.window.seconds, missing=self.window.missing,
+                window_note=self.window.describe(), uncounted=uncounted,
+                counting_note=_counting_note(count, uncounted, waiting_units),
+                waiting_units=waiting_units)
 
-    def _guardrail_frame(self, conn: Connection) -> pd.DataFrame:
+    def _guardrail_frame(self, conn: Connection, count: str = "resolved") -> pd.DataFrame:
         """:attr:`ExperimentStatus.guardrails`: one row per (guardrail, arm but the
         control)."""
         columns = ["metric", "rule", "margin", "arm", "diff", "diff_low", "diff_high",
                    "breached", "pausing"]
         if not self.guardrails:
             return pd.DataFrame(columns=columns)
-        check = self._guardrail_check(conn)
+        check = self._guardrail_check(conn, count)
         pausing = {(j, a): resumed is None for j, a, resumed in conn.execute(
             "SELECT guardrail, arm, resumed_at FROM pauses")}
         control = self.arm_names.index(self.control)
@@ -123,10 +159,12 @@ class Reading:
         return pd.DataFrame(rows, columns=columns)
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
-                   alpha: float) -> pd.DataFrame:
+                   alpha: float, prefix: Any, count: str) -> pd.DataFrame:
         """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
-        (count, sum, sum of squares, and whether any reward is other than 0/1): O(K) Python
-        work however many units."""
+        (count, sum, sum of squares, and whether any reward is other than 0/1) — of the
+        resolved prefix, or (``count="recorded"``) of every recorded outcome: O(K) Python work
+        however many units. ``recorded`` is every outcome recorded, ``counted`` those the
+        intervals use, ``imputed`` the window's zeros among the prefix's."""
         K = len(self.arm_names)
         counts = np.zeros((K, 2), dtype=np.int64)
         totals = np.zeros((K, 2))
@@ -137,8 +175,13 @@ class Reading:
             totals[arm] = total, total_sq
             binary[arm] = non_binary == 0
         sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
+        if count == "resolved":
+            sums = prefix.arm_sums(counts[:, 0])
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
                           alpha=alpha, control=self.arm_names.index(self.control))
+        frame["recorded"] = counts[:, 1]
+        frame.insert(2, "counted", sums.n.astype(np.int64))
+        frame.insert(3, "imputed", prefix.imputed.astype(np.int64))
         active = getattr(algorithm, "active", None)
         if active is not None:
             flags = np.zeros(K, dtype=bool)
@@ -146,45 +189,8 @@ class Reading:
             frame["active"] = flags
         return frame
 
-    def _missing_outcomes(self, conn: Connection, alpha: float) -> list[str]:
-        """:func:`banditkit.live.statistics.missing_outcome_warnings` on each arm's units
-        assigned before its oldest unit still waiting (neither answered nor expired): units
-        assigned recently may simply not have answered yet.
-
-        Each arm's units (expired ones included: they are the outcomes that went missing) and
-        outcomes come from the running totals plus a count of the expired units, its oldest
-        waiting unit from the partial index of waiting units, and the units from the oldest
-        waiting one on (a range of the primary key: the recent units only) are taken off: the
-        cost grows with the expired, waiting and recent units, never with all units (a scan of
-        every unit took 0.5 s a status at 10⁶ units)."""
-        K = len(self.arm_names)
-        totals = np.zeros((K, 2), dtype=np.int64)
-        first = np.full(K, np.iinfo(np.int64).max, dtype=np.int64)
-        for arm, n, m in conn.execute("SELECT arm, assigned, recorded FROM totals WHERE "
-                                      "batch = ?", (ALL_BATCHES,)):
-            self._check_arm_index(arm)
-            totals[arm] = n, m
-        for arm, n in conn.execute("SELECT arm, COUNT(*) FROM units WHERE expired_at IS NOT "
-                                   "NULL GROUP BY arm"):
-            self._check_arm_index(arm)
-            totals[arm, 0] += n
-        # INDEXED BY: SQLite's planner otherwise walks units_live_slot, every live unit
-        for arm, oldest in conn.execute(
-                f"SELECT arm, MIN(id) FROM units {self._journal.indexed_by('units_waiting')} "
-                "WHERE reward IS NULL AND expired_at IS NULL GROUP BY arm"):
-            self._check_arm_index(arm)
-            first[arm] = oldest
-        if (first < np.iinfo(np.int64).max).any():
-            cases = " ".join(f"WHEN {a} THEN ?" for a in range(K))
-            for arm, n, m in conn.execute(
-                    f"SELECT arm, COUNT(*), COUNT(reward) FROM units WHERE id >= ? AND "
-                    f"id >= (CASE arm {cases} END) GROUP BY arm",
-                    (int(first.min()), *map(int, first))):
-                totals[arm] -= (n, m)
-        return missing_outcome_warnings(self.arm_names, totals[:, 0], totals[:, 1], alpha)
-
-    def units(self, ids: Sequence[int] | None = None, unanswered: bool = False
-              ) -> pd.DataFrame:
+    def units(self, ids: Sequence[int] | None = None, unanswered: bool = False, *,
+              after: int | None = None, limit: int | None = None) -> pd.DataFrame:
         """Assignments: unit, batch, slot, arm, reward, costs, and when each happened.
 
         The recovery path when the output of :meth:`assign` was lost (a killed process, a
@@ -196,39 +202,63 @@ class Reading:
             Only these units (a unit never assigned has no row). Looked up by id: the cost is
             O(len(ids)), not O(units in the experiment).
         unanswered : bool
-            Only units waiting for a reward: no reward recorded and not expired.
+            Only units waiting for a reward: no reward recorded and not expired (on an
+            experiment opened for writing, the units whose outcome window closed are resolved
+            first). Read through the partial index of waiting units: O(waiting units).
+        after : int, optional
+            Only units with an id above this one (paging: pass the last id of a page).
+        limit : int, optional
+            At most this many units (>= 1), the lowest ids first.
 
         Returns
         -------
         DataFrame with columns ``unit``, ``batch``, ``slot``, ``arm`` (name), ``arm_index``,
         ``reward``, ``costs`` (JSON list or None), ``assigned_at``, ``recorded_at``,
-        ``expired_at``, ``key`` (the external key given to ``assign(keys=...)``, or None; an
-        expired unit keeps the key it had) and ``propensity``: the probability with which the
-        design gave the unit its arm (the batch's sampling strategy, or its share of the arm;
+        ``expired_at``, ``imputed`` (``True`` when the reward is the 0 that ``missing="zero"``
+        recorded when the unit's outcome window closed), ``key`` (the external key given to
+        ``assign(keys=...)``, or None; an expired unit keeps the key it had) and
+        ``propensity``: the probability with which the design gave the unit its arm (the
+        batch's sampling strategy, or its share of the arm;
         :mod:`banditkit.live.propensity`), for inverse-propensity re-analysis of the log; one
         row per unit in id order.
         """
         if not isinstance(unanswered, bool):
             raise ExperimentError(f"unanswered must be True or False, got {unanswered!r}")
+        for name, value, low in (("after", after, 0), ("limit", limit, 1)):
+            if value is not None and (isinstance(value, bool) or not isinstance(
+                    value, (int, np.integer)) or value < low):
+                raise ExperimentError(f"{name} must be an integer >= {low} (a unit id"
+                                      f"{'' if name == 'after' else ' count'}), got {value!r}")
         wanted = None if ids is None else as_ids(ids, allow_empty=True)
         where = " AND reward IS NULL AND expired_at IS NULL" if unanswered else ""
+        page: list[int] = []
+        if after is not None:
+            where += " AND id > ?"
+            page.append(int(after))
+        tail = "" if limit is None else f" LIMIT {int(limit)}"
         columns = ("id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
-                   "recorded_at, expired_at, (SELECT key FROM keys k WHERE k.unit = units.id) "
-                   "AS key")
+                   "recorded_at, expired_at, imputed, (SELECT key FROM keys k WHERE "
+                   "k.unit = units.id) AS key")
         with self._transaction() as conn:
+            if not self.readonly:
+                self._resolve(conn)
             try:
                 read = self._journal.read_frame
                 if wanted is None:
-                    frame = read(conn, f"SELECT {columns} FROM units WHERE 1 = 1{where} "
-                                 "ORDER BY id")
+                    # waiting units through their partial index: O(waiting), not O(units)
+                    hint = self._journal.indexed_by("units_waiting") if unanswered else ""
+                    frame = read(conn, f"SELECT {columns} FROM units {hint} WHERE 1 = 1{where} "
+                                 f"ORDER BY id{tail}", page)
                 else:  # by primary key, in chunks: O(len(ids)) whatever the experiment holds
                     parts = [read(
                         conn, f"SELECT {columns} FROM units WHERE id IN "
-                        f"({','.join('?' * len(chunk))}){where}", chunk)
+                        f"({','.join('?' * len(chunk))}){where}", chunk + page)
                         for chunk in (wanted[i: i + CHUNK].tolist()
                                       for i in range(0, max(wanted.size, 1), CHUNK))]
                     frame = pd.concat(parts, ignore_index=True).sort_values(
                         "unit", ignore_index=True)
+                    if limit is not None:
+                        frame = frame.iloc[:int(limit)].reset_index(drop=True)
             except pd.errors.DatabaseError as error:
                 raise ExperimentError(f"{self._journal.label} cannot be read ({error})") from None
             batches = conn.execute("SELECT b.id, r.arms, r.counts, b.strategy FROM batches b "
@@ -237,6 +267,7 @@ class Reading:
         for a in frame["arm_index"].unique():
             self._check_arm_index(a)
         frame["key"] = frame["key"].astype(object).where(frame["key"].notna(), None)
+        frame["imputed"] = frame["imputed"].fillna(0).astype(bool)
         frame.insert(3, "arm", [self.arm_names[a] for a in frame["arm_index"]])
         try:
             # an i.i.d. batch gave each unit an arm drawn from its design: that is the
@@ -253,3 +284,20 @@ class Reading:
             raise ExperimentError(f"{self._journal.label} is damaged: its batches cannot be read "
                                   f"({error})") from None
         return frame
+
+
+def _counting_note(count: str, uncounted: int, waiting: Any) -> str:
+    """One line: what the intervals count, and the outcomes recorded but not yet counted."""
+    if count == "recorded":
+        return ("counted: every outcome recorded so far (count='recorded'; valid only if when "
+                "an outcome arrives does not depend on its value)")
+    line = ("counted: each arm's units in assignment order up to its first unit still waiting "
+            "(the resolved prefix: valid however outcomes arrive)")
+    if uncounted:
+        line += (f"; {uncounted} recorded outcome(s) not yet counted: they follow a unit of "
+                 "their arm still waiting"
+                 + (f" (the oldest waiting resolves at {waiting.resolves_at})"
+                    if waiting.resolves_at else "")
+                 + "; counting outcomes as they arrive would favour those that arrive first "
+                 "(conversions before non-conversions)")
+    return line

@@ -26,7 +26,7 @@ from .journal import (
     file_identity,
     schema,
 )
-from .store_base import Store
+from .store_base import Store, check_format
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +40,7 @@ class SQLiteStore(Store):
     """An open experiment file (one SQLite connection)."""
 
     errors = (sqlite3.DatabaseError,)
+    types = SQLITE_TYPES
     last_id_sql = "SELECT last_insert_rowid()"
 
     def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool = False) -> None:
@@ -113,10 +114,11 @@ class SQLiteStore(Store):
         except ExperimentError:
             conn.close()
             raise
-        if version != FORMAT or isinstance(version, bool):
+        try:
+            journal.format = check_format(version, readonly, repr(str(path)))
+        except ExperimentError:
             conn.close()
-            raise ExperimentError(f"{str(path)!r} has experiment format {version!r}; this "
-                                  f"banditkit reads format {FORMAT}")
+            raise
         return journal
 
     def make_durable(self) -> None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .outcome_window import Waiting
+
 __all__ = ["ExperimentStatus"]
 
 
@@ -18,12 +20,15 @@ class ExperimentStatus:
     ----------
     arms : pandas.DataFrame
         One row per arm (index: the arm's name): ``assigned`` units (expired ones excluded),
-        ``recorded`` rewards, their ``mean`` and interval ``low``/``high`` (of the kind
-        :attr:`intervals` names), the difference to the control arm ``diff`` with its interval
-        ``diff_low``/``diff_high`` and ``verdict`` (``better`` / ``worse`` / ``undecided``;
-        ``control`` on the control's row; :mod:`banditkit.live.statistics`), ``active``
-        (``False`` once the algorithm eliminated the arm; missing for algorithms that keep no
-        active set) and ``cost_1``... (constrained policies).
+        ``recorded`` rewards (the window's imputed zeros included), ``counted``: those the
+        intervals use (:attr:`count`: by default the arm's resolved prefix), ``imputed``: zeros
+        the rule ``missing="zero"`` recorded among the counted, their ``mean`` and interval
+        ``low``/``high`` (of the kind :attr:`intervals` names), the difference to the control
+        arm ``diff`` with its interval ``diff_low``/``diff_high`` and ``verdict`` (``better`` /
+        ``worse`` / ``undecided``; ``control`` on the control's row;
+        :mod:`banditkit.live.statistics`), ``active`` (``False`` once the algorithm eliminated
+        the arm; missing for algorithms that keep no active set) and ``cost_1``...
+        (constrained policies).
     algorithm : str
         Registered name of the algorithm.
     batches_observed : int
@@ -75,6 +80,22 @@ class ExperimentStatus:
     reward_range : (float, float) or None
         The rewards' range the algorithm assumes (and the anytime intervals need); ``None``
         when it declares none.
+    count : {"resolved", "recorded"}
+        What ``arms`` and ``guardrails`` count (:meth:`banditkit.Experiment.status`).
+    outcome_window : float or None
+        Seconds a unit's outcome is awaited (:mod:`banditkit.live.outcome_window`); ``None``
+        for an experiment created before windows existed.
+    missing : str or None
+        What a unit unanswered when its window closes becomes: ``"zero"`` or ``"expire"``.
+    window_note : str
+        One line: the window and the rule, ``[default]`` where not given at create.
+    uncounted : int
+        Outcomes recorded but not counted yet (each follows a unit of its arm still waiting).
+    counting_note : str
+        One line: what is counted, and why ``uncounted`` outcomes are not.
+    waiting_units : Waiting
+        The units without an outcome: how many, the oldest, when it resolves
+        (:class:`banditkit.live.outcome_window.Waiting`).
     """
 
     arms: pd.DataFrame
@@ -99,6 +120,13 @@ class ExperimentStatus:
     live_defaults: list = field(default_factory=list)
     guardrails: pd.DataFrame = field(default_factory=pd.DataFrame)
     paused: str | None = None
+    count: str = "resolved"
+    outcome_window: float | None = None
+    missing: str | None = None
+    window_note: str = ""
+    uncounted: int = 0
+    counting_note: str = ""
+    waiting_units: Waiting = field(default_factory=lambda: Waiting(0))
 
     def __str__(self) -> str:
         state = ("finished" if self.finished else
@@ -119,6 +147,16 @@ class ExperimentStatus:
                                               else "") for k, v in self.params.items())
             lines.append(f"params: {shown}")
         lines.append(self.interval_note)
+        if self.window_note:
+            lines.append(self.window_note)
+        w = self.waiting_units
+        if w.units:
+            lines.append(f"waiting for an outcome: {w.units} unit(s); the oldest, unit "
+                         f"{w.oldest_unit} (arm {w.oldest_arm!r}), assigned at "
+                         f"{w.oldest_assigned_at}"
+                         + (f", resolves at {w.resolves_at}" if w.resolves_at else ""))
+        if self.counting_note:
+            lines.append(self.counting_note)
         if self.control is not None:
             lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
         with pd.option_context("display.width", 120, "display.max_columns", 20):

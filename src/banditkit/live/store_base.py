@@ -12,12 +12,31 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .journal import ExperimentError
+from .journal import FORMAT, ExperimentError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NAME_PATTERN", "NAME_RULE", "Connection", "Store"]
+__all__ = ["NAME_PATTERN", "NAME_RULE", "UPGRADABLE", "Connection", "Store", "check_format"]
+
+#: Older formats a writable open brings to :data:`~banditkit.live.journal.FORMAT` (their data
+#: unchanged: :meth:`banditkit.Experiment.open` adds what the newer format holds).
+UPGRADABLE = (5,)
+
+
+def check_format(version: object, readonly: bool, label: str) -> int:
+    """The stored format, accepted: this banditkit's, or (opened for writing) one it upgrades;
+    anything else is refused, never guessed at."""
+    if isinstance(version, bool) or not isinstance(version, int) or (
+            version != FORMAT and version not in UPGRADABLE):
+        raise ExperimentError(f"{label} has experiment format {version!r}; this banditkit "
+                              f"reads format {FORMAT}")
+    if version != FORMAT and readonly:
+        raise ExperimentError(f"{label} has experiment format {version!r}, which this "
+                              f"banditkit reads once it is brought to format {FORMAT} (the "
+                              "outcome window's columns; its data unchanged): open it once "
+                              "for writing (readonly=False), then read it")
+    return version
 
 #: An experiment's name in a database: it names the schema ``bk_<name>`` (PostgreSQL's
 #: identifiers hold 63 bytes), and the same characters as a service's file names.
@@ -61,6 +80,10 @@ class Store(ABC):
     name: str | None = None
     errors: tuple[type[BaseException], ...] = ()
     last_id_sql: str
+    #: the dialect's column types (:data:`banditkit.live.journal.SQLITE_TYPES`, ...)
+    types: dict[str, str]
+    #: the stored layout's version when opened (older ones are upgraded by the experiment)
+    format: int = FORMAT
 
     #: inside :meth:`group`: the group's connection, and whether a call's rollback failed
     _group: Connection | None = None

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..protocol import Batch
 from .journal import ALL_BATCHES, ExperimentError, unpack_draws, unpack_runs
+from .resolved_prefix import read_prefix, scan
 from .store import Connection
 
 __all__ = ["Verification"]
@@ -66,6 +67,7 @@ class Verification:
                         f"{want[0]}, {want[1]}, {want[2]:g} but the totals the experiment "
                         f"kept say {(got or (0, 0, 0.0))[:3]} (edited by hand?)")
             self._verify_metrics(conn)
+            self._verify_prefix(conn)
             rows = conn.execute("SELECT id, arms, counts, reward_sums FROM batches JOIN runs ON "
                                 "runs.batch = batches.id WHERE reward_sums IS NOT NULL "
                                 "ORDER BY id").fetchall()
@@ -107,6 +109,30 @@ class Verification:
                         "units do not sum to the per-arm sums the algorithm observed (edited "
                         "by hand?)")
         return units
+
+    def _verify_prefix(self, conn: Connection) -> None:
+        """Each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`) recomputed from
+        its units from the first: the counts and sums status reads must be those of the arm's
+        units before its first one still waiting."""
+        K, G = len(self.arm_names), len(self.guardrails)
+        stored = read_prefix(conn, K, G)
+        for a in range(K):
+            _, sums, metrics = scan(conn, self._journal, a, 0, G)
+            n, imputed, expired, total, total_sq, odd = sums
+            kept = (int(stored.n[a]), int(stored.imputed[a]), int(stored.expired[a]),
+                    int(stored.non_binary[a]))
+            kept_metrics = list(zip(stored.metric_n[:, a].tolist(),
+                                    stored.metric_total[:, a].tolist(), strict=True))
+            if kept != (n, imputed, expired, odd) or not np.allclose(
+                    [stored.total[a], stored.total_sq[a]], [total, total_sq], rtol=1e-9,
+                    atol=1e-9) or [m for m, _ in kept_metrics] != [m for m, _ in metrics] \
+                    or not np.allclose([t for _, t in kept_metrics] or [0.0],
+                                       [t for _, t in metrics] or [0.0], rtol=1e-9, atol=1e-9):
+                raise ExperimentError(
+                    f"{self._journal.label} is damaged: the resolved prefix of arm "
+                    f"{self.arm_names[a]!r} (counted, imputed, expired, non-binary) is "
+                    f"{kept} but its units before its first one still waiting give "
+                    f"{(n, imputed, expired, odd)} (edited by hand?)")
 
     def _verify_metrics(self, conn: Connection) -> None:
         """The guardrails' running sums (``metric_totals``) against the units' own metrics:

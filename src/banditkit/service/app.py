@@ -163,7 +163,24 @@ def create_app(catalog: Catalog, *, token: str | None = None,
     @answer
     async def units(request: Request) -> Response:
         name = request.path_params["name"]
-        return JSONResponse({"units": await on(name, lambda e: frame_records(e.units()))})
+        unanswered, after, limit, csv = body.units_arguments(
+            request.query_params, request.headers.get("accept", ""))
+
+        def call(experiment: Experiment) -> Any:
+            frame = experiment.units(unanswered=unanswered, after=after, limit=limit)
+            # the next page starts after the last unit of a full one
+            last = (int(frame["unit"].iloc[-1]) if limit is not None and len(frame) == limit
+                    else None)
+            if csv:
+                return frame.to_csv(index=False), last
+            return {"units": frame_records(frame), "next_after": last}
+
+        result = await on(name, call)
+        if csv:
+            text, last = result
+            headers = {} if last is None else {"X-Next-After": str(last)}
+            return Response(text, media_type="text/csv", headers=headers)
+        return JSONResponse(result)
 
     @answer
     async def status(request: Request) -> Response:

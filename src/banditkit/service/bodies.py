@@ -19,6 +19,7 @@ __all__ = [
     "parse_body",
     "record_arguments",
     "resume_arguments",
+    "units_arguments",
 ]
 
 
@@ -61,7 +62,7 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     list of lists, one row per arm) with optional ``arms`` naming the rows."""
     fields = _fields(body, ("name", "algorithm", "seed"),
                      ("arms", "features", "horizon", "params", "thresholds", "order",
-                      "guardrails", "guardrail_alpha"),
+                      "guardrails", "guardrail_alpha", "outcome_window", "missing"),
                      "POST /experiments")
     name = fields.pop("name")
     features = fields.pop("features", None)
@@ -137,3 +138,31 @@ def expire_arguments(body: Mapping[str, Any]) -> tuple[Any, Any]:
 def resume_arguments(body: Mapping[str, Any]) -> None:
     """``POST /experiments/{name}/resume`` takes no fields (an empty object)."""
     _fields(body, (), (), "resume")
+
+
+def units_arguments(query: Mapping[str, str], accept: str) -> tuple[bool, Any, Any, bool]:
+    """``(unanswered, after, limit, csv)`` of ``GET /experiments/{name}/units?unanswered=true
+    &after=ID&limit=N&format=csv`` (CSV also with ``Accept: text/csv``); the library checks
+    ``after`` and ``limit`` by name."""
+    unknown = sorted(set(query) - {"unanswered", "after", "limit", "format"})
+    if unknown:
+        raise BadRequest(f"units: unknown query parameter(s) {unknown}; it takes after, format, "
+                         "limit and unanswered")
+    flags = {"true": True, "1": True, "false": False, "0": False}
+    text = query.get("unanswered", "false").lower()
+    if text not in flags:
+        raise BadRequest(f"unanswered must be true or false, got {query['unanswered']!r}")
+    numbers = []
+    for key in ("after", "limit"):
+        value = query.get(key)
+        if value is not None:
+            try:
+                value = int(value)
+            except ValueError:
+                raise BadRequest(f"{key} must be an integer, got {value!r}") from None
+        numbers.append(value)
+    kind = query.get("format")
+    if kind not in (None, "json", "csv"):
+        raise BadRequest(f"format must be json or csv, got {kind!r}")
+    csv = kind == "csv" or (kind is None and "text/csv" in accept)
+    return flags[text], numbers[0], numbers[1], csv

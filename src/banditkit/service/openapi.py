@@ -36,6 +36,14 @@ _NAME = {"name": "name", "in": "path", "required": True,
          "schema": {"type": "string", "pattern": f"^{NAME_PATTERN.pattern}$"}}
 _OBJECT = {"type": "object"}
 _INTS = {"type": "array", "items": {"type": "integer"}}
+_UNITS_QUERY = [
+    {"name": "unanswered", "in": "query", "schema": {"type": "boolean"},
+     "description": "only units waiting for an outcome"},
+    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0},
+     "description": "only units with a higher id (the next page)"},
+    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1},
+     "description": "at most this many units, lowest ids first"},
+    {"name": "format", "in": "query", "schema": {"enum": ["json", "csv"]}}]
 
 
 def openapi() -> dict[str, Any]:
@@ -60,7 +68,13 @@ def openapi() -> dict[str, Any]:
                   "order": {"enum": ["shuffled", "batch"]},
                   "guardrails": {"type": ["array", "null"], "items": _OBJECT,
                                  "description": "metric, rule, margin, range (docs/experiment.md)"},
-                  "guardrail_alpha": {"type": "number"}}}
+                  "guardrail_alpha": {"type": "number"},
+                  "outcome_window": {"type": "number", "exclusiveMinimum": 0,
+                                     "description": "seconds a unit's outcome is awaited "
+                                     "(default 86400)"},
+                  "missing": {"enum": ["zero", "expire"],
+                              "description": "a unit unanswered when its window closes: "
+                              "reward 0, or withdrawn (default: zero for rewards in [0, 1])"}}}
     experiment = {
         f"/experiments/{{name}}/{verb}": {"parameters": [_NAME], "post": spec}
         for verb, spec in {
@@ -114,8 +128,13 @@ def openapi() -> dict[str, Any]:
                 "responses": {"200": {"description": "HTML",
                                       "content": {"text/html": {}}}, "404": _ERROR}}},
             **experiment,
-            "/experiments/{name}/units": {"parameters": [_NAME], "get": _read(
-                "every assignment with its reward and times", _OBJECT)},
+            "/experiments/{name}/units": {"parameters": [_NAME, *_UNITS_QUERY], "get": {
+                **_read("assignments with their rewards and times (JSON, or CSV with "
+                        "format=csv or Accept: text/csv; the next page after next_after, or "
+                        "the CSV's X-Next-After header)", _OBJECT),
+                "responses": {"200": {"description": "OK", "content": {
+                    "application/json": {"schema": _OBJECT}, "text/csv": {}}},
+                    "400": _ERROR, "404": _ERROR, "503": _ERROR}}},
             "/experiments/{name}/status": {"parameters": [_NAME], "get": _read(
                 "ExperimentStatus: every field; arms as a list of records", _OBJECT)},
         },

@@ -103,6 +103,9 @@ def _state(status: Any, names: list[str]) -> str:
             ("recommendation", status.recommendation or "none yet"),
             ("leader", "none yet" if status.leader is None
              else f"{status.leader} ({status.reason})"),
+            ("outcome window", getattr(status, "window_note", "") or "–"),
+            ("waiting for an outcome", _waiting_line(status)),
+            ("counted", getattr(status, "counting_note", "") or "–"),
             ("parameters in force", ", ".join(
                 f"{k}={v!r}" + (" [live default]" if k in status.live_defaults else "")
                 for k, v in status.params.items()) or "none")]
@@ -119,6 +122,16 @@ def _state(status: Any, names: list[str]) -> str:
     return (f"<h2>Algorithm</h2><table class='kv' id='state'>{cells}</table>"
             + (f"<details><summary>the algorithm's own facts (info)</summary>"
                f"<table class='kv'>{extra}</table></details>" if extra else ""))
+
+
+def _waiting_line(status: Any) -> str:
+    w = getattr(status, "waiting_units", None)
+    if w is None or not w.units:
+        return "none"
+    return (f"{w.units} unit(s); the oldest, unit {w.oldest_unit} (arm {w.oldest_arm}), "
+            f"assigned at {w.oldest_assigned_at}"
+            + (f", resolves at {w.resolves_at}" if w.resolves_at else
+               ", never resolves by itself (no outcome window): expire it or record it"))
 
 
 def _warnings(status: Any) -> str:

@@ -1,0 +1,327 @@
+"""The outcome window (banditkit.live.outcome_window) and the resolved prefix status counts
+(banditkit.live.resolved_prefix), through the real Experiment on both stores, with an injected
+clock instead of sleeping: refusals by name, the stored and shown window, the exact window
+comparison, both rules, a batch that goes on after the window, the prefix rule in status and
+guardrails, replay and verify, the upgrade of a format 5 file, and a fast version of
+benchmarks/bench_reporting.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from banditkit import Experiment, ExperimentError
+
+T0 = 1_700_000_000.0
+DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 7,
+              "horizon": 30_000, "params": {"rho": 0.2}}
+
+
+class Clock:
+    """A clock the test moves by hand (seconds since the epoch)."""
+
+    def __init__(self, t: float = T0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _create(where, clock, **kw):
+    return where.create(**{**DEFINITION, **kw}, clock=clock)
+
+
+# -- create: refused by name, stored, shown ------------------------------------------------------
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"outcome_window": -1}, "outcome_window must be a number of seconds"),
+    ({"outcome_window": 0}, "outcome_window must be a number of seconds"),
+    ({"outcome_window": float("nan")}, "outcome_window must be a number of seconds"),
+    ({"outcome_window": float("inf")}, "outcome_window must be a number of seconds"),
+    ({"outcome_window": "86400"}, "outcome_window must be a number of seconds"),
+    ({"outcome_window": True}, "outcome_window must be a number of seconds"),
+    ({"outcome_window": 1e12}, "outcome_window must be a number of seconds"),
+    ({"missing": "zeros"}, "missing must be 'zero'"),
+    ({"missing": 0}, "missing must be 'zero'"),
+    ({"clock": 5}, "clock must be a function"),
+])
+def test_a_bad_window_rule_or_clock_is_refused_by_name_and_creates_nothing(tmp_path, kw,
+                                                                           message):
+    path = tmp_path / "e.sqlite"
+    with pytest.raises(ExperimentError, match=message):
+        Experiment.create(path, **{**DEFINITION, **kw})
+    assert not path.exists()
+
+
+def test_zero_is_refused_for_a_constrained_policy_whose_costs_it_cannot_know(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with pytest.raises(ExperimentError, match="missing: 'zero' .* needs missing='expire'"):
+        Experiment.create(path, algorithm="DEBORAS", arms=["a", "b", "c"], seed=1, horizon=1000,
+                          thresholds=[0.5], missing="zero")
+    assert not path.exists()
+    with Experiment.create(path, algorithm="DEBORAS", arms=["a", "b", "c"], seed=1, horizon=1000,
+                           thresholds=[0.5]) as exp:
+        assert exp.window.missing == "expire"  # the default with costs
+
+
+def test_the_window_and_rule_are_stored_shown_and_kept_on_reopen(where):
+    clock = Clock()
+    with _create(where, clock) as exp:
+        status = exp.status()
+        assert (status.outcome_window, status.missing) == (86_400.0, "zero")
+        assert "86400 s (1 d) [default]" in status.window_note
+        assert "missing='zero' [default]" in str(status)
+    with where.open(clock=clock) as exp:
+        assert (exp.window.seconds, exp.window.missing) == (86_400.0, "zero")
+    other = type(where)(where.target + "2", where.name) if where.name is None else \
+        type(where)(where.target, where.name + "x")
+    with other.create(**DEFINITION, outcome_window=3600, missing="expire") as exp:
+        status = exp.status()
+        assert (status.outcome_window, status.missing) == (3600.0, "expire")
+        assert "[default]" not in status.window_note
+        assert "withdrawn" in status.window_note
+
+
+def test_rewards_outside_zero_one_default_to_expire(tmp_path):
+    with Experiment.create(tmp_path / "g.sqlite", algorithm="BatchedThompson",
+                           arms=["a", "b"], seed=1,
+                           params={"batch_size": 10, "posterior": "gaussian"}) as exp:
+        assert exp.window.missing == "expire"
+
+
+# -- resolution -------------------------------------------------------------------------------
+def test_the_window_closes_exactly_at_assigned_at_plus_window(where):
+    """[assigned_at, assigned_at + window): a reward a microsecond before is recorded; at the
+    instant itself the unit is resolved (missing='zero': reward 0, imputed) and a reward is
+    refused by name."""
+    clock = Clock()
+    with _create(where, clock, outcome_window=10.0) as exp:
+        units = exp.assign(2)["unit"].tolist()
+        clock.t = T0 + 10.0 - 1e-6
+        assert exp.record([units[0]], [1]) == 1
+        assert exp.units(unanswered=True)["unit"].tolist() == [units[1]]
+        clock.t = T0 + 10.0
+        assert exp.units(unanswered=True).empty
+        row = exp.units(ids=[units[1]]).iloc[0]
+        assert row["reward"] == 0 and bool(row["imputed"]) and row["expired_at"] is None
+        with pytest.raises(ExperimentError, match=f"unit {units[1]}'s outcome window"):
+            exp.record([units[1]], [1])
+        assert exp.status().arms["recorded"].sum() == 2
+
+
+def test_expire_withdraws_the_unit_and_hands_its_slot_out_again(where):
+    clock = Clock()
+    with _create(where, clock, outcome_window=60.0, missing="expire") as exp:
+        first = exp.assign(3)
+        clock.t += 59
+        assert exp.units(unanswered=True).shape[0] == 3
+        clock.t += 1
+        expired = exp.units(ids=first["unit"])
+        assert expired["expired_at"].notna().all() and not expired["imputed"].any()
+        again = exp.assign(3)  # the three slots first
+        assert sorted(exp.units(ids=again["unit"])["slot"]) == sorted(expired["slot"])
+        with pytest.raises(ExperimentError, match="expired"):
+            exp.record(first["unit"][:1], [1])
+
+
+def test_the_readme_flow_with_one_unit_never_answered_goes_on_after_the_window(where):
+    """The README's experiment: units 1 and 2 answered, 3 never. Before the window closes,
+    assign hands out nothing once the batch is out, and status says why, which unit, and when
+    it resolves; after it, the batch is observed and the next one handed out."""
+    clock = Clock()
+    with _create(where, clock, outcome_window=3600.0) as exp:
+        first = exp.assign(3)
+        exp.record(first["unit"][:2], [1, 0])
+        rest = exp.assign(20_000)
+        exp.record(rest["unit"], np.zeros(len(rest)))
+        clock.t += 1800
+        stalled = exp.assign(100)
+        assert stalled.empty and "1 still waiting" in stalled.attrs["reason"]
+        status = exp.status()
+        (warning,) = [w for w in status.warnings if w.startswith("assign hands out no unit")]
+        unit3 = int(first["unit"][2])
+        assert f"unit {unit3}" in warning and "1 unit(s) without an outcome" in warning
+        assert status.waiting_units.resolves_at in warning
+        assert status.waiting_units.resolves_at.startswith("2023-11-14T23:13:20")  # T0 + 1 h
+        assert status.batches_observed == 0
+        clock.t = T0 + 3600
+        more = exp.assign(100)
+        assert len(more) == 100 and (more["batch"] == 1).all()
+        status = exp.status()
+        assert status.batches_observed == 1
+        assert not [w for w in status.warnings if w.startswith("assign hands out")]
+        assert exp.units(ids=[unit3])["imputed"].tolist() == [True]
+        assert exp.verify() == len(first) + len(rest) + len(more)
+
+
+def test_an_assign_whose_client_timed_out_resolves_by_the_window(where):
+    """Units nobody knows (the client never read the answer) resolve when their window
+    closes, so the batch completes."""
+    clock = Clock()
+    with _create(where, clock, outcome_window=30.0) as exp:
+        lost = exp.assign(50)  # the client timed out: nobody answers these
+        seen = exp.assign(20_000)
+        exp.record(seen["unit"], np.ones(len(seen)))
+        assert exp.assign(10).empty
+        clock.t += 30
+        assert len(exp.assign(10)) == 10
+        assert exp.units(ids=lost["unit"])["imputed"].all()
+
+
+# -- the resolved prefix ------------------------------------------------------------------------
+def _per_arm(frame):
+    return {arm: group["unit"].tolist() for arm, group in frame.groupby("arm")}
+
+
+def test_status_counts_each_arm_up_to_its_first_unit_still_waiting(where):
+    clock = Clock()
+    with _create(where, clock, outcome_window=100.0) as exp:
+        units = exp.assign(60)
+        per_arm = _per_arm(units)
+        # arm a: its 3rd unit waits; b: its 1st; c: all answered
+        answered = [u for arm, us in per_arm.items() for i, u in enumerate(us)
+                    if not (arm == "a" and i == 2) and not (arm == "b" and i == 0)]
+        exp.record(answered, np.ones(len(answered)))
+        status = exp.status()
+        arms = status.arms
+        assert arms.loc["a", "counted"] == 2 and arms.loc["b", "counted"] == 0
+        assert arms.loc["c", "counted"] == len(per_arm["c"])
+        assert (arms["recorded"] == [len(per_arm["a"]) - 1, len(per_arm["b"]) - 1,
+                                     len(per_arm["c"])]).all()
+        assert status.uncounted == len(answered) - 2 - len(per_arm["c"])
+        assert f"{status.uncounted} recorded outcome(s) not yet counted" in str(status)
+        assert np.isnan(arms.loc["b", "mean"]) and arms.loc["a", "mean"] == 1.0
+        old = exp.status(count="recorded").arms
+        assert (old["counted"] == old["recorded"]).all()
+        exp.record([per_arm["a"][2]], [0])
+        arms = exp.status().arms
+        assert arms.loc["a", "counted"] == len(per_arm["a"])
+        assert arms.loc["a", "mean"] == pytest.approx(1 - 1 / len(per_arm["a"]))
+        clock.t += 100  # b's first unit resolves as 0: b's prefix reaches its end
+        arms = exp.status().arms
+        assert arms.loc["b", "counted"] == len(per_arm["b"]) and arms.loc["b", "imputed"] == 1
+        assert exp.status().uncounted == 0
+
+
+def test_status_refuses_an_unknown_count_by_name(tmp_path):
+    with Experiment.create(tmp_path / "e.sqlite", **DEFINITION) as exp:
+        with pytest.raises(ExperimentError, match="count must be 'resolved'"):
+            exp.status(count="all")
+
+
+def test_guardrails_count_the_prefix_and_pause_when_the_window_resolves_it(where):
+    """Values far beyond the margin recorded after each arm's first waiting unit do not pause
+    the experiment (they are not counted yet); once the window resolves the waiting units,
+    the next call counts them and the guardrail pauses it."""
+    clock = Clock()
+    rail = {"metric": "latency", "rule": "max_increase", "margin": 10, "range": [0, 1000]}
+    with _create(where, clock, outcome_window=100.0, guardrails=[rail]) as exp:
+        units = exp.assign(600)
+        per_arm = _per_arm(units)
+        waiting = [us[0] for us in per_arm.values()]
+        others = [u for us in per_arm.values() for u in us[1:]]
+        arm_of = dict(zip(units["unit"], units["arm"], strict=True))
+        latency = [1000.0 if arm_of[u] == "b" else 0.0 for u in others]
+        exp.record(others, np.ones(len(others)), metrics={"latency": latency})
+        status = exp.status()
+        assert status.paused is None and status.guardrails["diff"].isna().all()
+        assert exp.status(count="recorded").guardrails["breached"].any()
+        clock.t += 100
+        assert exp.assign(1).attrs["reason"].startswith("the experiment is paused")
+        assert exp.units(ids=waiting)["imputed"].all()
+
+
+def test_replay_reaches_the_same_state_and_verify_checks_the_prefix(where):
+    clock = Clock()
+    with _create(where, clock, outcome_window=5.0) as exp:
+        rng = np.random.default_rng(3)
+        for _ in range(40):
+            units = exp.assign(600)["unit"].to_numpy()
+            keep = units[rng.random(units.size) < 0.7]
+            if keep.size:
+                exp.record(keep, (rng.random(keep.size) < 0.3).astype(float))
+            clock.t += 2
+        before = exp.status()
+        decisions = exp.decisions()
+        assert before.batches_observed >= 1 and before.arms["imputed"].sum() > 0
+    with where.open(clock=clock) as again:
+        after = again.status()
+        assert after.arms.equals(before.arms)
+        assert (after.batches_observed, after.pulls_observed) == (before.batches_observed,
+                                                                  before.pulls_observed)
+        assert again.decisions().same_as(decisions)
+        assert again.verify() > 0
+    conn = where.connect()
+    try:  # an edit of the prefix's sums is found by verify
+        conn.execute("UPDATE prefix SET n = n + 1 WHERE arm = 0")
+        conn.commit()
+    finally:
+        conn.close()
+    with where.open(clock=clock) as edited:
+        with pytest.raises(ExperimentError, match="resolved prefix"):
+            edited.verify()
+
+
+def test_a_format_5_file_is_upgraded_on_a_writable_open_and_refused_read_only(tmp_path):
+    """A file written before outcome windows: its units wait as before (no window), status
+    counts its prefix as the upgrade built it, and the read-only open asks for one writable
+    open first."""
+    path = tmp_path / "old.sqlite"
+    with Experiment.create(path, **DEFINITION) as exp:
+        units = exp.assign(30)
+        exp.record(units["unit"][1:], np.ones(29))
+        expected = exp.status().arms[["assigned", "recorded", "counted"]]
+    _downgrade(path)
+    with pytest.raises(ExperimentError, match="format 5.*open it once for writing"):
+        Experiment.open(path, readonly=True)
+    with Experiment.open(path, clock=Clock(T0 + 10 * 86_400)) as exp:
+        status = exp.status()
+        assert status.outcome_window is None and "outcome window: none" in status.window_note
+        assert status.arms[["assigned", "recorded", "counted"]].equals(expected)
+        assert exp.units(unanswered=True).shape[0] == 1  # no window: it still waits
+        exp.verify()
+    with Experiment.open(path, readonly=True) as exp:
+        assert exp.status().outcome_window is None
+
+
+def _downgrade(path: Path) -> None:
+    """The file as banditkit's format 5 wrote it: no imputed column, no prefix tables, no
+    window in its meta."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("DROP TABLE prefix")
+        conn.execute("DROP TABLE prefix_metrics")
+        conn.execute("DROP INDEX units_arm")
+        conn.execute("ALTER TABLE units DROP COLUMN imputed")
+        conn.execute("DELETE FROM meta WHERE key IN ('outcome_window', 'missing', "
+                     "'outcome_window_defaults')")
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'format'")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+# -- value-dependent reporting: the fast version of benchmarks/bench_reporting.py -------------
+_spec = importlib.util.spec_from_file_location(
+    "bench_reporting", Path(__file__).resolve().parent.parent / "benchmarks" / "bench_reporting.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["bench_reporting"] = bench  # its dataclasses look their module up there
+_spec.loader.exec_module(bench)
+
+
+def test_conversions_at_once_and_zeros_at_the_window_give_no_false_verdicts(tmp_path):
+    """40 null experiments through Experiment, conversions recorded in the call of their
+    assignment and zeros only when the window closes: the resolved prefix gives at most 5
+    false verdicts (alpha = 0.05: 2 expected, 5 or more has probability 0.05 under 0.05,
+    0.0 here), counting everything recorded gives many."""
+    setting = bench.Setting("binary", ticks=20, per_tick=200, batch=400, window=4)
+    results = [bench.run_one(setting, 11, r, tmp_path) for r in range(40)]
+    resolved = sum(r.resolved is not None for r in results)
+    recorded = sum(r.recorded is not None for r in results)
+    assert resolved <= 5, (resolved, recorded)
+    assert recorded >= 8, (resolved, recorded)
