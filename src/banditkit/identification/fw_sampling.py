@@ -87,6 +87,9 @@ class FrankWolfeSampling(GLRIdentifier):
     blocks: a pull costs about twice a Track-and-Stop pull through ``simulate``.
     """
 
+    #: The compiled kernel (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.linear_glr_run:glr_engine"
+
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", r_exponent: float = 0.9,
                  r_scale: float | None = None, u: float = 1.0, c: float | None = None,

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from ..engines import Engine
 from ..envs.base import Environment
 from ..envs.linear import LinearBandit
 from ..protocol import Algorithm, DecisionLog
@@ -34,7 +35,7 @@ from .linear_glr import GLRIdentifier, heuristic_threshold
 from .lingame import AdaHedge, LinGame
 from .track_and_stop import LinearTrackAndStop
 
-__all__ = ["ENGINES", "kernel_eligible", "run_kernel", "simulate_fw_sampling",
+__all__ = ["ENGINES", "glr_engine", "kernel_eligible", "run_kernel", "simulate_fw_sampling",
            "simulate_lingame", "trial_from_steps"]
 
 ENGINES = ("auto", "kernel", "python")
@@ -52,6 +53,19 @@ def kernel_eligible(alg: Algorithm, env: Environment, horizon: int | None) -> bo
             and not alg.stopped and (horizon is None or horizon > alg.d))
 
 
+def glr_engine(algorithm: Algorithm, env: Environment, horizon: int | None) -> Engine | None:
+    """The engine of Frank-Wolfe Sampling and LinGame (:attr:`banditkit.protocol.Algorithm.
+    engines`): the compiled kernel when numba is available (run by Python it is slower than
+    the protocol loop, so without numba they take the loop), for their exact classes on a
+    Gaussian :class:`LinearBandit` (:func:`kernel_eligible`)."""
+    from ..jit import available
+
+    if type(algorithm) not in (FrankWolfeSampling, LinGame) or not available() or \
+            not kernel_eligible(algorithm, env, horizon):
+        return None
+    return Engine("compiled kernel", run=simulate_fw_sampling)
+
+
 def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
                          seed: SeedLike = 0, checkpoints: np.ndarray | None = None,
                          engine: str = "auto") -> Trial:
@@ -67,7 +81,8 @@ def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int
 
     use = engine == "kernel" or (engine == "auto" and available())
     if not (use and kernel_eligible(algorithm, env, horizon)):
-        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints,
+                        engine="reference")
     return run_kernel(algorithm, env, horizon=horizon, seed=seed,  # type: ignore[arg-type]
                       checkpoints=checkpoints)
 

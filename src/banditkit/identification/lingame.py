@@ -122,6 +122,9 @@ class LinGame(GLRIdentifier):
     Fully sequential (one pull per batch after the spanning pulls); no internal randomness.
     """
 
+    #: The compiled kernel (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.linear_glr_run:glr_engine"
+
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", u: float = 1.0, c: float | None = None,
                  sigma: float = 1.0, refresh_every: int = 10_000) -> None:

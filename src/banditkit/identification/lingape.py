@@ -314,6 +314,9 @@ class LinGapE(Algorithm):
 
     kind = "identification"
 
+    #: The block driver (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.lingape_blocks:lingape_engine"
+
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *, theta_bound: float,
                  epsilon: float = 0.0, regularizer: float = 1.0, sigma: float = 1.0,
                  selection: str = "ratio", refresh_every: int = 10_000) -> None:

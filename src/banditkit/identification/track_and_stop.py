@@ -102,6 +102,9 @@ class LinearTrackAndStop(GLRIdentifier):
     with the same decisions in blocks.
     """
 
+    #: The compiled kernel, or the block driver without numba (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.track_and_stop_blocks:track_and_stop_engine"
+
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", tracking: str = "C", lazy_ratio: float = 2.0,
                  forced_scale: float | None = None, u: float = 1.0, c: float | None = None,

@@ -40,6 +40,9 @@ class _StaticAllocation(Algorithm):
 
     kind = "identification"
 
+    #: The phase-chunk driver (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.xy_blocks:static_allocation_engine"
+
     def __init__(self, X: np.ndarray, Z: np.ndarray, delta: float, gamma: float,
                  union: int, sampling: str, rng: np.random.Generator | None) -> None:
         super().__init__(X.shape[0])
