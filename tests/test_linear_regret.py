@@ -5,11 +5,12 @@ lock-step driver against simulate bit for bit, and refusals."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import Experiment, ExperimentError, jit, simulate
+from banditkit import Experiment, ExperimentError, jit
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.policies.linear_index import LinearState
@@ -24,6 +25,11 @@ from banditkit.policies.oful import OFUL
 from banditkit.protocol import Batch
 from banditkit.registry import get_policy, make_policy
 from banditkit.rng import as_generator, derive_seed
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 #: A small instance: 4 arms in R², means 0.8, −0.8, 0.1, 0.54 (gaps 0.26 to 1.6), ±1 rewards.
 SMALL = LinearBandit(np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.6, 0.6]]),

@@ -3,11 +3,11 @@
 allocation, δ-correctness, the block driver, refusals, seeds, registry, audit and live use."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.experiments.replicability import audit
@@ -18,6 +18,11 @@ from banditkit.identification.track_and_stop_blocks import simulate_track_and_st
 from banditkit.identification.xy import XYOracle
 from banditkit.registry import get_policy, make_policy, policy_names
 from banditkit.rng import stream
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 
 def _brute_glr(X, Z, counts, sums):

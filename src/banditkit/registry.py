@@ -46,7 +46,11 @@ PROVIDERS: list[str] = ["banditkit.policies.named",
 
 @dataclass(frozen=True)
 class PolicyEntry:
-    """A registered policy: its factory, an optional lock-step runner, and a one-line help."""
+    """A registered policy: its factory, an optional lock-step runner, and a one-line help.
+
+    ``lockstep`` is informational (tests and benchmarks call it by name): ``simulate``,
+    ``simulate_trials``, ``audit`` and the figures take the engines the algorithm class
+    declares (:mod:`banditkit.engines`), never this field."""
 
     name: str
     factory: Callable[..., Algorithm]
