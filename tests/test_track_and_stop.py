@@ -232,7 +232,7 @@ def test_refusals_of_the_problem(cls):
         cls(np.array([[1.0, 0.0], [2.0, 0.0]]), None, 0.1)  # does not span R^2
 
 
-@pytest.mark.parametrize("name", ["TrackAndStop", "FWSampling"])
+@pytest.mark.parametrize("name", ["LinearTrackAndStop", "FrankWolfeSampling"])
 def test_registered_audited_and_simulated(name):
     assert name in policy_names()
     env = make_instance("soare", d=3, omega=0.3)
@@ -246,7 +246,7 @@ def test_registered_audited_and_simulated(name):
         make_policy(name, env, np.random.default_rng(0), threshold="loose")
 
 
-@pytest.mark.parametrize("name", ["TrackAndStop", "FWSampling"])
+@pytest.mark.parametrize("name", ["LinearTrackAndStop", "FrankWolfeSampling"])
 def test_runs_live_to_the_best_arm(name, tmp_path):
     from banditkit import Experiment
     from live_support import drive, reward_table

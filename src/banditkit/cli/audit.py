@@ -56,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
 
     from ..envs.instances import instance_names, make_instance
     from ..experiments.replicability import audit
-    from ..registry import check_policy_params, get_policy, policy_names
+    from ..registry import ALIASES, check_policy_params, get_policy, policy_names
     from ..rng import stream
 
-    if args.policy not in policy_names():
+    if args.policy not in policy_names() and args.policy not in ALIASES:
         return refuse(f"argument POLICY: unknown policy {args.policy!r}; known: "
                        f"{', '.join(policy_names())}")
     if args.instance not in instance_names():

@@ -1,5 +1,5 @@
 """OFUL and linear Thompson sampling for many trials at once (:func:`linear_lockstep`), and both
-registered by name (``OFUL``, ``LinTS``) for ``simulate``, ``audit``, figures and live
+registered by name (``OFUL``, ``LinearThompson``) for ``simulate``, ``audit``, figures and live
 experiments.
 
 A sequential policy spends one Python step per pull in :func:`banditkit.simulate` (tens of µs).
@@ -310,7 +310,7 @@ def oful(env: Environment, rng: np.random.Generator, *, horizon: int | None = No
                 reward_range=reward_range)
 
 
-@register_policy("LinTS", lockstep=lints_lockstep)
+@register_policy("LinearThompson", lockstep=lints_lockstep)
 def lints(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
           lam: float = 1.0, delta: float = 0.01, epsilon: float | None = None, R: float = 1.0,
           v: float | None = None, reward_range: tuple[float, float] | None = (-1.0, 1.0)
