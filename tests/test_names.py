@@ -79,3 +79,18 @@ def test_every_constructor_takes_xi_as_the_keyword_rng():
         if "rng" in params:
             assert params["rng"].kind in (inspect.Parameter.KEYWORD_ONLY,
                                           inspect.Parameter.POSITIONAL_OR_KEYWORD), cls
+
+
+def test_the_flat_module_names_of_identification_still_import():
+    from banditkit.identification import MOVED
+
+    for old, new in MOVED.items():
+        before = importlib.import_module(f"banditkit.identification.{old}")
+        assert before is importlib.import_module(f"banditkit.identification.{new}"), old
+    from banditkit.identification.linear_glr_run import simulate_fw_sampling
+
+    from banditkit.identification.glr.run import simulate_fw_sampling as same
+
+    assert simulate_fw_sampling is same
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("banditkit.identification.no_such_module")

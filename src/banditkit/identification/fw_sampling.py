@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ..validation import check_positive
-from .linear_glr import GLRIdentifier
+from .glr import GLRIdentifier
 
 __all__ = ["FrankWolfeSampling", "fw_vertex", "make_fw_sampling"]
 
@@ -88,7 +88,7 @@ class FrankWolfeSampling(GLRIdentifier):
     """
 
     #: The compiled kernel (:mod:`banditkit.engines`).
-    engines = "banditkit.identification.linear_glr_run:glr_engine"
+    engines = "banditkit.identification.glr.run:glr_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", r_exponent: float = 0.9,

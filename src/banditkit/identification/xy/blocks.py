@@ -31,16 +31,16 @@ import time
 
 import numpy as np
 
-from ..engines import Engine
-from ..envs.base import Environment
-from ..envs.linear import LinearBandit
-from ..protocol import Algorithm, DecisionLog
-from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .xy import XYOracle, XYStatic
-from .xy_schedule import PhaseChunk, phase_schedule
+from ...engines import Engine
+from ...envs.base import Environment
+from ...envs.linear import LinearBandit
+from ...protocol import Algorithm, DecisionLog
+from ...rng import SeedLike, as_generator
+from ...simulate import default_checkpoints, simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from . import XYOracle, XYStatic
+from .schedule import PhaseChunk, phase_schedule
 
 __all__ = ["simulate_static_allocation", "static_allocation_engine"]
 

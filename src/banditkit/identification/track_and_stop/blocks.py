@@ -32,16 +32,16 @@ import time
 
 import numpy as np
 
-from ..engines import Engine
-from ..envs.base import Environment
-from ..jit import available
-from ..protocol import Algorithm
-from ..rng import SeedLike, as_generator
-from ..simulate import simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .linear_glr_run import kernel_eligible, run_kernel, trial_from_steps
-from .track_and_stop import LinearTrackAndStop
+from ...engines import Engine
+from ...envs.base import Environment
+from ...jit import available
+from ...protocol import Algorithm
+from ...rng import SeedLike, as_generator
+from ...simulate import simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from ..glr.run import kernel_eligible, run_kernel, trial_from_steps
+from . import LinearTrackAndStop
 
 __all__ = ["prefix_glr", "simulate_track_and_stop", "track_and_stop_engine"]
 

@@ -59,15 +59,15 @@ import time
 
 import numpy as np
 
-from ..engines import Engine
-from ..envs.base import Environment
-from ..envs.linear import LinearBandit
-from ..protocol import Algorithm, Batch, DecisionLog
-from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .lingape import LinGapE, challenger, empirical_best, fresh_state, pair_ratios, radius
+from ...engines import Engine
+from ...envs.base import Environment
+from ...envs.linear import LinearBandit
+from ...protocol import Algorithm, Batch, DecisionLog
+from ...rng import SeedLike, as_generator
+from ...simulate import default_checkpoints, simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from . import LinGapE, challenger, empirical_best, fresh_state, pair_ratios, radius
 
 __all__ = ["clear_pair_cache", "lingape_engine", "simulate_lingape"]
 

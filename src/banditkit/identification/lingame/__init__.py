@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .linear_glr import GLRIdentifier
+from ..glr import GLRIdentifier
 
 __all__ = ["RIDGE", "AdaHedge", "LinGame", "best_response", "make_lingame", "optimistic_gains"]
 
@@ -123,7 +123,7 @@ class LinGame(GLRIdentifier):
     """
 
     #: The compiled kernel (:mod:`banditkit.engines`).
-    engines = "banditkit.identification.linear_glr_run:glr_engine"
+    engines = "banditkit.identification.glr.run:glr_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", u: float = 1.0, c: float | None = None,

@@ -29,9 +29,9 @@ import math
 
 import numpy as np
 
-from ..design import xy_optimal
-from ..validation import check_positive
-from .linear_glr import GLRIdentifier
+from ...design import xy_optimal
+from ...validation import check_positive
+from ..glr import GLRIdentifier
 
 __all__ = ["TRACKINGS", "LinearTrackAndStop", "make_track_and_stop", "plug_in_allocation"]
 
@@ -103,7 +103,7 @@ class LinearTrackAndStop(GLRIdentifier):
     """
 
     #: The compiled kernel, or the block driver without numba (:mod:`banditkit.engines`).
-    engines = "banditkit.identification.track_and_stop_blocks:track_and_stop_engine"
+    engines = "banditkit.identification.track_and_stop.blocks:track_and_stop_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", tracking: str = "C", lazy_ratio: float = 2.0,
