@@ -211,3 +211,28 @@ def test_simulate_trials_streams_are_the_documented_ones():
     ref = simulate(ThompsonSampling(4, stream(3, "trials", 1, "algorithm")), BERN, horizon=300,
                    seed=derive_seed(3, "trials", 1, 1), engine="reference")
     assert _facts(trials[1]) == _facts(ref)
+
+
+def test_without_a_compiled_kernel_one_trial_takes_the_lockstep_unless_seeded_by_a_generator(
+        monkeypatch):
+    monkeypatch.setattr(jit, "available", lambda: False)
+    engine = UCB1(4).engine(BERN, 500)
+    assert engine.name == "lock-step" and engine.run is None
+    calls = []
+    original = engine.run_trials
+
+    def counting(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(UCB1, "engine", lambda self, env, horizon: Engine(
+        "lock-step", run_trials=counting))
+    seeded = simulate(UCB1(4), BERN, horizon=500, seed=4)
+    assert calls == [1]
+    assert _facts(seeded) == _facts(simulate(UCB1(4), BERN, horizon=500, seed=4,
+                                             engine="reference"))
+    # a Generator the caller keeps must end where the loop leaves it: the loop runs
+    mine, theirs = np.random.default_rng(9), np.random.default_rng(9)
+    simulate(UCB1(4), BERN, horizon=500, seed=mine)
+    simulate(UCB1(4), BERN, horizon=500, seed=theirs, engine="reference")
+    assert calls == [1] and mine.random() == theirs.random()

@@ -31,7 +31,10 @@ engine promises:
 * ``run_trials(algorithms, envs, seeds, horizon, checkpoints) -> list[Trial]`` (optional): many
   trials at once, algorithm ``i`` (fresh, built by one factory with the same parameters, its
   own ξ) on ``envs[i]`` with noise seed ``seeds[i]``; trial ``i`` equals ``run`` of that trial
-  (or the protocol loop's), whatever the other trials of the call are.
+  (or the protocol loop's), whatever the other trials of the call are. An engine without
+  ``run`` also runs single trials through ``run_trials`` (except when ``seed`` is a Generator:
+  a lock-step runner may read the noise stream ahead, and the caller's Generator must end where
+  the loop leaves it).
 
 Engines must take no shortcut that changes a number: the tests compare every declared engine
 with the protocol loop, bit for bit, compiled and with ``BANDITKIT_JIT=0``

@@ -168,6 +168,11 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         if chosen is not None and chosen.run is not None:
             return chosen.run(algorithm, env, horizon=horizon, seed=seed,
                               checkpoints=checkpoints)
+        if chosen is not None and chosen.run_trials is not None and not isinstance(
+                seed, np.random.Generator):
+            # a lock-step engine of one trial (it may read the noise stream ahead, so not
+            # with a Generator the caller keeps using: that takes the loop)
+            return chosen.run_trials([algorithm], [env], [seed], horizon, checkpoints)[0]
     return _protocol_loop(algorithm, env, horizon, seed, checkpoints)
 
 
