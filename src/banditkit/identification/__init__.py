@@ -10,7 +10,8 @@ from .._lazy import lazy_exports
 
 __all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGame",
            "LinGapE", "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace",
-           "TopTwoThompson", "XYAdaptive", "XYOracle", "XYStatic"]
+           "ReplicableRAGE", "ReplicableSuccessiveElimination", "TopTwoThompson",
+           "XYAdaptive", "XYOracle", "XYStatic"]
 
 # imported on first use (PEP 562): importing one module of the package does not import them
 # all (and scipy with them)
@@ -24,6 +25,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".p1": ["P1RAGE", "P1Peace"],
     ".peace": ["MixedPeace", "Peace"],
     ".rage": ["RAGE"],
+    ".replicable_rage": ["ReplicableRAGE"],
+    ".replicable_se": ["ReplicableSuccessiveElimination"],
     ".top_two": ["TopTwoThompson"],
     ".track_and_stop": ["LinearTrackAndStop"],
     ".xy": ["XYAdaptive", "XYOracle", "XYStatic"],
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
     from .p1 import P1RAGE, P1Peace
     from .peace import MixedPeace, Peace
     from .rage import RAGE
+    from .replicable_rage import ReplicableRAGE
+    from .replicable_se import ReplicableSuccessiveElimination
     from .top_two import TopTwoThompson
     from .track_and_stop import LinearTrackAndStop
     from .xy import XYAdaptive, XYOracle, XYStatic
