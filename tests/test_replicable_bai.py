@@ -135,7 +135,7 @@ def test_successive_elimination_is_correct_and_stops():
         trial = simulate(ReplicableSuccessiveElimination(6, rng=seed), env, seed=seed)
         assert trial.stopped and trial.correct
         sizes = trial.info["active_sizes"]
-        assert sizes[0] == 6 and all(a >= b for a, b in zip(sizes, sizes[1:], strict=False))
+        assert sizes[0] == 6 and all(a >= b for a, b in itertools.pairwise(sizes))
 
 
 def _window_instance() -> BernoulliBandit:
