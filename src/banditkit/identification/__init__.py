@@ -10,7 +10,7 @@ from .._lazy import lazy_exports
 
 __all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGame",
            "LinGapE", "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace",
-           "ReplicableRAGE", "ReplicableSuccessiveElimination", "TopTwoThompson",
+           "ReplicableGBAI", "ReplicableRAGE", "ReplicableSuccessiveElimination", "TopTwoThompson",
            "XYAdaptive", "XYOracle", "XYStatic"]
 
 # imported on first use (PEP 562): importing one module of the package does not import them
@@ -25,6 +25,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".p1": ["P1RAGE", "P1Peace"],
     ".peace": ["MixedPeace", "Peace"],
     ".rage": ["RAGE"],
+    ".replicable_g_bai": ["ReplicableGBAI"],
     ".replicable_rage": ["ReplicableRAGE"],
     ".replicable_se": ["ReplicableSuccessiveElimination"],
     ".top_two": ["TopTwoThompson"],
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .p1 import P1RAGE, P1Peace
     from .peace import MixedPeace, Peace
     from .rage import RAGE
+    from .replicable_g_bai import ReplicableGBAI
     from .replicable_rage import ReplicableRAGE
     from .replicable_se import ReplicableSuccessiveElimination
     from .top_two import TopTwoThompson

@@ -23,6 +23,7 @@ from .od_linbai import ODLinBAI
 from .p1 import P1RAGE, P1Peace
 from .peace import MixedPeace, Peace
 from .rage import RAGE
+from .replicable_g_bai import ReplicableGBAI
 from .replicable_rage import ReplicableRAGE
 from .replicable_se import ReplicableSuccessiveElimination
 from .top_two import TopTwoThompson
@@ -41,6 +42,7 @@ __all__ = [
     "p1_rage",
     "peace",
     "rage",
+    "replicable_g_bai",
     "replicable_rage",
     "replicable_se",
     "top_two_thompson",
@@ -155,6 +157,17 @@ def g_bai(env: Environment, rng: np.random.Generator, *, horizon: int | None = N
     """G-BAI (Xiong et al., Algorithm 1): i.i.d. pulls from the G-optimal design, IPS."""
     return GBAI(*_arms_items(env, "GBAI"), _budget("GBAI", horizon), design_tol=design_tol,
                 rng=rng)
+
+
+@register_policy("ReplicableGBAI")
+def replicable_g_bai(env: Environment, rng: np.random.Generator, *,
+                     horizon: int | None = None, rho: float = 0.3, sigma: float = 1.0,
+                     delta_r: float | None = None, design_tol: float = 0.01
+                     ) -> ReplicableGBAI:
+    """G-BAI with a ρ-replicable recommendation (issue 25): same pulls, rounded gaps."""
+    return ReplicableGBAI(*_arms_items(env, "ReplicableGBAI"),
+                          _budget("ReplicableGBAI", horizon), rho=rho, sigma=sigma,
+                          delta_r=delta_r, design_tol=design_tol, rng=rng)
 
 
 @register_policy("P1RAGE")
