@@ -76,7 +76,7 @@ class ReplicableGBAI(GBAI):
 
     def observe_arm_sums(self, batch: Batch, sums: np.ndarray, pulls: np.ndarray) -> None:
         super().observe_arm_sums(batch, sums, pulls)  # validates, then updates θ̂
-        pass
+        self._pulls += np.asarray(pulls, dtype=np.int64)
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         super()._observe(batch, rewards, costs)
@@ -95,12 +95,12 @@ class ReplicableGBAI(GBAI):
 
     def _recommend(self) -> int:
         M = self.Z.shape[0]
-        u = np.random.default_rng().random()  # read before the data decides anything
-        order = np.random.default_rng().permutation(M)
+        u = self.xi.random()  # read before the data decides anything
+        order = self.xi.permutation(M)
         if M == 1:
             return 0
         self.radius = self.gap_radius()
-        self.width = 2.0 * self.radius / (self.rho - 2.0 * self.delta_r)
+        self.width = 2.0 * (M - 1) * self.radius / (self.rho - 2.0 * self.delta_r)
         gaps = empirical_gaps(self.Z @ self.theta_hat)
         near = gaps < self.width * (1.0 - u)
         self.near_best = np.flatnonzero(near)
