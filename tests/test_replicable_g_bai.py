@@ -36,14 +36,16 @@ def test_radius_is_the_conditional_deviation_of_every_gap_and_width_its_union():
     assert algo.width == pytest.approx(2 * 3 * r / (0.3 - 0.15))
 
 
-def test_recommendation_is_the_first_near_best_item_in_xi_order():
-    algo = ReplicableGBAI(ENV.X, ENV.Z, 200, rng=np.random.default_rng(8))
+@pytest.mark.parametrize("seed", [8, 9, 10])
+def test_recommendation_is_the_first_near_best_item_in_xi_order(seed):
+    algo = ReplicableGBAI(ENV.X, ENV.Z, 200, rng=np.random.default_rng(seed))
     simulate(algo, ENV, horizon=200, seed=0)
-    xi = np.random.default_rng(8)
+    xi = np.random.default_rng(seed)
     from banditkit.identification.fixed_budget import iid_arms
 
     iid_arms(xi, algo.sampling_weights, 200)  # ξ after the pulls
     u, order = xi.random(), xi.permutation(4)
+    assert algo.threshold == pytest.approx(algo.width * (1 - u))
     gaps = (ENV.Z @ algo.theta_hat).max() - ENV.Z @ algo.theta_hat
     near = np.flatnonzero(gaps < algo.width * (1 - u))
     assert algo.near_best.tolist() == near.tolist()

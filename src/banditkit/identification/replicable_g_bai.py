@@ -72,6 +72,7 @@ class ReplicableGBAI(GBAI):
         self._pulls = np.zeros(self.n_arms, dtype=np.int64)
         self.radius: float | None = None
         self.width: float | None = None
+        self.threshold: float | None = None
         self.near_best: np.ndarray | None = None
 
     def observe_arm_sums(self, batch: Batch, sums: np.ndarray, pulls: np.ndarray) -> None:
@@ -102,12 +103,13 @@ class ReplicableGBAI(GBAI):
         self.radius = self.gap_radius()
         self.width = 2.0 * (M - 1) * self.radius / (self.rho - 2.0 * self.delta_r)
         gaps = empirical_gaps(self.Z @ self.theta_hat)
-        near = gaps < self.width * (1.0 - u)
+        self.threshold = self.width * (1.0 - u)  # b: one grid boundary, offset by ξ
+        near = gaps < self.threshold
         self.near_best = np.flatnonzero(near)
         return int(order[np.argmax(near[order])])  # the first member of S in ξ's order
 
     @property
     def info(self) -> dict:
         return {**super().info, "rho": self.rho, "gap_radius": self.radius,
-                "grid_width": self.width,
+                "grid_width": self.width, "threshold": self.threshold,
                 "near_best": None if self.near_best is None else self.near_best.tolist()}
