@@ -1,6 +1,6 @@
 """The fixed-budget audits of issue 25 §2: ReplicableGBAI (ρ ∈ {0.1, 0.3}) against G-BAI and
 P1-RAGE at the same budget T, as ``banditkit audit POLICY --instance soare --instance-param d=3
---instance-param omega=0.5 --horizon T --pairs P --seed S`` runs them:
+--instance-param omega=0.3 --horizon T --pairs P --seed S`` runs them:
 
     .venv/bin/python benchmarks/audit_replicable_fixed_budget.py [--pairs 200] [--seed 0]
 
@@ -18,7 +18,7 @@ from banditkit.experiments.replicability import audit, clopper_pearson
 from banditkit.registry import get_policy
 from banditkit.rng import stream
 
-BUDGETS = (10_000, 100_000, 1_000_000)
+BUDGETS = (20, 100, 1_000, 10_000, 100_000, 1_000_000)
 RUNS = [("GBAI", {}), ("P1RAGE", {}), ("ReplicableGBAI", {"rho": 0.3}),
         ("ReplicableGBAI", {"rho": 0.1})]
 
@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--d", type=int, default=3)
-    parser.add_argument("--omega", type=float, default=0.5)
+    parser.add_argument("--omega", type=float, default=0.3)
     args = parser.parse_args()
     env = make_instance("soare", rng=stream(args.seed, "audit", "instance"), d=args.d,
                         omega=args.omega)
@@ -39,9 +39,13 @@ def main() -> None:
     for T in BUDGETS:
         for policy, params in RUNS:
             entry = get_policy(policy)
-            result = audit(entry.factory, env, pairs=args.pairs, seed=args.seed, horizon=T,
-                           params=params, lockstep=entry.lockstep, name=policy,
-                           instance="soare")
+            try:
+                result = audit(entry.factory, env, pairs=args.pairs, seed=args.seed,
+                               horizon=T, params=params, lockstep=entry.lockstep, name=policy,
+                               instance="soare")
+            except ValueError as error:  # a budget the policy refuses (too small)
+                print(f"| {T} | {policy} | {params.get('rho', '-')} | refused: {error} |")
+                continue
             wrong = int(result.correct.size - result.correct.sum())
             elo, ehi = clopper_pearson(wrong, result.correct.size)
             lo, hi = result.interval
