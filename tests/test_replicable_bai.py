@@ -226,3 +226,16 @@ def test_replicable_rage_refusals(kwargs, match):
     env = make_instance("soare", d=3, omega=0.3)
     with pytest.raises(ValueError, match=match):
         make_policy("ReplicableRAGE", env, np.random.default_rng(0), **kwargs)
+
+
+def test_cli_audit_refuses_a_bad_split_in_one_line_and_reports_correctness(capsys):
+    from banditkit.cli import main
+
+    assert main(["audit", "ReplicableRAGE", "--instance", "soare", "--pairs", "2",
+                 "--param", "split=foo"]) == 2
+    err = capsys.readouterr().err
+    assert "split must be one of" in err and "Traceback" not in err
+    assert main(["audit", "ReplicableRAGE", "--instance", "soare", "--instance-param", "d=3",
+                 "--instance-param", "omega=0.3", "--pairs", "3", "--param", "rho=0.3"]) == 0
+    out = capsys.readouterr().out
+    assert "identical pairs: 3/3" in out and "correct recommendations: 6/6 executions" in out

@@ -67,3 +67,16 @@ def test_pairs_sharing_xi_recommend_the_same_item_where_g_bai_does_not():
 def test_refusals(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_policy("ReplicableGBAI", ENV, np.random.default_rng(0), horizon=100, **kwargs)
+
+
+def test_audit_counts_each_execution_s_correctness():
+    from banditkit.rng import STREAMS, derive_seed, stream
+
+    factory = get_policy("GBAI").factory
+    result = audit(factory, ENV, pairs=6, seed=1, horizon=20)
+    expected = [[simulate(factory(ENV, stream(1, "audit", j, "algorithm"), horizon=20), ENV,
+                          horizon=20, seed=derive_seed(1, "audit", j, e, STREAMS["environment"])
+                          ).correct for e in (0, 1)] for j in range(6)]
+    assert result.correct.tolist() == expected
+    assert 0 < result.correct.sum() < 12  # some executions wrong at T = 20: the count matters
+    assert result.summary()["correct_executions"] == sum(map(sum, expected))
