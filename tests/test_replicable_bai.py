@@ -13,25 +13,29 @@ from banditkit.envs.instances import make_instance
 from banditkit.experiments.replicability import audit
 from banditkit.identification.rage import RAGE
 from banditkit.identification.replicable_rage import ReplicableRAGE
-from banditkit.identification.replicable_rule import ReplicableGapRule, empirical_gaps
+from banditkit.identification.replicable_rule import (
+    WINDOW_FLIPS,
+    ReplicableGapRule,
+    empirical_gaps,
+)
 from banditkit.identification.replicable_se import ReplicableSuccessiveElimination
 from banditkit.registry import get_policy, make_policy
 
 # --- the rule ------------------------------------------------------------------------------
 
 
-def test_window_split_accuracy_is_rho_q_eps_over_four_items():
+def test_window_split_accuracy_is_rho_q_eps_over_2_5_per_item():
     # ρ = 0.3, δ = 0.05: δ_s = min(δ, ρ/4) = 0.05, ρ_q = ρ − 2δ_s = 0.2; |Z| = 6
     rule = ReplicableGapRule(0.3, 0.05, 6)
     assert rule.sample_delta == 0.05 and rule.rho_rounding == pytest.approx(0.2)
     for t in (1, 2, 7):
-        assert rule.accuracy(t, 6) == pytest.approx(0.2 * 2.0**-t / 20)
+        assert rule.accuracy(t, 6) == pytest.approx(0.2 * 2.0**-t / 12.5)
         assert rule.accuracy(t, 2) == rule.accuracy(t, 6)  # |Z|, not the active set
-        assert rule.blowup(t, 3) == pytest.approx(100.0**2)
+        assert rule.blowup(t, 3) == pytest.approx(62.5**2)
     # ρ = 0.1: δ_s = ρ/4 = 0.025 < δ, so ρ_q = ρ/2
     small = ReplicableGapRule(0.1, 0.05, 6)
     assert small.sample_delta == pytest.approx(0.025)
-    assert small.accuracy(1, 6) == pytest.approx(0.05 * 0.5 / 20)
+    assert small.accuracy(1, 6) == pytest.approx(0.05 * 0.5 / 12.5)
 
 
 def test_phases_split_gives_phase_t_six_rho_q_over_pi2_t2_on_its_active_items():
@@ -43,11 +47,25 @@ def test_phases_split_gives_phase_t_six_rho_q_over_pi2_t2_on_its_active_items():
     assert sum(rule.rho_t(t, 6) for t in range(1, 10_000)) == pytest.approx(0.2, rel=1e-3)
 
 
-def test_window_split_spends_at_most_rho_q_over_every_item_counted_twice():
+def test_window_split_spends_at_most_rho_q_over_the_droppable_items():
     rule = ReplicableGapRule(0.3, 0.05, 6)
-    # each droppable item (5) can hang on the offset in at most two phases
-    assert 2 * 5 * 2 * rule.accuracy_ratio(4, 6) == pytest.approx(rule.rho_rounding)
-    assert rule.rho_t(4, 6) == pytest.approx(rule.rho_rounding / 2)
+    # each droppable item (5) hangs on the offsets with probability ≤ 2.5 ε̃/ε over all phases
+    assert 5 * WINDOW_FLIPS * rule.accuracy_ratio(4, 6) == pytest.approx(rule.rho_rounding)
+    assert rule.rho_t(4, 6) == pytest.approx(5 * 2 * rule.rho_rounding / 12.5)
+
+
+@pytest.mark.parametrize("r", [0.01, 0.1, 0.25, 0.4])
+def test_an_item_hangs_on_the_offsets_at_most_2_5_r_over_all_phases(r):
+    # the window lemma: Σ_t |[Δ − rε_t, Δ + rε_t] ∩ (ε_t, 2ε_t]| / ε_t ≤ 2.5 r for every gap Δ,
+    # and the bound is attained (at Δ = 2ε_s − rε_s)
+    eps = 2.0 ** -np.arange(1, 40)
+    deltas = np.concatenate([np.geomspace(2.0**-12, 2.0, 40_001),
+                             (2 - r) * 2.0 ** -np.arange(0, 12)])
+    lo, hi = deltas[:, None] - r * eps, deltas[:, None] + r * eps
+    overlap = np.clip(np.minimum(hi, 2 * eps) - np.maximum(lo, eps), 0.0, None) / eps
+    flips = overlap.sum(axis=1)
+    assert flips.max() <= WINDOW_FLIPS * r * (1 + 1e-9)
+    assert flips.max() >= WINDOW_FLIPS * r * (1 - 1e-6)
 
 
 def test_delta_t_sums_to_the_sample_delta():
@@ -107,7 +125,7 @@ def test_the_rule_refuses_what_cannot_be_true(kwargs, match):
 def test_successive_elimination_phase_size_is_hoeffding_at_the_rule_accuracy():
     algo = ReplicableSuccessiveElimination(6, rho=0.3, delta=0.05, rng=0)
     batch = algo.next_batch()
-    eps1 = 0.2 * 0.5 / 20
+    eps1 = 0.2 * 0.5 / 12.5
     delta1 = 6 * 0.05 / math.pi**2
     n1 = math.ceil(2 * math.log(2 * 6 / delta1) / eps1**2)
     assert batch.counts.tolist() == [n1] * 6
@@ -184,11 +202,11 @@ def test_replicable_rage_phase_one_is_rage_at_the_finer_accuracy():
     n_rage, n_rep = rage.next_batch().n_pulls, rep.next_batch().n_pulls
     value = rep.info["design_values"][0]
     delta1 = 6 * 0.05 / math.pi**2
-    eps1 = 0.2 * 0.5 / 20
+    eps1 = 0.2 * 0.5 / 12.5
     expected = math.ceil(2 * value * 1.1 * math.log(36 / delta1) / eps1**2)
     assert abs(n_rep - expected) <= 6  # the rounding of the allocation
     # RAGE's N_1 = 2·4·ρ·1.1·log(36/δ): the ratio is the blow-up times the log ratio
-    ratio = 100**2 * math.log(36 / delta1) / math.log(36 / 0.05)
+    ratio = 62.5**2 * math.log(36 / delta1) / math.log(36 / 0.05)
     assert n_rep / n_rage == pytest.approx(ratio, rel=1e-3)
 
 

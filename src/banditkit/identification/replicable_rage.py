@@ -63,7 +63,7 @@ class ReplicableRAGE(ReplicablePhasedIdentifier):
     rng : Generator or seed
         The internal randomness ξ (the rounding offsets: |Z| uniforms per phase).
     split : {"window", "phases"}
-        How ρ is spread over the decisions (default ``"window"``: factor (4(|Z|−1)/ρ_q)² on
+        How ρ is spread over the decisions (default ``"window"``: factor (2.5(|Z|−1)/ρ_q)² on
         the samples of every phase; ``"phases"``: ρ_t = 6ρ_q/(π²t²) per phase).
     sample_delta : float, optional
         δ_s, the confidence the samples are sized for (default min(δ, ρ/4)).
@@ -73,7 +73,7 @@ class ReplicableRAGE(ReplicablePhasedIdentifier):
     Assumes 1-sub-Gaussian noise and max Δ ≤ 2, as RAGE (Theorem 2). Under the good event
     (probability ≥ 1 − δ_s) z* survives every phase and Ẑ_{t+1} ⊆ {Δ ≤ 2·2^{-t} + ε̃_t}, so the
     sample complexity is RAGE's bound (Theorem 2) with each phase's term multiplied by
-    (2^{-t}/ε̃_t)² (and log(|Z|²/δ_t) at δ_s): a factor (4(|Z| − 1)/(ρ − 2δ_s))² with the
+    (2^{-t}/ε̃_t)² (and log(|Z|²/δ_t) at δ_s): a factor (2.5(|Z| − 1)/(ρ − 2δ_s))² with the
     ``"window"`` split. Designs memoised per process, shared with RAGE (same keys).
     """
 

@@ -28,10 +28,13 @@ If the samples of phase t estimate every difference of active items within ε̃_
 
 How ρ is split (``split``):
 
-* ``"window"`` (default): the windows of phases t and t + 2 are disjoint (ε̃_t ≤ ε_t/4), so an
-  item's decision can depend on ξ in at most 2 phases; z* never. A union bound over those
-  2(|Z| − 1) decisions gives non-replication ≤ 2δ_s + 4(|Z| − 1) ε̃_t/ε_t, so
-  ε̃_t = ρ_q ε_t / (4(|Z| − 1)) with ρ_q = ρ − 2δ_s. No factor for the (unknown) number of
+* ``"window"`` (default): with ε̃_t = r ε_t (r the same in every phase), the chance that the
+  offsets separate the decisions on z in phase t is at most |I_t ∩ W_t|/ε_t, with
+  I_t = [Δ_z − rε_t, Δ_z + rε_t] and W_t = (ε_t, 2ε_t]. Summed over t this is
+  F(Δ_z) ≤ 2.5 r (:data:`WINDOW_FLIPS`): an item meets at most two windows, fully one (2r)
+  or partly two (at most 2r + r/2, at Δ = 2ε_s − ε̃_s; docs/replicable-bai.md); z* none. A union
+  bound over the |Z| − 1 other items gives non-replication ≤ 2δ_s + 2.5 r (|Z| − 1), so
+  ε̃_t = ρ_q ε_t / (2.5(|Z| − 1)) with ρ_q = ρ − 2δ_s. No factor for the (unknown) number of
   phases: the argument of Esfandiari et al.'s Theorem 4 (an arm is in the bad event in O(1)
   batches), which removes Algorithm 1's log² T.
 * ``"phases"``: phase t gets ρ_t = 6ρ_q/(π² t²) (Σ_t ρ_t = ρ_q, the number of phases being
@@ -45,7 +48,7 @@ executions, costs 2δ_s of the replicability budget, so ρ_q = ρ − 2δ_s ≥ 
 rounding. (RAGE's own δ_t = δ/t² sums to π²δ/6; we keep the sum at δ_s.)
 
 The sample size of phase t is the non-replicable one with the accuracy ε_t replaced by ε̃_t:
-a factor (ε_t/ε̃_t)² = (4(|Z| − 1)/ρ_q)² (``"window"``) — the price of replicability, K²/ρ²
+a factor (ε_t/ε̃_t)² = (2.5(|Z| − 1)/ρ_q)² (``"window"``) — the price of replicability, K²/ρ²
 as in Esfandiari et al.'s Theorems 3, 4 and 6.
 
 ξ is read in a data-independent way: |Z| uniforms per phase (one per item, indexed by item
@@ -65,10 +68,14 @@ from ..protocol import Algorithm, Batch
 from ..rng import SeedLike, as_generator
 from ..validation import check_probability
 
-__all__ = ["SPLITS", "ReplicableGapRule", "ReplicablePhasedIdentifier", "empirical_gaps"]
+__all__ = ["SPLITS", "WINDOW_FLIPS", "ReplicableGapRule", "ReplicablePhasedIdentifier",
+           "empirical_gaps"]
 
 #: How the replicability budget is spread over the decisions (see the module docstring).
 SPLITS = ("window", "phases")
+#: Σ_t |I_t ∩ W_t| / ε_t ≤ WINDOW_FLIPS · r for every gap Δ (r = ε̃_t/ε_t ≤ 0.4): the most an
+#: item's decisions, over all phases, can hang on the offsets ("window" split).
+WINDOW_FLIPS = 2.5
 
 
 @dataclass(frozen=True)
@@ -134,8 +141,8 @@ class ReplicableGapRule:
         """The replicability spent on phase t's decisions (an upper bound on the probability
         that its rounding separates two executions with the same active set and good event).
 
-        ``"window"``: (m_t − 1)·2ε̃_t/ε_t, the union over the droppable items; of these,
-        each item is counted in at most two phases. ``"phases"``: 6ρ_q/(π² t²)."""
+        ``"window"``: (m_t − 1)·2ε̃_t/ε_t, the union over the droppable items (over all
+        phases an item's share adds to ≤ 2.5 ε̃_t/ε_t). ``"phases"``: 6ρ_q/(π² t²)."""
         if self.split == "phases":
             return 6.0 * self.rho_rounding / (math.pi**2 * t * t)
         return max(n_active - 1, 0) * 2.0 * self.accuracy_ratio(t, n_active)
@@ -144,7 +151,7 @@ class ReplicableGapRule:
         """ε̃_t/ε_t: how much finer than RAGE's the estimates of phase t must be."""
         if self.split == "phases":
             return self.rho_t(t, n_active) / (2.0 * max(n_active - 1, 1))
-        return self.rho_rounding / (4.0 * max(self.n_items - 1, 1))
+        return self.rho_rounding / (WINDOW_FLIPS * max(self.n_items - 1, 1))
 
     @staticmethod
     def epsilon_t(t: int) -> float:

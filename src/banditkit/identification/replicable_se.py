@@ -58,7 +58,7 @@ class ReplicableSuccessiveElimination(ReplicablePhasedIdentifier):
     Under the good event (probability ≥ 1 − δ_s) the best arm is never dropped and, after
     phase t, every surviving arm has Δ_a ≤ 2ε_t + ε̃_t: it stops after at most
     ⌈log₂(2/Δ_min)⌉ + 1 phases with O(Σ_a (K/ρ)² R² log(K log(1/Δ_a)/δ) / Δ_a²) pulls —
-    successive elimination's sample complexity times the (4(K − 1)/ρ_q)² of the rule.
+    successive elimination's sample complexity times the (2.5(K − 1)/ρ_q)² of the rule.
     """
 
     def __init__(self, n_arms: int, rho: float = 0.3, delta: float = 0.05,

@@ -66,9 +66,9 @@ COST = FigureSpec(
     notes=("Soare et al.'s instance (X = Z = {e_1..e_d, cos(omega) e_1 + sin(omega) e_2}, "
            "theta* = 2 e_1), d = {d}, omega = 0.1; {pairs} pairs per point (trials 2j, 2j+1 "
            "share xi and draw independent noise). ReplicableRAGE with the 'window' split: "
-           "every phase's accuracy is RAGE's 2^-t times (rho - 2 delta_s)/(4(|Z| - 1)), "
+           "every phase's accuracy is RAGE's 2^-t times (rho - 2 delta_s)/(2.5(|Z| - 1)), "
            "delta_s = min(delta, rho/4), so its samples are RAGE's times about "
-           "(4(|Z| - 1)/(rho - 2 delta_s))^2 (docs/replicable-bai.md). RAGE has no rho: its "
+           "(2.5(|Z| - 1)/(rho - 2 delta_s))^2 (docs/replicable-bai.md). RAGE has no rho: its "
            "pairs are judged against the point's rho. The horizon {horizon} is a safety cap "
            "that no run reaches."),
 )
