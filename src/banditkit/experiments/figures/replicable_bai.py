@@ -48,7 +48,7 @@ def _points(ds: tuple[int, ...], rhos: tuple[float, ...]) -> tuple:
 
 COST = FigureSpec(
     name="replicable-bai:cost",
-    full_minutes=3.6,  # 215 s, --workers 1 on the loaded 2-core machine (docs/replicable-bai.md)
+    full_minutes=5.9,  # 356 s, --workers 1 on the loaded 2-core machine (docs/replicable-bai.md)
     title="Cost of replicability in best-arm identification: ReplicableRAGE vs RAGE, "
           "Soare et al. (omega = 0.1), delta = 0.05",
     paper="A figure of ours (issue 25; docs/replicable-bai.md): no paper plots it",
