@@ -33,7 +33,7 @@ def test_radius_is_the_conditional_deviation_of_every_gap_and_width_its_union():
                 for zp, z in itertools.combinations(ENV.Z, 2))
     r = 0.5 / 300 * math.sqrt(worst) * math.sqrt(2 * math.log(16 / 0.075))
     assert algo.radius == pytest.approx(r)
-    assert algo.width == pytest.approx(2 * 3 * r / (0.3 - 0.15))
+    assert algo.width == pytest.approx(2 * 4 * r / (0.3 - 0.15))  # a union over all 4 items
 
 
 @pytest.mark.parametrize("seed", [8, 9, 10])

@@ -16,12 +16,13 @@ share, with standard deviation s_{z'z} = σ/T · (Σ_a n_a ((z' − z)ᵀA⁻¹x
 from the pull counts n_a. With r = max s · sqrt(2 log(|Z|²/δ_r)), both executions' gaps are
 within r of those means with probability ≥ 1 − 2δ_r, so |ĝ_z − ĝ'_z| ≤ 2r; z is in one S and
 not the other only if b falls between them, probability ≤ 2r/w. The width
-w = 2(|Z| − 1) r/(ρ − 2δ_r) makes the union over the |Z| − 1 other items ≤ ρ − 2δ_r: S, and so
-the recommendation, agree with probability ≥ 1 − ρ.
+w = 2|Z| r/(ρ − 2δ_r) makes the union over all |Z| items ≤ ρ − 2δ_r (none is exempt: b can fall
+below the best item's gap too, unlike the fixed-confidence rule, whose threshold never comes
+near z*): S, and so the recommendation, agree with probability ≥ 1 − ρ.
 
 The price is in the error probability, not the samples (the budget is fixed): S holds every
 item whose gap is below about w, and the recommendation is uniform on S, so the best item is
-returned for sure only when Δ_min ≳ w + 2ε_T — a gap (|Z| − 1)/ρ times larger than G-BAI needs.
+returned for sure only when Δ_min ≳ w + 2ε_T — a gap about |Z|/ρ times larger than G-BAI needs.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class ReplicableGBAI(GBAI):
         if M == 1:
             return 0
         self.radius = self.gap_radius()
-        self.width = 2.0 * (M - 1) * self.radius / (self.rho - 2.0 * self.delta_r)
+        self.width = 2.0 * M * self.radius / (self.rho - 2.0 * self.delta_r)
         gaps = empirical_gaps(self.Z @ self.theta_hat)
         self.threshold = self.width * (1.0 - u)  # b: one grid boundary, offset by ξ
         near = gaps < self.threshold
