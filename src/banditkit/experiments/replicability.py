@@ -79,6 +79,8 @@ class PairStatistics:
     n_pulls : int array, shape (n, 2)
     rho : float or None
         The target ρ, when the policy has one.
+    correct : bool array, shape (n, 2) or None
+        Whether each execution recommended the best item (identifiers run by :func:`audit`).
     """
 
     identical: np.ndarray
@@ -87,6 +89,7 @@ class PairStatistics:
     regret: np.ndarray | None = None
     recommendations: np.ndarray | None = None
     rho: float | None = None
+    correct: np.ndarray | None = None
 
     @property
     def pairs(self) -> int:
@@ -138,6 +141,9 @@ class PairStatistics:
                              "per_pair": self.regret.tolist()}
         if self.recommendations is not None:
             out["recommendations"] = self.recommendations.tolist()
+        if self.correct is not None:
+            out["correct_executions"] = int(self.correct.sum())
+            out["executions"] = int(self.correct.size)
         return out
 
 
@@ -179,6 +185,9 @@ class AuditResult(PairStatistics):
         if self.recommendations is not None:
             same = int(np.sum(self.recommendations[:, 0] == self.recommendations[:, 1]))
             lines.append(f"  same recommendation: {same}/{self.pairs}")
+        if self.correct is not None:
+            lines.append(f"  correct recommendations: {int(self.correct.sum())}/"
+                         f"{self.correct.size} executions")
         if self.capped:
             lines.append(f"  warning: {self.capped} of {2 * self.pairs} executions were cut at "
                          f"the horizon T = {self.horizon} before stopping by themselves; "
@@ -205,14 +214,16 @@ def statistics_of_pairs(first: Sequence[Trial], second: Sequence[Trial], *,
     if all(t.regret is not None for t in (*first, *second)):
         regret = np.array([[a.final_regret, b.final_regret]
                            for a, b in zip(first, second, strict=True)], dtype=float)
-    recs = None
+    recs = correct = None
     if identification:
         recs = np.array([[a.recommendation, b.recommendation]
                          for a, b in zip(first, second, strict=True)], dtype=object)
+        correct = np.array([[bool(a.correct), bool(b.correct)]
+                            for a, b in zip(first, second, strict=True)])
     return PairStatistics(
         identical=np.array([c[0] for c in cmp]), differences=np.array([c[1] for c in cmp]),
         n_pulls=np.array([[a.n_pulls, b.n_pulls] for a, b in zip(first, second, strict=True)]),
-        regret=regret, recommendations=recs, rho=rho)
+        regret=regret, recommendations=recs, rho=rho, correct=correct)
 
 
 def _run_pair(factory: Callable[..., Algorithm], env: Environment, params: Mapping[str, Any],
@@ -353,6 +364,7 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
     st = statistics_of_pairs(first, second, identification=identification, rho=rho)
     return AuditResult(identical=st.identical, differences=st.differences, n_pulls=st.n_pulls,
                        regret=st.regret, recommendations=st.recommendations, rho=rho,
+                       correct=st.correct,
                        policy=name or getattr(policy_factory, "__name__", ""),
                        instance=instance, horizon=horizon, seed=int(seed), params=params,
                        capped=(sum(not t.stopped for t in (*first, *second))

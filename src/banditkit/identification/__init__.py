@@ -56,7 +56,8 @@ if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
 
 __all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGame",
            "LinGapE", "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace",
-           "TopTwoThompson", "XYAdaptive", "XYOracle", "XYStatic"]
+           "ReplicableGBAI", "ReplicableRAGE", "ReplicableSuccessiveElimination", "TopTwoThompson",
+           "XYAdaptive", "XYOracle", "XYStatic"]
 
 # imported on first use (PEP 562): importing one module of the package does not import them
 # all (and scipy with them)
@@ -70,6 +71,9 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".p1": ["P1RAGE", "P1Peace"],
     ".peace": ["MixedPeace", "Peace"],
     ".rage": ["RAGE"],
+    ".replicable_g_bai": ["ReplicableGBAI"],
+    ".replicable_rage": ["ReplicableRAGE"],
+    ".replicable_se": ["ReplicableSuccessiveElimination"],
     ".top_two": ["TopTwoThompson"],
     ".track_and_stop": ["LinearTrackAndStop"],
     ".xy": ["XYAdaptive", "XYOracle", "XYStatic"],
@@ -85,6 +89,9 @@ if TYPE_CHECKING:
     from .p1 import P1RAGE, P1Peace
     from .peace import MixedPeace, Peace
     from .rage import RAGE
+    from .replicable_g_bai import ReplicableGBAI
+    from .replicable_rage import ReplicableRAGE
+    from .replicable_se import ReplicableSuccessiveElimination
     from .top_two import TopTwoThompson
     from .track_and_stop import LinearTrackAndStop
     from .xy import XYAdaptive, XYOracle, XYStatic

@@ -23,6 +23,9 @@ from .od_linbai import ODLinBAI
 from .p1 import P1RAGE, P1Peace
 from .peace import MixedPeace, Peace
 from .rage import RAGE
+from .replicable_g_bai import ReplicableGBAI
+from .replicable_rage import ReplicableRAGE
+from .replicable_se import ReplicableSuccessiveElimination
 from .top_two import TopTwoThompson
 from .track_and_stop import LinearTrackAndStop
 from .xy import XYAdaptive, XYOracle, XYStatic
@@ -39,6 +42,9 @@ __all__ = [
     "p1_rage",
     "peace",
     "rage",
+    "replicable_g_bai",
+    "replicable_rage",
+    "replicable_se",
     "top_two_thompson",
     "track_and_stop",
     "xy_adaptive",
@@ -71,6 +77,28 @@ def rage(env: Environment, rng: np.random.Generator, *, horizon: int | None = No
          delta: float = 0.05, epsilon: float = 0.1) -> RAGE:
     """RAGE (Fiez et al. 2019, Algorithm 1), fixed confidence δ."""
     return RAGE(*_arms_items(env, "RAGE"), delta, epsilon, rng=rng)
+
+
+@register_policy("ReplicableRAGE")
+def replicable_rage(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                    delta: float = 0.05, rho: float = 0.3, epsilon: float = 0.1,
+                    split: str = "window", sample_delta: float | None = None
+                    ) -> ReplicableRAGE:
+    """ρ-replicable RAGE (issue 25): RAGE's designs, drops through replicable rounding."""
+    return ReplicableRAGE(*_arms_items(env, "ReplicableRAGE"), delta, rho, epsilon, rng=rng,
+                          split=split, sample_delta=sample_delta)
+
+
+@register_policy("ReplicableSuccessiveElimination")
+def replicable_se(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                  delta: float = 0.05, rho: float = 0.3, split: str = "window",
+                  sample_delta: float | None = None,
+                  reward_range: tuple[float, float] = (0.0, 1.0)
+                  ) -> ReplicableSuccessiveElimination:
+    """ρ-replicable successive elimination, K-armed BAI with rewards in reward_range."""
+    return ReplicableSuccessiveElimination(env.n_arms, rho, delta, rng, split=split,
+                                           sample_delta=sample_delta,
+                                           reward_range=reward_range)
 
 
 @register_policy("XYStatic")
@@ -129,6 +157,17 @@ def g_bai(env: Environment, rng: np.random.Generator, *, horizon: int | None = N
     """G-BAI (Xiong et al., Algorithm 1): i.i.d. pulls from the G-optimal design, IPS."""
     return GBAI(*_arms_items(env, "GBAI"), _budget("GBAI", horizon), design_tol=design_tol,
                 rng=rng)
+
+
+@register_policy("ReplicableGBAI")
+def replicable_g_bai(env: Environment, rng: np.random.Generator, *,
+                     horizon: int | None = None, rho: float = 0.3, sigma: float = 1.0,
+                     delta_r: float | None = None, design_tol: float = 0.01
+                     ) -> ReplicableGBAI:
+    """G-BAI with a ρ-replicable recommendation (issue 25): same pulls, rounded gaps."""
+    return ReplicableGBAI(*_arms_items(env, "ReplicableGBAI"),
+                          _budget("ReplicableGBAI", horizon), rho=rho, sigma=sigma,
+                          delta_r=delta_r, design_tol=design_tol, rng=rng)
 
 
 @register_policy("P1RAGE")
