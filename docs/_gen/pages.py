@@ -7,10 +7,13 @@ algorithm index and its place in its family without an edit here. A family is ma
 module of the class the factory returns (``FAMILIES[...]["modules"]``); an algorithm in no
 family is listed under "Other algorithms".
 
-The gallery shows each figure's ``--quick`` PNG. ``BANDITKIT_DOCS_GALLERY`` says where they come
-from: ``run`` (``make docs``) runs ``banditkit run FIGURE --quick`` for every figure whose PNG is
-not in the cache folder yet; ``cached`` (``make test``'s strict build, to stay fast) uses the PNGs
-already in the cache and lists the others with the command that makes them.
+The gallery shows each figure's ``--quick`` PNG, drawn at build time into a cache folder
+(``BANDITKIT_DOCS_CACHE``, default ``build/docs-gallery``). ``BANDITKIT_DOCS_GALLERY`` says
+whether to draw: ``run`` (the default, ``make docs``) runs ``banditkit run FIGURE --quick`` for
+every figure whose PNG is not in the cache yet (``BANDITKIT_DOCS_FIGURES=a,b`` only those);
+``cached`` uses the PNGs already there and lists the others with the command that draws them.
+A figure that needs a data set (``FigureSpec.requires``: MovieLens, ``make data``) is drawn
+only when cached.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from banditkit.registry import _load
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("BANDITKIT_DOCS_CACHE", ROOT / "build" / "docs-gallery"))
 GALLERY_MODE = os.environ.get("BANDITKIT_DOCS_GALLERY", "run")
+# Only these figures are run when missing (comma-separated names; all when unset): the test of
+# the site runs one, so that drawing at build time is checked without the minutes of all.
+ONLY = {f for f in os.environ.get("BANDITKIT_DOCS_FIGURES", "").split(",") if f}
 
 # The subpackages whose ``__all__`` is public API, each on a page of its own.
 SUBPACKAGES = {
@@ -159,7 +165,9 @@ def algorithm_pages() -> dict[str | None, list[str]]:
              "Every name that `Experiment.create(algorithm=...)`, `banditkit audit` and "
              "`banditkit.registry.make_policy` accept, read from `banditkit/registry.py` when "
              "this site was built.", "", "| name | family | what |", "|---|---|---|"]
-    for name, entry in sorted(_load().items()):
+    documented: dict[type, str] = {}  # a class on the page of the first name that builds it
+    for name, entry in sorted(_load().items(),
+                              key=lambda item: ("deprecated" in item[1].description, item[0])):
         cls = _built_class(entry)
         family = _family_of(cls)
         by_family.setdefault(family, []).append(name)
@@ -182,13 +190,16 @@ def algorithm_pages() -> dict[str | None, list[str]]:
             "experiment may replace some by its live defaults, shown by `status`):", "",
             _params_table(entry), "",
             "## The class", "",
-            f"::: {target}", "    options:", "      heading_level: 3", "",
+            *([f"`{name}` builds the class documented on the page of "
+               f"[`{documented[cls]}`]({documented[cls]}.md).", ""] if cls in documented else
+              [f"::: {target}", "    options:", "      heading_level: 3",
+               "      show_root_heading: true", "      show_root_full_path: false", ""]),
             "## The factory", "",
             f"::: {factory}", "    options:", "      heading_level: 3",
-            "      show_root_heading: false", ""]))
+            "      show_root_heading: true", "      show_root_full_path: false", ""]))
+        if cls is not None:
+            documented.setdefault(cls, name)
     _write("reference/algorithms/index.md", "\n".join(lines) + "\n")
-    nav = ["* [All algorithms](index.md)"] + [f"* [{n}]({n}.md)" for n in sorted(_load())]
-    _write("reference/algorithms/SUMMARY.md", "\n".join(nav) + "\n")
     return by_family
 
 
@@ -223,7 +234,9 @@ def api_pages() -> None:
         obj = getattr(banditkit, name)
         _write(f"reference/{name}.md", f"# `banditkit.{name}`\n\n"
                f"::: {obj.__module__}.{obj.__qualname__}\n    options:\n"
-               "      heading_level: 2\n      show_root_heading: false\n")
+               "      heading_level: 2\n      show_root_heading: false\n"
+               # Experiment's reading and pausing methods live in mixins (live/reading.py...)
+               "      inherited_members: true\n")
         summary = (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
         index.append(f"* [`banditkit.{name}`]({name}.md) — {summary}")
         nav.append(f"* [{name}]({name}.md)")
@@ -241,14 +254,17 @@ def api_pages() -> None:
         nav.append(f"    * [{module}]({slug}.md)")
     index += ["", "Every registered algorithm has a page of its own: "
               "[all algorithms](algorithms/index.md).", ""]
-    nav.append("* [Algorithms](algorithms/)")
+    nav.append("* Algorithms")
+    nav.append("    * [All algorithms](algorithms/index.md)")
+    nav += [f"    * [{n}](algorithms/{n}.md)" for n in sorted(_load())]
     _write("reference/index.md", "\n".join(index) + "\n")
     _write("reference/SUMMARY.md", "* [Overview](index.md)\n" + "\n".join(nav) + "\n")
 
 
-def _figures() -> list[tuple[str, str]]:
+def _figures() -> list[tuple[str, str, bool]]:
+    """(name, title, needs a data set) of every figure ``banditkit list`` shows."""
     from banditkit.experiments.figures import all_figures
-    return [(f.name, f.title) for f in all_figures()]
+    return [(f.name, f.title, f.requires is not None) for f in all_figures()]
 
 
 def gallery() -> None:
@@ -258,11 +274,11 @@ def gallery() -> None:
             "algorithm-family pages give the full runs). Rerun one with "
             "`banditkit run FIGURE --quick`.", ""]
     missing = []
-    for name, title in _figures():
+    for name, title, needs_data in _figures():
         slug = name.replace(":", "_")
         png = CACHE / slug / f"{slug}.png"
-        needs_data = "fig2b" in name and name.split(":")[0] in ("rage", "p1-rage")
-        if not png.exists() and GALLERY_MODE == "run" and not needs_data:
+        wanted = not ONLY or name in ONLY
+        if not png.exists() and GALLERY_MODE == "run" and wanted and not needs_data:
             done = subprocess.run([sys.executable, "-m", "banditkit", "run", name, "--quick",
                                    "--workers", "1", "--no-progress", "--out",
                                    str(CACHE / slug)], capture_output=True, text=True)

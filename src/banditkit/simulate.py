@@ -135,12 +135,14 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         to the pulls made, when there is no horizon; checkpoints past them then hold the
         final totals).
 
-    A horizon whose decision log cannot fit in memory (:func:`check_memory`: UCB1 keeps one
-    run per pull) is refused before the run.
-
     Returns
     -------
     Trial
+
+    Notes
+    -----
+    A horizon whose decision log cannot fit in memory (:func:`check_memory`; UCB1 keeps one
+    run per pull) is refused before the run.
     """
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"algorithm must be a banditkit Algorithm, got {type(algorithm).__name__}")
