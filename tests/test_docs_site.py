@@ -102,6 +102,7 @@ def test_the_gallery_draws_its_figures_at_build_time(site):
     text = _text(site / "gallery" / "index.html")
     assert f'src="{slug}.png"' in text
     assert "banditkit run" in text  # the figures not drawn say how to draw them
+    assert not re.search(r"\{[A-Za-z_]+\}", _article(site / "gallery" / "index.html"))  # filled
 
 
 class _Resources(HTMLParser):

@@ -203,6 +203,14 @@ def algorithm_pages() -> dict[str | None, list[str]]:
     return by_family
 
 
+def _page_title(page: str) -> str:
+    """The first heading of a docs page (its title in the navigation)."""
+    for line in (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return page
+
+
 def family_pages(by_family: dict[str | None, list[str]]) -> None:
     nav = []
     for slug, family in FAMILIES.items():
@@ -212,7 +220,7 @@ def family_pages(by_family: dict[str | None, list[str]]) -> None:
         text += [f"* [`{n}`](../reference/algorithms/{n}.md) — {_load()[n].description}"
                  for n in names] or ["(none registered)"]
         text += ["", "## Measured results, choices and deviations from the paper", ""]
-        text += [f"* [{p}](../{p})" for p in family["pages"]]
+        text += [f"* [{_page_title(p)}](../{p})" for p in family["pages"]]
         _write(f"families/{slug}.md", "\n".join(text) + "\n")
         nav.append(f"* [{family['title']}]({slug}.md)")
     others = by_family.get(None, [])
@@ -232,7 +240,11 @@ def api_pages() -> None:
                       "The names `import banditkit` exports (`banditkit.__all__`):", ""]
     for name in sorted(n for n in banditkit.__all__ if not n.startswith("_")):
         obj = getattr(banditkit, name)
+        # the defining module's docstring first: it explains the concept (Experiment's
+        # durability and transactions, the ask/tell protocol) that the class docstring assumes
         _write(f"reference/{name}.md", f"# `banditkit.{name}`\n\n"
+               f"::: {obj.__module__}\n    options:\n      members: false\n"
+               "      show_root_heading: false\n      show_root_toc_entry: false\n\n"
                f"::: {obj.__module__}.{obj.__qualname__}\n    options:\n"
                "      heading_level: 2\n      show_root_heading: false\n"
                # Experiment's reading and pausing methods live in mixins (live/reading.py...)
@@ -263,8 +275,13 @@ def api_pages() -> None:
 
 def _figures() -> list[tuple[str, str, bool]]:
     """(name, title, needs a data set) of every figure ``banditkit list`` shows."""
+    from banditkit.experiments.describe import fill
     from banditkit.experiments.figures import all_figures
-    return [(f.name, f.title, f.requires is not None) for f in all_figures()]
+
+    # the full run's title, placeholders such as {T} filled as `banditkit list` fills them
+    return [(f.name, fill(f.title, trials=f.trials, points=f.points,
+                          horizons=[f.horizon_at(p) for p in f.points]), f.requires is not None)
+            for f in all_figures()]
 
 
 def gallery() -> None:
@@ -284,7 +301,7 @@ def gallery() -> None:
                                    str(CACHE / slug)], capture_output=True, text=True)
             if done.returncode != 0:
                 raise RuntimeError(f"banditkit run {name} --quick failed:\n{done.stderr}")
-        text += [f"## `{name}`", "", title, ""]
+        text += [f"## `{name}`", "", f"{title} (full run; the picture is the quick run's).", ""]
         if png.exists():
             with mkdocs_gen_files.open(f"gallery/{slug}.png", "wb") as f:
                 f.write(png.read_bytes())
