@@ -61,6 +61,9 @@ def test_every_public_name_has_an_api_page(site):
     experiment = _text(site / "reference" / "Experiment.html")
     for method in ("create", "open", "assign", "record", "status", "units", "resume"):
         assert f'id="banditkit.live.experiment.Experiment.{method}"' in experiment, method
+    # the docstrings' Sphinx roles (:func:`x`) are shown as code, not printed as they are
+    for page in (site / "reference").rglob("*.html"):
+        assert not re.search(r":(func|class|meth|mod|data|attr):`", _article(page)), page.name
     simulate = _text(site / "reference" / "simulate.html")
     assert "Parameters" in simulate and "horizon" in simulate and "checkpoints" in simulate
 
