@@ -75,9 +75,11 @@ def test_the_wheel_holds_every_module_of_the_package(installed):
 
 
 def test_the_installed_cli_says_its_version(installed, tmp_path):
-    _, python = installed
+    wheel, python = installed
     out = _run([str(python.parent / "banditkit"), "--version"], cwd=tmp_path)
+    # the version pyproject.toml gave the wheel is the one the package says it is
     assert out.strip() == f"banditkit {banditkit.__version__}"
+    assert wheel.name.startswith(f"banditkit-{banditkit.__version__}-"), wheel.name
     listed = _run([str(python.parent / "banditkit"), "list"], cwd=tmp_path)
     assert "replicable-bandits:fig1" in listed and "rage:fig1a" in listed
 
