@@ -9,6 +9,7 @@ machine, pip's cache and /opt/wheels first, then PyPI)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -99,3 +100,31 @@ def test_the_installed_package_runs_the_readme_quick_starts(installed, tmp_path)
     out = _run([str(python), "-c", live], cwd=tmp_path)
     assert "leader: new-copy (committed" in out
     assert (tmp_path / "checkout.sqlite").exists()
+
+
+# What the optional extras bring (pyproject.toml's serve, postgres, speed, dask, bench): a
+# module may need one of these and only these; any other missing import is an undeclared
+# dependency.
+OPTIONAL = {"starlette", "uvicorn", "psycopg", "numba", "llvmlite", "dask", "distributed",
+            "pyinstrument"}
+IMPORT_ALL = """
+import importlib, json, pkgutil, banditkit
+failed = {}
+for info in pkgutil.walk_packages(banditkit.__path__, "banditkit."):
+    if info.name.endswith("__main__"):  # `python -m banditkit`: importing it runs the CLI
+        continue
+    try:
+        importlib.import_module(info.name)
+    except ModuleNotFoundError as error:
+        failed[info.name] = (error.name or "").split(".")[0]
+print(json.dumps(failed))
+"""
+
+
+def test_every_module_imports_with_the_declared_dependencies(installed, tmp_path):
+    """Every module of the installed wheel imports in the clean venv, except those that need
+    an optional extra (which must be one pyproject.toml offers)."""
+    _, python = installed
+    failed = json.loads(_run([str(python), "-c", IMPORT_ALL], cwd=tmp_path))
+    undeclared = {module: name for module, name in failed.items() if name not in OPTIONAL}
+    assert not undeclared, undeclared
