@@ -31,6 +31,9 @@ import mkdocs_gen_files
 import banditkit
 from banditkit.registry import _load
 
+sys.path.insert(0, str(Path(__file__).parent))
+from griffe_roles import strip_roles  # docstring text this script writes itself
+
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("BANDITKIT_DOCS_CACHE", ROOT / "build" / "docs-gallery"))
 GALLERY_MODE = os.environ.get("BANDITKIT_DOCS_GALLERY", "run")
@@ -175,11 +178,11 @@ def algorithm_pages() -> dict[str | None, list[str]]:
             f"{entry.factory.__module__}.{entry.factory.__qualname__}"
         fam = (f"[{FAMILIES[family]['title']}](../../families/{family}.md)" if family
                else "other")
-        lines.append(f"| [`{name}`]({name}.md) | {fam} | {entry.description} |")
+        lines.append(f"| [`{name}`]({name}.md) | {fam} | {strip_roles(entry.description)} |")
         factory = f"{entry.factory.__module__}.{entry.factory.__qualname__}"
         _write(f"reference/algorithms/{name}.md", "\n".join([
             f"# `{name}`", "",
-            f"{entry.description}", "",
+            strip_roles(entry.description), "",
             f"Registered name `{name}`: build it with "
             f"`banditkit.registry.make_policy(\"{name}\", env, rng, horizon=T, **params)`, run "
             f"it live with `Experiment.create(..., algorithm=\"{name}\")`, audit it with "
@@ -217,8 +220,8 @@ def family_pages(by_family: dict[str | None, list[str]]) -> None:
         names = by_family.get(slug, [])
         text = [f"# {family['title']}", "", f"**Paper:** {family['paper']}.", "",
                 family["intro"], "", "## Algorithms", ""]
-        text += [f"* [`{n}`](../reference/algorithms/{n}.md) — {_load()[n].description}"
-                 for n in names] or ["(none registered)"]
+        text += [f"* [`{n}`](../reference/algorithms/{n}.md) — "
+                 f"{strip_roles(_load()[n].description)}" for n in names] or ["(none registered)"]
         text += ["", "## Measured results, choices and deviations from the paper", ""]
         text += [f"* [{_page_title(p)}](../{p})" for p in family["pages"]]
         _write(f"families/{slug}.md", "\n".join(text) + "\n")
@@ -227,8 +230,9 @@ def family_pages(by_family: dict[str | None, list[str]]) -> None:
     text = ["# Other algorithms", "",
             "Registered algorithms that belong to no family above (add their module to "
             "`FAMILIES` in `docs/_gen/pages.py`).", ""]
-    text += [f"* [`{n}`](../reference/algorithms/{n}.md) — {_load()[n].description}"
-             for n in others] or ["None: every registered algorithm has its family."]
+    text += [f"* [`{n}`](../reference/algorithms/{n}.md) — "
+             f"{strip_roles(_load()[n].description)}" for n in others] or [
+        "None: every registered algorithm has its family."]
     _write("families/other.md", "\n".join(text) + "\n")
     nav.append("* [Other algorithms](other.md)")
     _write("families/SUMMARY.md", "\n".join(nav) + "\n")
@@ -249,7 +253,7 @@ def api_pages() -> None:
                "      heading_level: 2\n      show_root_heading: false\n"
                # Experiment's reading and pausing methods live in mixins (live/reading.py...)
                "      inherited_members: true\n")
-        summary = (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+        summary = strip_roles((inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " "))
         index.append(f"* [`banditkit.{name}`]({name}.md) — {summary}")
         nav.append(f"* [{name}]({name}.md)")
     index += ["", "The subpackages' public names (each subpackage's `__all__`):", ""]
