@@ -6,7 +6,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= runs/demo
 
-.PHONY: demo test lint bench clean data chromium postgresql
+.PHONY: demo test lint bench clean data chromium postgresql docs typecheck
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,7 @@ $(STAMP_RUN): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test,bench,serve,speed,postgres]"
+	$(BIN)/python -m pip install --quiet -e ".[test,bench,serve,speed,postgres,docs]"
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
@@ -49,15 +49,30 @@ postgresql:
 		{ $(SUDO) apt-get update -qq >/dev/null && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
 
+# The suite includes the docs' strict build (tests/test_docs_site.py), every python block of the
+# docs (test_docs_blocks.py), the wheel in a clean venv (test_wheel.py) and mypy --strict on the
+# public API (test_typing.py).
 test: $(STAMP_TEST) chromium postgresql
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples docs/_gen
 	$(BIN)/python -m pytest -n 2 -q
+
+# The documentation site into site/ (open site/index.html; nothing is fetched, at build or when
+# viewed). The gallery's --quick figures are drawn once into build/docs-gallery (about two
+# minutes the first time) and reused; `make clean` forgets them.
+export DISABLE_MKDOCS_2_WARNING := true
+export NO_MKDOCS_2_WARNING := 1
+docs: $(STAMP_TEST)
+	$(BIN)/mkdocs build --strict
+
+typecheck: $(STAMP_TEST)
+	MYPYPATH=src $(BIN)/mypy --strict --follow-imports=silent --ignore-missing-imports \
+		tests/typing/public_api.py
 
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/bench_design.py
 
 clean:
-	rm -rf $(VENV) runs build *.egg-info src/*.egg-info
+	rm -rf $(VENV) runs build site *.egg-info src/*.egg-info .mypy_cache
 
 # The service's load test (docs/service.md): SQLite and PostgreSQL, 1 and 2 servers, 50,000
 # assign+record round trips each, 0 lost / 0 duplicated checked; prints the README's table.

@@ -68,6 +68,10 @@ def test_the_readme_live_snippet_ends_on_the_best_arm(tmp_path, monkeypatch, cap
     text = str(state)
     assert f"leader: {best} (committed" in text and "commit='argmax' [live default]" in text
     assert text in capsys.readouterr().out  # the snippet prints it
+    # the number the README states is the one this run gives
+    (stated,) = re.findall(r"It ends with ([\d,]+) of the 30,000 visitors on `new-copy`",
+                           README.read_text())
+    assert recorded["new-copy"] == int(stated.replace(",", "")), recorded.to_dict()
 
 
 def _cli(*args: str, cwd: Path) -> str:

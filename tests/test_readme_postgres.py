@@ -1,4 +1,5 @@
-"""The README's PostgreSQL lines, run as printed against the suite's own PostgreSQL server
+"""The PostgreSQL lines of the practitioner's guide (docs/guides/practitioner.md, where the
+README's moved), run as printed against the suite's own PostgreSQL server
 (tests/postgres_support.py), with only the URL swapped for that server's socket form."""
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from pathlib import Path
 from banditkit import Experiment
 from service_support import Server, call
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guides" / "practitioner.md"
 
 
 def _block(language: str, containing: str) -> str:
-    blocks = re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    blocks = re.findall(rf"```{language}\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
     (block,) = [b for b in blocks if containing in b]
     return block
 
@@ -24,7 +25,7 @@ def test_the_readme_postgres_snippet_runs_on_a_real_server(postgres_server):
     (printed,) = re.findall(r'url = "(postgresql://[^"]+)"', snippet)
     url = postgres_server.create_database(socket=True)
     namespace: dict = {"__name__": "__readme__"}
-    exec(compile(snippet.replace(printed, url), "README.md", "exec"), namespace)
+    exec(compile(snippet.replace(printed, url), "practitioner.md", "exec"), namespace)
     assert len(namespace["units"]) == 100
     # another connection (as another machine would) sees the 100 units, on the arms it names
     with Experiment.open(url, name="checkout", readonly=True) as again:

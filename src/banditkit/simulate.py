@@ -152,12 +152,14 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         ``observe``), which also leaves the algorithm object in its final state (an engine
         may leave it untouched).
 
-    A horizon whose decision log cannot fit in memory (:func:`check_memory`: UCB1 keeps one
-    run per pull) is refused before the run.
-
     Returns
     -------
     Trial
+
+    Notes
+    -----
+    A horizon whose decision log cannot fit in memory (:func:`check_memory`; UCB1 keeps one
+    run per pull) is refused before the run.
     """
     engine = check_engine(engine)
     horizon, checkpoints = _check_trial(algorithm, env, horizon, checkpoints)

@@ -8,6 +8,7 @@ costs O(runs), whatever its number of pulls.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ..protocol import Batch
 from ..validation import check_in_unit_interval
@@ -19,7 +20,7 @@ __all__ = ["BernoulliBandit", "GaussianBandit", "StationaryBandit"]
 class StationaryBandit(Environment):
     """Common truth of stationary K-armed bandits: means, best arm, gaps."""
 
-    def __init__(self, means: np.ndarray) -> None:
+    def __init__(self, means: npt.ArrayLike) -> None:
         means = np.asarray(means, dtype=float)
         if means.ndim != 1:
             raise ValueError(f"means must be a 1-D array with one mean per arm, got shape "
@@ -56,7 +57,7 @@ class BernoulliBandit(StationaryBandit):
     means : array of float in [0, 1], shape (K,)
     """
 
-    def __init__(self, means: np.ndarray) -> None:
+    def __init__(self, means: npt.ArrayLike) -> None:
         super().__init__(check_in_unit_interval(means, "means"))
 
     def pull(self, batch: Batch, rng: np.random.Generator, t0: int = 0) -> Outcome:
@@ -77,7 +78,7 @@ class GaussianBandit(StationaryBandit):
         Noise standard deviation, shared by all arms.
     """
 
-    def __init__(self, means: np.ndarray, sigma: float = 1.0) -> None:
+    def __init__(self, means: npt.ArrayLike, sigma: float = 1.0) -> None:
         super().__init__(means)
         if not (np.isfinite(sigma) and sigma > 0):
             raise ValueError(f"sigma must be a positive finite number, got {sigma}")
