@@ -159,10 +159,10 @@ def test_the_cli_creates_with_a_window_shows_it_and_refuses_a_bad_one(tmp_path, 
                            (["--outcome-window", "nan"], "outcome_window must be"),
                            (["--outcome-window", "inf"], "outcome_window must be"),
                            (["--missing", "never"], "missing must be 'zero'")):
-        assert main(base + flags) == 2
+        assert main([*base, *flags]) == 2
         assert message in capsys.readouterr().err
         assert not path.exists()
-    assert main(base + ["--outcome-window", "7200", "--missing", "expire"]) == 0
+    assert main([*base, "--outcome-window", "7200", "--missing", "expire"]) == 0
     capsys.readouterr()
     assert main(["experiment", "assign", str(path), "3"]) == 0
     capsys.readouterr()
