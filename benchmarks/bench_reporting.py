@@ -11,7 +11,7 @@ assigns ``--per-tick`` units and, in the same tick, records the outcomes that co
 the others come later, by value:
 
 ``binary``
-    Bernoulli(0.1): a conversion (1) is recorded in the tick its unit was assigned; a
+    Bernoulli(``--rate``, 0.1): a conversion (1) is recorded in the tick its unit was assigned; a
     non-conversion is never sent: the outcome window (``--window`` ticks, ``missing="zero"``)
     records its 0 when it closes.
 ``beta``
@@ -60,6 +60,7 @@ class Setting:
     per_tick: int = 200
     batch: int = 400
     window: int = 4
+    rate: float = 0.1  # binary: the conversion rate of every arm
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,9 @@ class RunResult:
     units: int
 
 
-def _draw(rng: np.random.Generator, kind: str, n: int) -> np.ndarray:
+def _draw(rng: np.random.Generator, kind: str, n: int, rate: float = 0.1) -> np.ndarray:
     if kind == "binary":
-        return (rng.random(n) < 0.1).astype(float)
+        return (rng.random(n) < rate).astype(float)
     if kind == "beta":
         return rng.beta(2.0, 5.0, n)
     zero = rng.random(n) < 0.8
@@ -107,7 +108,7 @@ def run_one(setting: Setting, seed: int, run: int, folder: Path) -> RunResult:
             frame = exp.assign(setting.per_tick)
             ids = frame["unit"].to_numpy()
             units += ids.size
-            values = _draw(rng, setting.rewards, ids.size)
+            values = _draw(rng, setting.rewards, ids.size, setting.rate)
             quick = _at_once(setting.rewards, values)
             if quick.any():
                 exp.record(ids[quick], values[quick])
@@ -163,9 +164,10 @@ def main() -> None:
     parser.add_argument("--per-tick", type=int, default=Setting.per_tick)
     parser.add_argument("--batch", type=int, default=Setting.batch)
     parser.add_argument("--window", type=int, default=Setting.window)
+    parser.add_argument("--rate", type=float, default=Setting.rate)
     args = parser.parse_args()
     for kind in args.rewards or REWARDS:
-        setting = Setting(kind, args.ticks, args.per_tick, args.batch, args.window)
+        setting = Setting(kind, args.ticks, args.per_tick, args.batch, args.window, args.rate)
         print(json.dumps(measure(setting, args.runs, args.seed)), flush=True)
 
 

@@ -17,6 +17,14 @@ difference ``arm − control`` lies in ``[low_arm − high_control, high_arm −
 So however often the guardrails are evaluated (every record and status), the chance that a
 guardrail which holds in truth ever pauses the experiment is at most α.
 
+What is counted: each arm's **resolved prefix** (:mod:`banditkit.live.resolved_prefix`), the
+metric values of its units in assignment order up to its first unit still waiting for an
+outcome, as for the rewards: values recorded quickly (or slowly) because of what they are
+cannot bias the comparison. A harm that makes outcomes *disappear* (an arm that crashes the
+page, so its units never report anything) leaves no metric value to compare: it is seen by the
+missing-outcome check (:func:`banditkit.live.statistics.missing_outcome_warnings`; under
+``missing="zero"`` also in the reward itself), not by the guardrails.
+
 This is a circuit breaker *outside* the algorithm: it only stops traffic (``assign`` hands out
 nothing); the algorithm never sees the metrics and its state is untouched. A constrained
 policy's costs (DEBORA-H's hard constraints) are the opposite: known to the algorithm and used

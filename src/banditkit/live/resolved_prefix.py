@@ -44,6 +44,9 @@ from .store_base import Connection, Store
 
 __all__ = ["ResolvedPrefix", "advance", "read_prefix", "rebuild", "scan"]
 
+#: Arms per ``IN (...)`` list (SQLite's variable limit, as :data:`banditkit.live.store.CHUNK`).
+_CHUNK = 900
+
 
 @dataclass(frozen=True)
 class ResolvedPrefix:
@@ -156,9 +159,15 @@ def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: i
     Cost: the units passed over (each once in the experiment's life) and O(log units) an arm.
     """
     moved = False
-    for arm in sorted({int(a) for a in arms}):
-        row = conn.execute("SELECT cursor FROM prefix WHERE arm = ?", (arm,)).fetchone()
-        start = 0 if row is None else int(row[0])
+    todo = sorted({int(a) for a in arms})
+    cursors: dict[int, int] = {}
+    for i in range(0, len(todo), _CHUNK):  # the arms' cursors in one statement per chunk
+        chunk = todo[i: i + _CHUNK]
+        cursors.update((int(a), int(c)) for a, c in conn.execute(
+            f"SELECT arm, cursor FROM prefix WHERE arm IN ({','.join('?' * len(chunk))})",
+            chunk))
+    for arm in todo:
+        start = cursors.get(arm, 0)
         end, sums, metrics = scan(conn, store, arm, start, n_guardrails)
         if end == start:
             continue

@@ -67,7 +67,7 @@ def render_page(experiment: Experiment, *, title: str, refresh: int | None = Non
             "<h2>Over time</h2>",
             _figure(_units_plot, live, names, "Units assigned per arm (cumulative)"),
             _figure(_means_plot, live, names, _means_title(status), bounds=bounds,
-                    status=status),
+                    status=status, units=units),
             _figure(_allocation_plot, live, names, "Allocation of each batch between the arms"),
             f"<p class='note'>{_e(status.interval_note)}. The bands over time are the same "
             "intervals <code>status</code> would have shown at each time: with anytime-valid "
@@ -228,27 +228,40 @@ def _means_title(status: Any) -> str:
 
 
 def _means_plot(ax: Any, live: pd.DataFrame, names: list[str],
-                bounds: tuple[float, float] | None, status: Any) -> None:
+                bounds: tuple[float, float] | None, status: Any, units: pd.DataFrame) -> None:
     """Each arm's mean over time with the interval ``status`` would have shown at that time
-    (:func:`banditkit.live.statistics.compare` over a grid of times, one call for all)."""
+    (:func:`banditkit.live.statistics.compare` over a grid of times, one call for all): at
+    time g, each arm's resolved prefix then — its units in id order up to the first assigned
+    by g and not yet resolved (recorded or expired) by g (:mod:`banditkit.live.resolved_prefix`),
+    or every outcome recorded by g when the status counts them all."""
+    start = _times(units, "assigned_at").min()
     done = live[live["reward"].notna()]
-    recorded = _times(done, "recorded_at")
-    x, unit = _elapsed(recorded, _times(live, "assigned_at").min())
+    x, unit = _elapsed(_times(done, "recorded_at"), start)
     grid = np.linspace(float(x.min()), float(x.max()), _POINTS)
-    arm = done["arm_index"].to_numpy()
-    reward = done["reward"].to_numpy(float)
+    assigned = _seconds(units, "assigned_at", start) / _scale(unit)
+    resolved_at = np.where(units["reward"].notna(), _seconds(units, "recorded_at", start),
+                           _seconds(units, "expired_at", start))
+    resolved_at = np.where(np.isnan(resolved_at), np.inf, resolved_at) / _scale(unit)
+    counted = (units["reward"].notna() & units["expired_at"].isna()).to_numpy()
+    reward = units["reward"].fillna(0.0).to_numpy(float)
+    arm = units["arm_index"].to_numpy()
+    everything = getattr(status, "count", "resolved") == "recorded"
     K = len(names)
     n, total, total_sq = (np.zeros((grid.size, K)) for _ in range(3))
     binary = np.ones((grid.size, K), dtype=bool)
     for i in range(K):
-        order = np.argsort(x[arm == i], kind="stable")
-        xs, rs = x[arm == i][order], reward[arm == i][order]
-        k = np.searchsorted(xs, grid, side="right")
-        n[:, i] = k
-        total[:, i] = np.r_[0.0, np.cumsum(rs)][k]
-        total_sq[:, i] = np.r_[0.0, np.cumsum(rs * rs)][k]
-        other = np.r_[0, np.cumsum(~np.isin(rs, (0.0, 1.0)))][k]
-        binary[:, i] = other == 0
+        mine = arm == i  # units are in id order: assignment order
+        a, r, c, v = assigned[mine], resolved_at[mine], counted[mine], reward[mine]
+        for j, g in enumerate(grid):
+            seen = c & (r <= g)
+            if not everything:
+                open_ = np.flatnonzero((a <= g) & (r > g))
+                if open_.size:
+                    seen = seen & (np.arange(a.size) < open_[0])
+            n[j, i] = seen.sum()
+            total[j, i] = v[seen].sum()
+            total_sq[j, i] = (v[seen] ** 2).sum()
+            binary[j, i] = np.isin(v[seen], (0.0, 1.0)).all()
     control = names.index(status.control) if status.control in names else 0
     c = compare(ArmSums(n, n, total, total_sq, binary), status.reward_range,
                 intervals=status.intervals, alpha=status.alpha, control=control)
@@ -262,7 +275,7 @@ def _means_plot(ax: Any, live: pd.DataFrame, names: list[str],
         ax.plot(grid, c.mean[:, i], label=str(name), markevery=max(1, _POINTS // 8), **style)
         ax.fill_between(grid, low, high, color=style["color"], alpha=0.15, linewidth=0)
     ax.set_xlabel(f"time since the first unit ({unit})")
-    ax.set_ylabel("mean reward (recorded units)")
+    ax.set_ylabel("mean reward (counted units)")
     # zoom on the bands (within the reward range): means of 0.1 on a 0..1 axis are unreadable
     shown = np.isfinite(c.low) & np.isfinite(c.high)
     if shown.any():
@@ -276,6 +289,20 @@ def _means_plot(ax: Any, live: pd.DataFrame, names: list[str],
     ax.grid(alpha=0.3)
     kind = "anytime-valid" if status.intervals == "anytime" else "fixed-n"
     _legend(ax, f"arm (band: {kind}\n{100 * (1 - status.alpha):g}% interval)")
+
+
+_UNITS = {"days": 86400.0, "hours": 3600.0, "minutes": 60.0, "seconds": 1.0}
+
+
+def _scale(unit: str) -> float:
+    """Seconds per unit of the elapsed-time axis (:func:`_elapsed`)."""
+    return _UNITS[unit]
+
+
+def _seconds(frame: pd.DataFrame, column: str, start: pd.Timestamp) -> np.ndarray:
+    """Seconds from ``start`` to each time of ``column`` (NaN where there is none)."""
+    times = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    return (times - start).dt.total_seconds().to_numpy(float)
 
 
 def _allocation_plot(ax: Any, live: pd.DataFrame, names: list[str]) -> None:
