@@ -23,6 +23,7 @@ PLANTED_WITHIN = 1_000
 
 
 def _create(path, guardrails=None, horizon=30_000, **kwargs):
+    kwargs.setdefault("overflow", "off")  # _run stops when assign hands out nothing
     return as_where(path).create(algorithm="ReplicableElimination", arms=ARMS, seed=1,
                                  horizon=horizon, params=PARAMS, guardrails=guardrails,
                                  **kwargs)

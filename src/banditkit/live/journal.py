@@ -47,6 +47,15 @@ Tables
     that has a key. A key points to at most one unit at a time (a partial unique index over
     the rows not ``superseded_at``); when its unit expired and the key came back, the old row
     is marked superseded and a new one names the new unit, so the log keeps both.
+``audit``
+    One row per operator action (create, pause, resume, stop, archive, expire): when, who (a
+    service's token id, or ``"local"``), what, and its detail (JSON).
+
+Overflow and rollout units (:mod:`banditkit.live.overflow`) are rows of ``units`` too, with
+``kind`` 1 (overflow: beyond the algorithm's pending slots) or 2 (rollout: after the
+experiment finished or was stopped), slot −1, the ``propensity`` with which the rule drew
+their arm, and their running sums in the ``totals`` rows of batch −2 only
+(:data:`OVERFLOW_TOTALS`): the algorithm's per-batch and all-batch totals never see them.
 """
 
 from __future__ import annotations
@@ -61,7 +70,8 @@ import numpy as np
 from ..draws import uniforms_at
 from ..protocol import IIDBatch
 
-__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
+__all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_TOTALS",
+           "ROLLOUT", "upgrade_5_to_6", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
            "file_identity", "now", "pack_draws", "pack_runs", "schema", "unpack_draws",
            "unpack_runs"]
 
@@ -71,7 +81,16 @@ __all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "ExperimentExists", "Expe
 #: 3: i.i.d. batches stored as their description (``draws``), observed from per-arm sums.
 #: 4: the ``keys`` table (sticky units: external keys → units).
 #: 5: guardrail metrics (``units.metrics``, ``metric_totals``) and their breaches (``pauses``).
-FORMAT = 5
+#: 6: overflow and rollout units (``units.kind``, ``units.propensity``), the ``audit`` table.
+#:    A format-5 experiment opened for writing is upgraded in place (:data:`UPGRADE_5_TO_6`).
+FORMAT = 6
+
+#: The ``batch`` of the ``totals`` rows that sum the overflow and rollout units (per arm).
+OVERFLOW_TOTALS = -2
+
+#: ``units.kind``: a unit of the algorithm's batch, an overflow unit, a rollout unit.
+ALGORITHM, OVERFLOW, ROLLOUT = 0, 1, 2
+KINDS = {ALGORITHM: "algorithm", OVERFLOW: "overflow", ROLLOUT: "rollout"}
 
 #: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
 ALL_BATCHES = -1
@@ -110,9 +129,11 @@ CREATE TABLE units (
     costs TEXT,
     metrics TEXT,
     recorded_at TEXT,
-    expired_at TEXT
+    expired_at TEXT,
+    kind {int} NOT NULL DEFAULT 0,
+    propensity {real}
 );
-CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL;
+CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL AND kind = 0;
 CREATE INDEX units_expired_slot ON units(batch, slot) WHERE expired_at IS NOT NULL;
 CREATE INDEX units_waiting ON units(assigned_at) WHERE reward IS NULL AND expired_at IS NULL;
 CREATE TABLE totals (
@@ -148,6 +169,26 @@ CREATE TABLE keys (
     superseded_at TEXT
 );
 CREATE UNIQUE INDEX keys_current ON keys(key) WHERE superseded_at IS NULL;
+{audit}"""
+
+_AUDIT = """
+CREATE TABLE audit (
+    id {serial},
+    at TEXT NOT NULL,
+    who TEXT NOT NULL,
+    action TEXT NOT NULL,
+    detail TEXT
+);
+"""
+
+#: What turns a format-5 experiment into format 6 (one transaction, either dialect): the
+#: units' kind and propensity (every old unit is an algorithm unit), the live-slot index
+#: restricted to algorithm units, and the audit table.
+_UPGRADE_TEMPLATE = """
+ALTER TABLE units ADD COLUMN kind {int} NOT NULL DEFAULT 0;
+ALTER TABLE units ADD COLUMN propensity {real};
+DROP INDEX units_live_slot;
+CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL AND kind = 0;
 """
 
 #: Column types per dialect: SQLite's (the text of every FORMAT 5 file, unchanged) and
@@ -160,7 +201,13 @@ POSTGRES_TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "blob": "BYTEA",
 
 def schema(types: dict[str, str]) -> str:
     """The tables and indexes (the module docstring) in one dialect's column types."""
-    return _SCHEMA_TEMPLATE.format(**types)
+    return _SCHEMA_TEMPLATE.format(**types, audit=_AUDIT.format(**types))
+
+
+def upgrade_5_to_6(types: dict[str, str]) -> str:
+    """The statements that upgrade a format-5 experiment to format 6 in one dialect (the
+    caller runs them in one transaction and then sets ``meta.format`` to 6)."""
+    return _UPGRADE_TEMPLATE.format(**types) + _AUDIT.format(**types)
 
 
 class ExperimentError(ValueError):

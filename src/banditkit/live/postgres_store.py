@@ -38,10 +38,11 @@ from .journal import (
     ExperimentExists,
     ExperimentNotFound,
     schema,
+    upgrade_5_to_6,
 )
 from .store_base import NAME_PATTERN, Store
 
-__all__ = ["PostgresStore", "list_names", "schema_name"]
+__all__ = ["PostgresStore", "drop", "list_names", "schema_name"]
 
 _LOCK_TIMEOUT_S = 30
 _CONNECT_TIMEOUT_S = 10
@@ -263,10 +264,31 @@ class PostgresStore(Store):
                                   "tables)")
         store = cls._attach(conn, url, name, readonly=readonly)
         version = store.meta().get("format")
+        if version == 5 and not isinstance(version, bool):
+            if readonly:
+                store.close()
+                raise ExperimentError(f"{store.label} has experiment format 5, which this "
+                                      f"banditkit upgrades to format {FORMAT} when it opens it "
+                                      "for writing; open it once with readonly=False, then "
+                                      "read it")
+            try:  # one transaction, under the experiment's write lock
+                with conn.transaction():
+                    conn.execute("SELECT value FROM meta WHERE key = 'created' FOR UPDATE")
+                    if json.loads(conn.execute("SELECT value FROM meta WHERE key = 'format'"
+                                               ).fetchone()[0]) == 5:
+                        conn.execute(upgrade_5_to_6(POSTGRES_TYPES))
+                        conn.execute("UPDATE meta SET value = %s WHERE key = 'format'",
+                                     (json.dumps(FORMAT),))
+            except _psycopg().Error as error:
+                store.close()
+                raise ExperimentError(f"{store.label} has experiment format 5 and could not "
+                                      f"be upgraded to format {FORMAT} "
+                                      f"({str(error).strip()})") from None
+            version = FORMAT
         if version != FORMAT or isinstance(version, bool):
             store.close()
             raise ExperimentError(f"{store.label} has experiment format {version!r}; this "
-                                  f"banditkit reads format {FORMAT}")
+                                  f"banditkit reads formats 5 (upgraded on open) and {FORMAT}")
         return store
 
     @classmethod
@@ -377,3 +399,19 @@ def list_names(url: str, only: str | None = None) -> list[str]:
         conn.close()
     names = (r[0][len(_PREFIX):] for r in rows)
     return sorted(n for n in names if NAME_PATTERN.fullmatch(n))
+
+
+def drop(url: str, name: str) -> None:
+    """Drop experiment ``name``'s schema (every table of it) in one transaction, after taking
+    its write lock (a writer in progress finishes first; one that comes later finds it gone)."""
+    conn = _connect(url)
+    try:
+        with conn.transaction():
+            target = _quoted(schema_name(name))
+            conn.execute(f"SELECT value FROM {target}.meta WHERE key = 'created' FOR UPDATE")
+            conn.execute(f"DROP SCHEMA {target} CASCADE")
+    except _psycopg().Error as error:
+        raise ExperimentError(f"could not delete experiment {name!r} in {safe_url(url)!r}: "
+                              f"{str(error).strip()}") from None
+    finally:
+        conn.close()

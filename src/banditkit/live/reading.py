@@ -14,7 +14,14 @@ import pandas as pd
 from ..protocol import Algorithm
 from .defaults import NOT_PROVED
 from .inputs import as_ids
-from .journal import ALL_BATCHES, ExperimentError, unpack_draws, unpack_runs
+from .journal import (
+    ALL_BATCHES,
+    KINDS,
+    OVERFLOW_TOTALS,
+    ExperimentError,
+    unpack_draws,
+    unpack_runs,
+)
 from .leader import leader
 from .propensity import batch_propensities
 from .statistics import (
@@ -28,7 +35,29 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection
 
-__all__ = ["Reading"]
+__all__ = ["Reading", "decision"]
+
+
+def decision(frame: pd.DataFrame, rollout: tuple[int, str], control: str,
+             stopped: dict | None) -> dict:
+    """What a finished or stopped experiment decided, to show first: the winner (the rollout
+    arm) and why, its difference to the control with the interval and verdict of ``frame``,
+    and the arms eliminated (``active`` False)."""
+    arm, why = rollout
+    name = str(frame.index[arm])
+    row = frame.iloc[arm]
+
+    def number(value: object) -> float | None:
+        value = float(value)  # type: ignore[arg-type]
+        return None if np.isnan(value) else value
+
+    eliminated = ([str(a) for a in frame.index[~frame["active"].to_numpy(bool)]]
+                  if "active" in frame else [])
+    return {"winner": name, "why": why, "control": control,
+            "diff": number(row["diff"]), "diff_low": number(row["diff_low"]),
+            "diff_high": number(row["diff_high"]), "verdict": str(row["verdict"]),
+            "eliminated": eliminated,
+            "stopped_by": None if stopped is None else stopped.get("by")}
 
 
 class Reading:
@@ -56,9 +85,10 @@ class Reading:
             pending = self._ask()
             # the running totals over all batches: O(arms), however many units
             rows = conn.execute(
-                "SELECT arm, assigned, recorded, reward, reward_sq, non_binary FROM totals "
-                "WHERE batch = ? AND (assigned <> 0 OR recorded <> 0)", (ALL_BATCHES,)
-            ).fetchall()
+                "SELECT batch, arm, assigned, recorded, reward, reward_sq, non_binary FROM "
+                "totals WHERE batch IN (?, ?) AND (assigned <> 0 OR recorded <> 0)",
+                (ALL_BATCHES, OVERFLOW_TOTALS)).fetchall()
+            state = self._ops_state(conn)
             waiting = unassigned = 0
             if pending is not None:
                 answered, live = conn.execute(
@@ -66,8 +96,8 @@ class Reading:
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             frame = self._arm_table(rows, algorithm, intervals, alpha)
-            warnings = self._missing_outcomes(conn, alpha)
-            rails, paused = self._guardrail_frame(conn), self._paused(conn)
+            warnings = self.create_warnings + self._missing_outcomes(conn, alpha)
+            rails, paused = self._guardrail_frame(conn), self._paused(conn, state)
             m = self._problem.n_costs
             if m:  # mean of each cost per arm (units store their costs as a JSON list)
                 store = self._journal
@@ -83,6 +113,9 @@ class Reading:
             recommendation = algorithm.recommendation
             arm, reason = leader(algorithm, frame["mean"].to_numpy(float), self.arm_names,
                                  finished=pending is None)
+            stopped = state.get("stopped")
+            rollout = (self._rollout_arm(conn) if pending is None or stopped is not None
+                       else None)
             if (self.algorithm_name in NOT_PROVED and self.params.get("commit") == "argmax"
                     and "commit" in self.live_defaults and reason.startswith("committed")):
                 reason += ("; commit='argmax' is this live experiment's default (the paper's "
@@ -102,7 +135,10 @@ class Reading:
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
                 else tuple(map(float, algorithm.reward_range)),
-                guardrails=rails, paused=paused)
+                guardrails=rails, paused=paused, overflow=self.overflow, stopped=stopped,
+                archived="archived" in state,
+                decision=None if rollout is None else decision(frame, rollout, self.control,
+                                                               stopped))
 
     def _guardrail_frame(self, conn: Connection) -> pd.DataFrame:
         """:attr:`ExperimentStatus.guardrails`: one row per (guardrail, arm but the
@@ -128,17 +164,29 @@ class Reading:
         (count, sum, sum of squares, and whether any reward is other than 0/1): O(K) Python
         work however many units."""
         K = len(self.arm_names)
-        counts = np.zeros((K, 2), dtype=np.int64)
-        totals = np.zeros((K, 2))
-        binary = np.ones(K, dtype=bool)
-        for arm, assigned, n, total, total_sq, non_binary in rows:
+        # [algorithm, overflow and rollout] per arm
+        counts = np.zeros((2, K, 2), dtype=np.int64)
+        totals = np.zeros((2, K, 2))
+        binary = np.ones((2, K), dtype=bool)
+        for batch, arm, assigned, n, total, total_sq, non_binary in rows:
             self._check_arm_index(arm)
-            counts[arm] = assigned, n
-            totals[arm] = total, total_sq
-            binary[arm] = non_binary == 0
-        sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
+            i = int(batch == OVERFLOW_TOTALS)
+            counts[i, arm] = assigned, n
+            totals[i, arm] = total, total_sq
+            binary[i, arm] = non_binary == 0
+        # the confidence sequences hold under any allocation predictable from the past, which
+        # overflow and rollout are: their rewards count; the fixed-n intervals are for one look
+        # at the algorithm's own sample: they do not (banditkit.live.overflow)
+        both = intervals == "anytime"
+        n = counts[0, :, 1] + (counts[1, :, 1] if both else 0)
+        sums = ArmSums(counts[0, :, 0], n, totals[0, :, 0] + (totals[1, :, 0] if both else 0),
+                       totals[0, :, 1] + (totals[1, :, 1] if both else 0),
+                       binary[0] & (binary[1] if both else True))
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
                           alpha=alpha, control=self.arm_names.index(self.control))
+        frame["recorded"] = counts[0, :, 1]
+        frame["overflow"] = counts[1, :, 0]
+        frame["overflow_recorded"] = counts[1, :, 1]
         active = getattr(algorithm, "active", None)
         if active is not None:
             flags = np.zeros(K, dtype=bool)
@@ -214,7 +262,7 @@ class Reading:
         where = " AND reward IS NULL AND expired_at IS NULL" if unanswered else ""
         columns = ("id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
                    "recorded_at, expired_at, (SELECT key FROM keys k WHERE k.unit = units.id) "
-                   "AS key")
+                   "AS key, kind, propensity AS stored_propensity")
         with self._transaction() as conn:
             try:
                 read = self._journal.read_frame
@@ -247,9 +295,14 @@ class Reading:
             shares = batch_propensities(
                 [(i, *unpack_runs(arms, counts), strategy)
                  for i, arms, counts, strategy in batches], len(self.arm_names))
-            frame["propensity"] = shares[frame["batch"].to_numpy(np.int64),
-                                         frame["arm_index"].to_numpy(np.int64)]
+            design = shares[frame["batch"].to_numpy(np.int64),
+                                frame["arm_index"].to_numpy(np.int64)]
+            # overflow and rollout units: the probability their rule drew the arm with
+            kinds = frame["kind"].to_numpy(np.int64)
+            stored = pd.to_numeric(frame["stored_propensity"], errors="coerce").to_numpy(float)
+            frame["propensity"] = np.where(kinds == 0, design, stored)
         except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
             raise ExperimentError(f"{self._journal.label} is damaged: its batches cannot be read "
                                   f"({error})") from None
-        return frame
+        frame["kind"] = [KINDS.get(int(k), "algorithm") for k in frame["kind"]]
+        return frame.drop(columns=["stored_propensity"])

@@ -25,6 +25,7 @@ from .journal import (
     ExperimentNotFound,
     file_identity,
     schema,
+    upgrade_5_to_6,
 )
 from .store_base import Store
 
@@ -113,10 +114,27 @@ class SQLiteStore(Store):
         except ExperimentError:
             conn.close()
             raise
+        if version == 5 and not isinstance(version, bool):
+            if readonly:
+                conn.close()
+                raise ExperimentError(f"{str(path)!r} has experiment format 5, which this "
+                                      f"banditkit upgrades to format {FORMAT} when it opens "
+                                      "the file for writing; open it once with "
+                                      "readonly=False, then read it")
+            try:  # one transaction: upgraded whole, or left a format-5 file
+                conn.executescript("BEGIN IMMEDIATE;" + upgrade_5_to_6(SQLITE_TYPES)
+                                   + f"UPDATE meta SET value = '{FORMAT}' WHERE key = 'format';"
+                                   "COMMIT;")
+            except sqlite3.Error as error:
+                conn.rollback()
+                conn.close()
+                raise ExperimentError(f"{str(path)!r} has experiment format 5 and could not "
+                                      f"be upgraded to format {FORMAT} ({error})") from None
+            version = FORMAT
         if version != FORMAT or isinstance(version, bool):
             conn.close()
             raise ExperimentError(f"{str(path)!r} has experiment format {version!r}; this "
-                                  f"banditkit reads format {FORMAT}")
+                                  f"banditkit reads formats 5 (upgraded on open) and {FORMAT}")
         return journal
 
     def make_durable(self) -> None:
