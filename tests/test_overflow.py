@@ -167,7 +167,7 @@ def test_stop_pause_resume_archive_delete_are_audited(where):
 
 
 def test_a_finished_experiment_shows_its_decision_first(tmp_path):
-    trial, table = _simulated()
+    _, table = _simulated()
     with Experiment.create(tmp_path / "e.sqlite", **DEFINITION) as exp:
         _drive(exp, str(tmp_path / "e.sqlite"), table, np.random.default_rng(2),
                calls_after_end=1)
@@ -217,7 +217,7 @@ def test_a_format_5_file_is_upgraded_on_open_and_refused_read_only(tmp_path):
                        "expired_at IS NULL; UPDATE meta SET value = '5' WHERE key = 'format'; "
                        "DELETE FROM meta WHERE key IN ('overflow', 'create_warnings');")
     conn.close()
-    with pytest.raises(ExperimentError, match="format 5.*readonly=False"):
+    with pytest.raises(ExperimentError, match=r"format 5.*readonly=False"):
         Experiment.open(path, readonly=True)
     with Experiment.open(path) as exp:
         assert exp.units()["unit"].tolist() == units["unit"].tolist()

@@ -35,6 +35,7 @@ import pandas as pd
 from ..protocol import Algorithm, Batch, IIDBatch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator
+from . import overflow as _overflow
 from .defaults import params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics
 from .inputs import MAX_KEY_LENGTH
@@ -42,7 +43,6 @@ from .inputs import as_ids as _as_ids
 from .inputs import as_keys as _as_keys
 from .inputs import numbers as _numbers
 from .inputs import units_frame as _units_frame
-from . import overflow as _overflow
 from .journal import (
     ALGORITHM,
     ALL_BATCHES,

@@ -70,10 +70,26 @@ import numpy as np
 from ..draws import uniforms_at
 from ..protocol import IIDBatch
 
-__all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_TOTALS",
-           "ROLLOUT", "upgrade_5_to_6", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
-           "file_identity", "now", "pack_draws", "pack_runs", "schema", "unpack_draws",
-           "unpack_runs"]
+__all__ = [
+    "ALGORITHM",
+    "ALL_BATCHES",
+    "FORMAT",
+    "KINDS",
+    "OVERFLOW",
+    "OVERFLOW_TOTALS",
+    "ROLLOUT",
+    "ExperimentError",
+    "ExperimentExists",
+    "ExperimentNotFound",
+    "file_identity",
+    "now",
+    "pack_draws",
+    "pack_runs",
+    "schema",
+    "unpack_draws",
+    "unpack_runs",
+    "upgrade_5_to_6",
+]
 
 #: Version of the stored layout (the same on both backends); a file of another version is
 #: refused, never guessed at.

@@ -92,11 +92,11 @@ class Pausing:
                 + "; ".join(f"{detail} (since {at})" for at, detail in rows))
 
     def resume(self, *, who: str = "local") -> int:
-        """Lift the pause (by hand, :meth:`pause`, and by the guardrails): ``assign`` hands out units again, the batch in progress continuing
-        where it stopped (pausing never touched the algorithm). The breaches resumed stay in
-        :meth:`status` and do not pause the experiment again; a new breach (another guardrail
-        or arm) does. To end an experiment instead, stop assigning and :meth:`expire` the
-        units that will never be answered.
+        """Lift the pause (by hand, :meth:`pause`, and by the guardrails): ``assign`` hands out
+        units again, the batch in progress continuing where it stopped (pausing never touched
+        the algorithm). The breaches resumed stay in :meth:`status` and do not pause the
+        experiment again; a new breach (another guardrail or arm) does. To end an experiment
+        instead, :meth:`stop` it (:mod:`banditkit.live.operations`).
 
         Parameters
         ----------

@@ -188,8 +188,7 @@ def create_app(catalog: Catalog, *, token: str | None = None,
         return JSONResponse({"error": f"{request.method} {request.url.path}: {error.detail}"},
                             status_code=error.status_code, headers=error.headers)
 
-    metrics = Metrics(catalog)  # the operator's routes: routes_ops.py
-    routes = ops_routes(Context(catalog, run, on, read, answer, metrics)) + [
+    routes = [
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", describe, methods=["GET"]),
         Route("/experiments", list_experiments, methods=["GET"]),
@@ -202,6 +201,8 @@ def create_app(catalog: Catalog, *, token: str | None = None,
         Route("/experiments/{name}/units", units, methods=["GET"]),
         Route("/experiments/{name}/status", status, methods=["GET"]),
     ]
+    metrics = Metrics(catalog)  # the operator's routes, /metrics among them: routes_ops.py
+    routes += ops_routes(Context(catalog, run, on, read, answer, metrics))
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
