@@ -62,6 +62,7 @@ def test_every_call_gets_n_units_and_the_algorithm_decides_as_without_overflow(w
         assert exp.decisions().same_as(trial.decisions)
         state = exp.status()
         units = exp.units()
+        assert exp.verify() == len(units)  # the totals agree with the units, kinds apart
     check_consistent(where)
     assert state.finished and state.pulls_observed == trial.n_pulls
     assert int(state.arms["recorded"].sum()) == trial.n_pulls  # the algorithm's own units

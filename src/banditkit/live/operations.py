@@ -196,7 +196,8 @@ class Operations:
 
         stopped = self._ops_state(conn).get("stopped")
         if stopped is not None and stopped.get("arm") in self.arm_names:
-            return self.arm_names.index(stopped["arm"]), f"stopped with {stopped['arm']!r}"
+            return (self.arm_names.index(stopped["arm"]),
+                    f"stopped by {stopped['by']}: {stopped.get('why', 'its choice')}")
         K = len(self.arm_names)
         means = [float("nan")] * K
         for arm, n, total in conn.execute("SELECT arm, recorded, reward FROM totals WHERE "

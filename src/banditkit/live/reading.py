@@ -212,21 +212,22 @@ class Reading:
                                       "batch = ?", (ALL_BATCHES,)):
             self._check_arm_index(arm)
             totals[arm] = n, m
+        # the algorithm's units only: overflow and rollout units are not in these totals
         for arm, n in conn.execute("SELECT arm, COUNT(*) FROM units WHERE expired_at IS NOT "
-                                   "NULL GROUP BY arm"):
+                                   "NULL AND kind = 0 GROUP BY arm"):
             self._check_arm_index(arm)
             totals[arm, 0] += n
         # INDEXED BY: SQLite's planner otherwise walks units_live_slot, every live unit
         for arm, oldest in conn.execute(
                 f"SELECT arm, MIN(id) FROM units {self._journal.indexed_by('units_waiting')} "
-                "WHERE reward IS NULL AND expired_at IS NULL GROUP BY arm"):
+                "WHERE reward IS NULL AND expired_at IS NULL AND kind = 0 GROUP BY arm"):
             self._check_arm_index(arm)
             first[arm] = oldest
         if (first < np.iinfo(np.int64).max).any():
             cases = " ".join(f"WHEN {a} THEN ?" for a in range(K))
             for arm, n, m in conn.execute(
                     f"SELECT arm, COUNT(*), COUNT(reward) FROM units WHERE id >= ? AND "
-                    f"id >= (CASE arm {cases} END) GROUP BY arm",
+                    f"id >= (CASE arm {cases} END) AND kind = 0 GROUP BY arm",
                     (int(first.min()), *map(int, first))):
                 totals[arm] -= (n, m)
         return missing_outcome_warnings(self.arm_names, totals[:, 0], totals[:, 1], alpha)
