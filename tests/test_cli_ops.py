@@ -53,7 +53,7 @@ def test_the_operator_commands_on_a_file_and_in_postgresql(location, capsys, tmp
     code, out, _ = _run(capsys, "status", *location, "--csv")
     table = pd.read_csv(io.StringIO(out), index_col="arm")
     assert table["overflow"].sum() == 12 + 4 and table["assigned"].sum() == 18
-    code, err_out, err = _run(capsys, "delete", *location)
+    code, _, err = _run(capsys, "delete", *location)
     assert code != 0 and "not archived" in err
     assert _run(capsys, "archive", *location, "--who", "erin")[0] == 0
     code, out, _ = _run(capsys, "audit", *location)

@@ -119,7 +119,7 @@ def test_overflow_and_rollout_over_http_give_n_units_and_keep_the_decisions(serv
 
 
 def test_stop_pause_archive_delete_over_http_are_audited_by_token_id(served):
-    port, store = served
+    port, _ = served
     assert _post(port, "/experiments", {"name": "op", **DEFINITION})[0] == 201
     # writes need the token, the new routes too
     assert call(port, "POST", "/experiments/op/stop", {})[0] == 401

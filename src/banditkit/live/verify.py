@@ -93,9 +93,11 @@ class Verification:
                 except ValueError as error:
                     raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
                                           f"{batch_id} cannot be read ({error})") from None
-                slots, arms, rewards = (np.array(c, dtype=float) for c in zip(*conn.execute(
+                found = conn.execute(
                     "SELECT slot, arm, COALESCE(reward, 0) FROM units WHERE batch = ? "
-                    "AND expired_at IS NULL AND kind = 0", (batch_id,)).fetchall() or [(), (), ()], strict=True))
+                    "AND expired_at IS NULL AND kind = 0", (batch_id,)).fetchall()
+                slots, arms, rewards = (np.array(c, dtype=float)
+                                        for c in zip(*found or [(), (), ()], strict=True))
                 if slots.size and (slots.max() >= batch.n_pulls or not np.array_equal(
                         batch.arms_at(slots.astype(np.int64)), arms)):
                     raise ExperimentError(
