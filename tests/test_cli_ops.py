@@ -49,7 +49,8 @@ def test_the_operator_commands_on_a_file_and_in_postgresql(location, capsys, tmp
     code, out, _ = _run(capsys, "assign", *location, "4")
     assert pd.read_csv(io.StringIO(out))["arm"].tolist() == ["b"] * 4
     code, out, _ = _run(capsys, "status", *location)
-    assert out.splitlines()[0].startswith("STOPPED: winner b (stopped by erin: chosen by erin)")
+    assert out.splitlines()[0].startswith(
+        "STOPPED: winner b (stopped by erin: the arm named at the stop)")
     code, out, _ = _run(capsys, "status", *location, "--csv")
     table = pd.read_csv(io.StringIO(out), index_col="arm")
     assert table["overflow"].sum() == 12 + 4 and table["assigned"].sum() == 18

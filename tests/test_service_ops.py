@@ -74,10 +74,16 @@ def test_overflow_and_rollout_over_http_give_n_units_and_keep_the_decisions(serv
     assert _post(port, "/experiments", {"name": "ab", **DEFINITION})[0] == 201
     rng = np.random.default_rng(5)
     keyed: dict[str, tuple[int, str]] = {}
-    after_end = 0
+    after_end, visitors = 0, 0
     while after_end < 3:
-        n = int(rng.integers(1, 60))
-        keys = [f"user{int(k)}" for k in rng.choice(400, size=n, replace=False)]
+        # new visitors, and a few who come back (their key: their unit and arm again)
+        fresh_keys = int(rng.integers(1, 60))
+        seen = list(keyed)
+        back = ([str(k) for k in rng.choice(seen, size=min(5, len(seen)), replace=False)]
+                if seen else [])
+        keys = [f"user{visitors + i}" for i in range(fresh_keys)] + back
+        visitors += fresh_keys
+        n = len(keys)
         status, answer = _post(port, "/experiments/ab/assign", {"keys": keys})
         assert status == 200 and len(answer["units"]) == n, answer  # exactly n, every call
         for unit in answer["units"]:
@@ -111,6 +117,7 @@ def test_overflow_and_rollout_over_http_give_n_units_and_keep_the_decisions(serv
     assert status == 200 and {r["kind"] for r in rows} == {"algorithm", "overflow", "rollout"}
     assert sum(r["kind"] == "algorithm" for r in rows) == trial.n_pulls
     assert all(r["propensity"] == "1.0" for r in rows if r["kind"] == "rollout")
+    _, state = call(port, "GET", "/experiments/ab/status")  # the 3 late units counted
     status, text = call(port, "GET", "/experiments/ab/status.csv")
     table_rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["arm"] for r in table_rows] == ["a", "b", "c"]

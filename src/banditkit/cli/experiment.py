@@ -580,8 +580,8 @@ def _stop(args: argparse.Namespace) -> int:
     with _open(args) as exp:
         stopped = exp.stop(args.arm, rollout=not args.no_rollout, who=args.who)
     print(f"stopped {_label(exp)}: "
-          + (f"rolling out {stopped['arm']} ({stopped['why']})" if stopped["arm"]
-             else "no more units are assigned"))
+          + (f"rolling out {stopped['arm']} ({stopped['why']})" if stopped["rollout"]
+             else f"decided {stopped['arm']} ({stopped['why']}); no more units are assigned"))
     return 0
 
 

@@ -630,9 +630,11 @@ class Experiment(Operations, Pausing, Reading, Verification):
             state = self._ops_state(conn)
             stopped = state.get("stopped")
             closed = (self._paused(conn, state)  # guardrails or by hand: nothing while paused
-                      or (stopped is not None and stopped.get("arm") is None
-                          and f"the experiment was stopped by {stopped['by']} at "
-                          f"{stopped['at']} ({stopped['why']}); no unit is assigned"))
+                      or (stopped is not None and not stopped.get("rollout", True)
+                          and f"the experiment was "
+                          f"{'archived' if 'archived' in state else 'stopped'} by "
+                          f"{stopped['by']} at {stopped['at']} (without rollout); no unit "
+                          "is assigned"))
             if closed:
                 frame = _units_frame([], [], [], self.arm_names)
                 if keys is not None:  # the columns a keyed call returns, empty

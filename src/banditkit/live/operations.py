@@ -117,7 +117,7 @@ class Operations:
         Returns
         -------
         dict
-            ``{"arm": rollout arm or None, "why": how it was chosen, "at": time}``.
+            ``{"arm": the decided arm, "why": how it was chosen, "at": time, "rollout": bool}``.
         """
         self._check_writable("stop")
         who = check_who(who)
@@ -131,15 +131,16 @@ class Operations:
             if "archived" in state:
                 raise ExperimentError("stop: the experiment is archived already")
             if arm is not None:
-                index, why = self.arm_names.index(arm), f"chosen by {who}"
+                index, why = self.arm_names.index(arm), "the arm named at the stop"
             else:
                 index, why = self._rollout_arm(conn)
-            stopped = {"at": _now(), "by": who,
-                       "arm": self.arm_names[index] if rollout else None,
-                       "why": why if rollout else "stopped without rollout"}
+            # the arm is the decision either way; ``rollout`` says whether units still get it
+            stopped = {"at": _now(), "by": who, "arm": self.arm_names[index], "why": why,
+                       "rollout": rollout}
             self._set_state(conn, "stopped", stopped)
-            self._audit(conn, who, "stop", {"arm": stopped["arm"], "why": stopped["why"]})
-            return {k: stopped[k] for k in ("arm", "why", "at")}
+            self._audit(conn, who, "stop", {"arm": stopped["arm"], "why": why,
+                                            "rollout": rollout})
+            return {k: stopped[k] for k in ("arm", "why", "at", "rollout")}
 
     def archive(self, *, who: str = "local") -> bool:
         """Stop the experiment for good, without rollout: ``assign`` returns no units, ``record``
@@ -151,9 +152,11 @@ class Operations:
             state = self._ops_state(conn)
             if "archived" in state:
                 return False
-            if "stopped" not in state or state["stopped"].get("arm") is not None:
-                self._set_state(conn, "stopped", {"at": _now(), "by": who, "arm": None,
-                                                  "why": "archived"})
+            stopped = state.get("stopped")
+            if stopped is None:  # the decision at this moment, kept; no rollout
+                index, why = self._rollout_arm(conn)
+                stopped = {"at": _now(), "by": who, "arm": self.arm_names[index], "why": why}
+            self._set_state(conn, "stopped", {**stopped, "rollout": False})
             self._set_state(conn, "archived", {"at": _now(), "by": who})
             self._audit(conn, who, "archive")
             return True

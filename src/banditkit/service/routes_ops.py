@@ -161,8 +161,8 @@ def _state(status: Any) -> str:
     if status.archived:
         return "archived"
     if status.stopped is not None:
-        return "stopped" + (f" (rollout: {status.stopped['arm']})" if status.stopped["arm"]
-                            else "")
+        return "stopped" + (f" (rollout: {status.stopped['arm']})"
+                            if status.stopped.get("rollout", True) else "")
     if status.paused is not None:
         return "paused"
     return "finished (rollout)" if status.finished else "running"
