@@ -100,13 +100,16 @@ def test_overflow_arms_come_from_their_own_stream_in_the_design_shares(tmp_path)
             exp.assign(18)  # the first batch: 3 arms x 6 pulls
             units = exp.assign(3000)
             assert units.attrs["overflow_units"] == units["unit"].tolist()
-            return units["arm_index"].tolist()
+            more = exp.assign(7)  # the stream goes on where the first call left it
+            return units["arm_index"].tolist() + more["arm_index"].tolist()
 
     first, again, other = arms_of(3), arms_of(3), arms_of(4)
     assert first == again and first != other
     # the stream is banditkit.rng.stream(seed, "live-overflow", drawn before)
     shares = np.full(3, 1 / 3)
-    assert first == draw_arms(3, 0, shares, 3000).tolist()
+    assert first == (draw_arms(3, 0, shares, 3000).tolist()
+                     + draw_arms(3, 3000, shares, 7).tolist())
+    first = first[:3000]
     counts = np.bincount(first, minlength=3) / 3000
     assert np.abs(counts - 1 / 3).max() < 0.04  # the first round's equal shares
 
