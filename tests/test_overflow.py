@@ -17,7 +17,7 @@ from banditkit.live import ExperimentError
 from banditkit.live.defaults import params_in_force
 from banditkit.live.overflow import design_shares, draw_arms
 from banditkit.registry import make_policy
-from banditkit.rng import as_generator
+from banditkit.rng import as_generator, stream
 from live_support import TableBandit, check_consistent, reward_table, unit_rewards
 
 MEANS = [0.2, 0.5, 0.8]
@@ -105,10 +105,16 @@ def test_overflow_arms_come_from_their_own_stream_in_the_design_shares(tmp_path)
 
     first, again, other = arms_of(3), arms_of(3), arms_of(4)
     assert first == again and first != other
-    # the stream is banditkit.rng.stream(seed, "live-overflow", drawn before)
+    # the stream is banditkit.rng.stream(seed, "live-overflow", drawn before), written out
+    # here rather than through draw_arms: a change of stream there must fail this test
     shares = np.full(3, 1 / 3)
-    assert first == (draw_arms(3, 0, shares, 3000).tolist()
-                     + draw_arms(3, 3000, shares, 7).tolist())
+
+    def expected(drawn: int, count: int) -> list[int]:
+        u = stream(3, "live-overflow", drawn).random(count)
+        return np.searchsorted(np.cumsum(shares), u * shares.sum(), side="right").tolist()
+
+    assert first == expected(0, 3000) + expected(3000, 7)
+    assert first[:3000] == draw_arms(3, 0, shares, 3000).tolist()
     first = first[:3000]
     counts = np.bincount(first, minlength=3) / 3000
     assert np.abs(counts - 1 / 3).max() < 0.04  # the first round's equal shares
