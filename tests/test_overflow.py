@@ -236,3 +236,19 @@ def test_a_format_5_file_is_upgraded_on_open_and_refused_read_only(tmp_path):
     with Experiment.open(path, readonly=True) as exp:
         assert exp.units()["kind"].value_counts().to_dict() == {"algorithm": 18,
                                                                 "overflow": 12}
+
+
+def test_expired_overflow_units_free_no_slot_and_leave_the_batch_alone(where):
+    with where.create(**DEFINITION) as exp:
+        first = exp.assign(30)  # the first round's 18 slots, 12 overflow units
+        extra = first.attrs["overflow_units"]
+        assert exp.expire(extra) == 12
+        again = exp.assign(5)  # the batch still waits: overflow again, no slot re-offered
+        assert again.attrs["overflow_units"] == again["unit"].tolist()
+        mine = [u for u in first["unit"].tolist() if u not in extra]
+        exp.record(mine, [1.0] * 18)
+        assert exp.status().batches_observed == 1  # the 18 rewards completed the batch
+        assert exp.verify() == 18 + 5  # live units; the totals agree with them
+        state = exp.status()
+        assert int(state.arms["overflow"].sum()) == 5 and int(state.arms["assigned"].sum()) == 18
+    check_consistent(where)
