@@ -7,8 +7,6 @@ audited; a format-5 file is upgraded on open."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import numpy as np
 import pytest
 
@@ -216,26 +214,28 @@ def test_refusals_name_the_parameter_and_change_nothing(tmp_path):
             exp.stop(rollout="yes")
 
 
-def test_a_format_5_file_is_upgraded_on_open_and_refused_read_only(tmp_path):
-    path = tmp_path / "old.sqlite"
-    with Experiment.create(path, **DEFINITION, overflow="off") as exp:
+def test_a_format_5_experiment_is_upgraded_on_open_and_refused_read_only(where):
+    with where.create(**DEFINITION, overflow="off") as exp:
         units = exp.assign(10)
-    conn = sqlite3.connect(path)  # back to format 5's layout, as an older banditkit wrote it
-    conn.executescript("DROP INDEX units_live_slot; ALTER TABLE units DROP COLUMN kind; "
-                       "ALTER TABLE units DROP COLUMN propensity; DROP TABLE audit; "
-                       "CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE "
-                       "expired_at IS NULL; UPDATE meta SET value = '5' WHERE key = 'format'; "
-                       "DELETE FROM meta WHERE key IN ('overflow', 'create_warnings');")
+    conn = where.connect()  # back to format 5's layout, as an older banditkit wrote it
+    for statement in ("DROP INDEX units_live_slot", "ALTER TABLE units DROP COLUMN kind",
+                      "ALTER TABLE units DROP COLUMN propensity", "DROP TABLE audit",
+                      "CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE "
+                      "expired_at IS NULL", "UPDATE meta SET value = '5' WHERE key = 'format'",
+                      "DELETE FROM meta WHERE key IN ('overflow', 'create_warnings')"):
+        conn.execute(statement)
+    conn.commit()
     conn.close()
     with pytest.raises(ExperimentError, match=r"format 5.*readonly=False"):
-        Experiment.open(path, readonly=True)
-    with Experiment.open(path) as exp:
+        where.open(readonly=True)
+    with where.open() as exp:
         assert exp.units()["unit"].tolist() == units["unit"].tolist()
         more = exp.assign(20)
         assert len(more) == 20 and len(more.attrs["overflow_units"]) == 12
-    with Experiment.open(path, readonly=True) as exp:
+    with where.open(readonly=True) as exp:
         assert exp.units()["kind"].value_counts().to_dict() == {"algorithm": 18,
                                                                 "overflow": 12}
+        assert exp.audit().empty  # the upgrade adds the table; no action was logged before
 
 
 def test_expired_overflow_units_free_no_slot_and_leave_the_batch_alone(where):
