@@ -209,6 +209,10 @@ def test_the_list_and_the_api_page_in_a_browser(tmp_path):
         assert "checkout running ReplicableElimination leader:" in text
         assert "pricing stopped (rollout: b) ReplicableElimination STOPPED: winner b" in text
         assert "href=\"/experiments/checkout\"" in dom
+        # the stopped experiment's own page starts with its decision
+        page = _chromium(tmp_path, "--dump-dom", f"http://127.0.0.1:{port}/experiments/pricing")
+        assert re.search(r"id=\"decision\".*STOPPED: winner b", page)
+        assert page.index("id=\"decision\"") < page.index("id=\"state\"")
         shot = tmp_path / "list.png"
         _chromium(tmp_path, "--window-size=1000,500", f"--screenshot={shot}",
                   f"http://127.0.0.1:{port}/")
