@@ -268,7 +268,7 @@ def test_cli_guardrail_pause_and_resume(tmp_path, capsys):
     path = tmp_path / "ab.sqlite"
     create = ["experiment", "create", str(path), "--algorithm", "ReplicableElimination",
               "--arms", "a,b,c", "--horizon", "30000", "--seed", "1", "--param", "rho=0.3",
-              "--param", "beta=3"]
+              "--param", "beta=3", "--overflow", "off"]
     with pytest.raises(SystemExit) as exit_:
         main([*create, "--guardrail", "latency:max_increase:0.1"])
     assert exit_.value.code == 2

@@ -193,7 +193,7 @@ def test_status_names_the_leader_and_why_before_and_after_the_commit(tmp_path):
 ])
 def test_identifiers_are_named_as_identified_at_the_end(tmp_path, algorithm, arms, params):
     with Experiment.create(tmp_path / "e.sqlite", algorithm=algorithm, arms=arms, seed=0,
-                           horizon=400, params=params) as exp:
+                           horizon=400, params=params, overflow="off") as exp:
         while True:
             units = exp.assign(1000)
             if units.empty:
@@ -297,7 +297,7 @@ def test_an_iid_batch_reoffers_an_expired_slot_with_its_own_arm(tmp_path):
 def test_verify_and_open_catch_edits_of_an_iid_batch(tmp_path):
     path = tmp_path / "g.sqlite"
     with Experiment.create(path, algorithm="P1RAGE", arms=np.eye(3), seed=2,
-                           horizon=400) as exp:
+                           horizon=400, overflow="off") as exp:
         while not (units := exp.assign(500)).empty:
             exp.record(units["unit"], (units["arm_index"] == 2).astype(float))
         assert exp.verify() == 400
