@@ -38,6 +38,7 @@ from ..rng import as_generator
 from . import overflow as _overflow
 from .defaults import params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics
+from .horizon import horizon_warnings
 from .inputs import MAX_KEY_LENGTH
 from .inputs import as_ids as _as_ids
 from .inputs import as_keys as _as_keys
@@ -91,35 +92,6 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
                               f"experiment's arms ({type(error).__name__}: {error}); check the "
                               "features' scale and the parameters (if they are sound, this is "
                               "a banditkit bug: please report it)") from None
-
-
-def _horizon_warnings(algorithm: Algorithm, batch: Batch | None, horizon: int | None,
-                      names: list[str]) -> list[str]:
-    """A warning when the horizon is too small for the algorithm's first batch: it commits
-    before observing anything (ReplicableElimination at ρ = 0.2 needs 13,824 pulls for its
-    first round, β's 2,304-pull floor per arm: at a horizon of 1,000 it commits at once and
-    sent every unit to the first arm), or the batch is cut to its first ``horizon`` pulls (as
-    :func:`banditkit.simulate` cuts it), which may cover only some arms."""
-    if batch is None or horizon is None:
-        return []
-    arms = (None if isinstance(batch, IIDBatch)
-            else [names[a] for a in np.unique(batch.arms).tolist()])
-    if getattr(algorithm, "committed", False) and algorithm.t == 0:
-        return [f"horizon ({horizon}) is too small for {type(algorithm).__name__}'s first "
-                f"round: it commits before observing any reward, to "
-                f"{arms if arms is not None else 'its commit rule'} (no comparison of the "
-                "arms is made); use a larger horizon or parameters with a smaller first round"]
-    if batch.n_pulls <= horizon:
-        return []
-    cut = batch.truncated(horizon)
-    reached = ("" if isinstance(cut, IIDBatch)
-               else f"; the cut batch reaches only arm(s) "
-                    f"{[names[a] for a in np.unique(cut.arms).tolist()]} of the "
-                    f"{np.unique(batch.arms).size} it asks for")
-    return [f"horizon ({horizon}) is smaller than the algorithm's first batch "
-            f"({batch.n_pulls} pulls): the experiment ends inside that batch{reached}, so it "
-            "cannot compare the arms; use a horizon of at least "
-            f"{batch.n_pulls} (or parameters with a smaller first batch)"]
 
 
 class Experiment(Operations, Pausing, Reading, Verification):
@@ -298,8 +270,8 @@ class Experiment(Operations, Pausing, Reading, Verification):
         # input (or arms the algorithm cannot work with) creates no file
         first = cls._build(meta, LiveArms(len(names), X, thresholds))
         first_batch = _next_batch(first, algorithm)
-        meta["create_warnings"] = _horizon_warnings(first, first_batch, meta["horizon"],
-                                                    names)
+        meta["create_warnings"] = horizon_warnings(first, first_batch, meta["horizon"],
+                                                   names)
         if X is not None:
             try:  # features an algorithm never reads would be silently dropped: refuse them
                 cls._build(meta, LiveArms(len(names), None, thresholds))
