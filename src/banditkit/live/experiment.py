@@ -56,6 +56,7 @@ from .journal import (
 )
 from .journal import now as _now
 from .operations import Operations, check_who
+from .overflow import Overflowing
 from .pausing import Pausing
 from .problem import LiveArms, arm_names
 from .reading import Reading
@@ -94,7 +95,7 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
                               "a banditkit bug: please report it)") from None
 
 
-class Experiment(Operations, Pausing, Reading, Verification):
+class Experiment(Overflowing, Operations, Pausing, Reading, Verification):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
@@ -650,40 +651,6 @@ class Experiment(Operations, Pausing, Reading, Verification):
                 frame.attrs["reason"] = self._short_reason(conn, batch_id, batch, asked,
                                                            len(frame))
         return frame
-
-    def _serve_overflow(self, conn: Connection, pending: tuple[int, Batch] | None,
-                        batch_id: int, count: int, stopped: bool
-                        ) -> tuple[list[int], np.ndarray, str | None]:
-        """``count`` overflow units (the algorithm waits: ``pending`` is its batch) or rollout
-        units (finished, or ``stopped`` with a rollout arm, which rolls out even with
-        ``overflow="off"``) by :mod:`banditkit.live.overflow`'s rules: their ids, arms, and
-        one line saying so (``None`` when there are none)."""
-        none: tuple[list[int], np.ndarray, str | None] = ([], np.empty(0, dtype=np.int64), None)
-        if count <= 0 or (self.overflow == "off" and not stopped):
-            return none
-        if count > _overflow.MAX_PER_CALL:  # refused in the call's transaction: nothing changes
-            raise ExperimentError(f"n: {count} units beyond the algorithm's slots; at most "
-                                  f"{_overflow.MAX_PER_CALL} overflow or rollout units are "
-                                  "served per call (assign in several calls)")
-        store = self._journal
-        if pending is None:
-            arm, why = self._rollout_arm(conn)
-            ids, arms, _ = _overflow.serve(conn, store.last_id_sql, self.seed, batch_id, count,
-                                           rollout_arm=arm)
-            return ids, arms, (f"{count} rollout unit(s) on {self.arm_names[arm]!r} ({why}): "
-                               "the experiment is finished or stopped; they are not shown "
-                               "to the algorithm")
-        _, batch = pending
-        active = getattr(self._algorithm, "active", None)
-        shares = _overflow.design_shares(self.overflow, batch, len(self.arm_names),
-                                         self.arm_names.index(self.control),
-                                         None if active is None else list(active))
-        ids, arms, _ = _overflow.serve(conn, store.last_id_sql, self.seed, batch_id, count,
-                                       shares=shares)
-        return ids, arms, (f"{count} overflow unit(s) (rule {self.overflow!r}): batch "
-                           f"{batch_id + 1}'s {batch.n_pulls} slot(s) are all assigned and the "
-                           "algorithm waits for their rewards; overflow units are not shown "
-                           "to it")
 
     def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int
                   ) -> tuple[list[int], np.ndarray]:

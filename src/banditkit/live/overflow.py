@@ -50,7 +50,8 @@ from .journal import OVERFLOW, OVERFLOW_TOTALS, ROLLOUT, ExperimentError
 from .journal import now as _now
 from .store import Connection
 
-__all__ = ["MAX_PER_CALL", "RULES", "check_rule", "design_shares", "draw_arms", "serve"]
+__all__ = ["MAX_PER_CALL", "RULES", "Overflowing", "check_rule", "design_shares", "draw_arms",
+           "serve"]
 
 #: The most overflow or rollout units one ``assign`` serves (each is a row written in the
 #: call's transaction): a larger n is refused by name, not served for minutes.
@@ -167,6 +168,46 @@ def serve(conn: Connection, last_id_sql: str, seed: int, batch_id: int, count: i
     add_totals(conn, {int(a): (int(per_arm[a]), 0, 0.0, 0.0, 0)
                       for a in np.flatnonzero(per_arm)})
     return ids, arms, propensity
+
+
+class Overflowing:
+    """The method of :class:`banditkit.Experiment` that serves the units beyond the
+    algorithm's slots (a mixin: it uses the experiment's store, algorithm, arms and rule)."""
+
+    def _serve_overflow(self, conn: Connection, pending: tuple[int, Batch] | None,
+                        batch_id: int, count: int, stopped: bool
+                        ) -> tuple[list[int], np.ndarray, str | None]:
+        """``count`` overflow units (the algorithm waits: ``pending`` is its batch) or rollout
+        units (finished, or ``stopped`` with a rollout arm, which rolls out even with
+        ``overflow="off"``) by :mod:`banditkit.live.overflow`'s rules: their ids, arms, and
+        one line saying so (``None`` when there are none)."""
+        none: tuple[list[int], np.ndarray, str | None] = ([], np.empty(0, dtype=np.int64), None)
+        if count <= 0 or (self.overflow == "off" and not stopped):
+            return none
+        if count > MAX_PER_CALL:  # refused in the call's transaction: nothing changes
+            raise ExperimentError(f"n: {count} units beyond the algorithm's slots; at most "
+                                  f"{MAX_PER_CALL} overflow or rollout units are "
+                                  "served per call (assign in several calls)")
+        store = self._journal
+        if pending is None:
+            arm, why = self._rollout_arm(conn)
+            ids, arms, _ = serve(conn, store.last_id_sql, self.seed, batch_id, count,
+                                           rollout_arm=arm)
+            return ids, arms, (f"{count} rollout unit(s) on {self.arm_names[arm]!r} ({why}): "
+                               "the experiment is finished or stopped; they are not shown "
+                               "to the algorithm")
+        _, batch = pending
+        active = getattr(self._algorithm, "active", None)
+        shares = design_shares(self.overflow, batch, len(self.arm_names),
+                                         self.arm_names.index(self.control),
+                                         None if active is None else list(active))
+        ids, arms, _ = serve(conn, store.last_id_sql, self.seed, batch_id, count,
+                                       shares=shares)
+        return ids, arms, (f"{count} overflow unit(s) (rule {self.overflow!r}): batch "
+                           f"{batch_id + 1}'s {batch.n_pulls} slot(s) are all assigned and the "
+                           "algorithm waits for their rewards; overflow units are not shown "
+                           "to it")
+
 
 
 def add_totals(conn: Connection,
