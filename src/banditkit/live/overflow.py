@@ -153,8 +153,8 @@ def serve(conn: Connection, last_id_sql: str, seed: int, batch_id: int, count: i
         drawn = 0 if row is None else int(json.loads(row[0]))
         arms = draw_arms(seed, drawn, shares, count)
         propensity = shares[arms]
-        conn.execute("DELETE FROM meta WHERE key = 'overflow_drawn'")
-        conn.execute("INSERT INTO meta (key, value) VALUES ('overflow_drawn', ?)",
+        conn.execute("INSERT INTO meta (key, value) VALUES ('overflow_drawn', ?) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                      (json.dumps(drawn + count),))
     now = _now()
     conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at, kind, propensity) "
