@@ -301,7 +301,7 @@ def test_cli_guardrail_pause_and_resume(tmp_path, capsys):
     status = json.loads(capsys.readouterr().out)
     assert status["paused"] and [r["arm"] for r in status["guardrails"] if r["pausing"]] == ["c"]
     assert main(["experiment", "resume", str(path)]) == 0
-    assert "1 guardrail breach(es) lifted" in capsys.readouterr().out
+    assert "1 pause(s) lifted" in capsys.readouterr().out  # the breach (none by hand)
     out.unlink()
     assert main(["experiment", "assign", str(path), "5", "--out", str(out)]) == 0
     assert len(pd.read_csv(out)) == 5
