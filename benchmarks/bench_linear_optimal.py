@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import time
 
+from banditkit.identification.linear_glr_run import simulate_fw_sampling, simulate_lingame
+from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
+
 from banditkit.envs.instances import make_instance
 from banditkit.identification.fw_sampling import FrankWolfeSampling
-from banditkit.identification.linear_glr_run import simulate_fw_sampling, simulate_lingame
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.track_and_stop import LinearTrackAndStop
-from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
 from banditkit.rng import stream
 
 DELTA = 0.05

@@ -31,12 +31,12 @@ import argparse
 import time
 
 import numpy as np
+from banditkit.identification.lingape_blocks import simulate_lingape
 
 from banditkit import simulate
 from banditkit.blas import single_threaded_blas
 from banditkit.envs.instances import make_instance
 from banditkit.identification.lingape import LinGapE
-from banditkit.identification.lingape_blocks import simulate_lingape
 from banditkit.rng import derive_seed
 
 INSTANCES = {

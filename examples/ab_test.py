@@ -58,7 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     horizon = 30_000
     Experiment.create(path, algorithm="ReplicableElimination", arms=ARMS, seed=args.seed,
                       horizon=horizon,
-                      params={"rho": 0.2, "beta_floor": False, "commit": "argmax"}).close()
+                      params={"rho": 0.2, "beta_floor": False, "commit": "argmax"},
+                      # conversions arrive at once here, so a batch that ends mid-day is
+                      # complete before the day's next visitors come: they start the next
+                      # batch. With real, delayed outcomes keep the default ("design"): the
+                      # visitors beyond a batch then get overflow units (docs/service.md)
+                      overflow="off").close()
     traffic = np.random.default_rng(args.seed + 1000)  # the visitors' behaviour (simulated)
     for day in range(1, args.days + 1):
         run_day(path, args.visitors, traffic)

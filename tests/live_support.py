@@ -219,18 +219,21 @@ if __name__ == "__main__":  # a child process: drive PATH (or URL NAME) with the
 
 def check_consistent(path: Where | str | Path) -> None:
     """No slot holds two live units, and every observed batch's stored run sums are its units'
-    rewards, each slot counted once (so no reward was lost or counted twice)."""
+    rewards, each slot counted once (so no reward was lost or counted twice); overflow and
+    rollout units (``kind`` <> 0) hold no slot."""
     conn = as_where(path).connect()
     try:
         (dupes,) = conn.execute("SELECT COUNT(*) FROM (SELECT batch, slot FROM units WHERE "
-                                "expired_at IS NULL GROUP BY batch, slot HAVING COUNT(*) > 1) AS d"
+                                "expired_at IS NULL AND kind = 0 GROUP BY batch, slot HAVING "
+                                "COUNT(*) > 1) AS d"
                                 ).fetchone()
         assert dupes == 0
         for b, counts, sums in conn.execute(
                 "SELECT id, counts, reward_sums FROM batches JOIN runs ON runs.batch = id "
                 "WHERE reward_sums IS NOT NULL"):
             rows = conn.execute("SELECT slot, reward FROM units WHERE batch = ? AND "
-                                "expired_at IS NULL ORDER BY slot", (b,)).fetchall()
+                                "expired_at IS NULL AND kind = 0 ORDER BY slot",
+                                (b,)).fetchall()
             counts = np.frombuffer(counts, dtype="<i8")
             assert [r[0] for r in rows] == list(range(int(counts.sum())))
             per_pull = np.array([r[1] for r in rows], dtype=float)

@@ -180,6 +180,7 @@ def test_missing_outcomes_warn_on_a_planted_bug_and_rarely_on_clean_runs():
 
 # -- through Experiment ---------------------------------------------------------------------------
 def _elimination(path, **kw):
+    kw.setdefault("overflow", "off")  # _drive stops when assign hands out nothing
     return Experiment.create(path, algorithm="ReplicableElimination", arms=["a", "b", "c"],
                              seed=1, horizon=30_000, params=ELIMINATION, **kw)
 

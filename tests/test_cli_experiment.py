@@ -15,7 +15,9 @@ from banditkit.cli import main
 def _create(path, *extra: str) -> int:
     return main(["experiment", "create", str(path), "--algorithm", "ReplicableElimination",
                  "--arms", "control,blue,green", "--horizon", "3000", "--seed", "7",
-                 "--param", "rho=0.3", "--param", "beta=3", *extra])
+                 "--param", "rho=0.3", "--param", "beta=3",
+                 "--overflow", "off",  # the algorithm's slots alone (test_cli_ops: with it)
+                 *extra])
 
 
 def test_a_whole_batch_through_csv_files(tmp_path, capsys):

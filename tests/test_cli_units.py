@@ -310,7 +310,7 @@ def test_units_of_a_constrained_policy_carry_their_costs(tmp_path, capsys):
     listed = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
     assert list(listed.columns) == ["unit", "arm", "arm_index", "batch", "slot", "reward",
                                     "cost_1", "assigned_at", "recorded_at", "expired_at",
-                                    "imputed", "key"]  # sticky units' key (none here)
+                                    "imputed", "key", "kind", "propensity"]  # key: none here
     assert listed["key"].isna().all()
     assert listed["unit"].tolist() == first + later
     assert listed["cost_1"].iloc[0] == 0.25 and listed["cost_1"].iloc[1:].isna().all()

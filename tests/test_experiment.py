@@ -78,6 +78,7 @@ def _create(path: Path | Where, case: str, seed: int = 3, **kw) -> Experiment:
     name, arms, horizon, params, _ = CASES[case]
     if case in CONSTRAINED:
         kw.setdefault("thresholds", THRESHOLDS)
+    kw.setdefault("overflow", "off")  # these tests watch the algorithm's slots alone
     return as_where(path).create(algorithm=name, arms=arms, seed=seed, horizon=horizon,
                                  params=params, **kw)
 
@@ -434,7 +435,8 @@ def test_more_refusals_found_by_a_new_user(tmp_path):
 def test_a_horizon_caps_an_identifier_as_simulate_does(tmp_path):
     X = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
     path = tmp_path / "e.sqlite"
-    with Experiment.create(path, algorithm="RAGE", arms=X, seed=1, horizon=100) as exp:
+    with Experiment.create(path, algorithm="RAGE", arms=X, seed=1, horizon=100,
+                           overflow="off") as exp:
         units = exp.assign(1000)
         assert len(units) == 100  # the first phase is longer: cut at the horizon
         exp.record(units["unit"], [0.5] * 100)

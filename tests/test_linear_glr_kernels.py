@@ -11,14 +11,14 @@ from functools import partial
 
 import numpy as np
 import pytest
+from banditkit.identification.linear_glr import GLRState
+from banditkit.identification.linear_glr_run import simulate_fw_sampling
+from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
 
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.identification.fw_sampling import FrankWolfeSampling
-from banditkit.identification.linear_glr import GLRState
-from banditkit.identification.linear_glr_run import simulate_fw_sampling
 from banditkit.identification.track_and_stop import LinearTrackAndStop
-from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
 from banditkit.jit import available
 from banditkit.rng import stream
 from banditkit.simulate import simulate as simulate_auto

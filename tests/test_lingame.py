@@ -6,10 +6,10 @@ from functools import partial
 
 import numpy as np
 import pytest
+from banditkit.identification.linear_glr_run import simulate_lingame
 
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
-from banditkit.identification.linear_glr_run import simulate_lingame
 from banditkit.identification.lingame import AdaHedge, LinGame, best_response, optimistic_gains
 from banditkit.registry import make_policy, policy_names
 from banditkit.rng import stream

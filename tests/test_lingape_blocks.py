@@ -6,12 +6,12 @@ from functools import partial
 
 import numpy as np
 import pytest
+from banditkit.identification.lingape_blocks import _Blocks, simulate_lingape
 
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.envs.instances.rage import soare
 from banditkit.identification.lingape import LinGapE, fresh_state
-from banditkit.identification.lingape_blocks import _Blocks, simulate_lingape
 from banditkit.rng import derive_seed
 from banditkit.simulate import simulate as simulate_auto
 from lingape_support import assert_same_trial

@@ -7,12 +7,12 @@ from functools import partial
 
 import numpy as np
 import pytest
+from banditkit.identification.lingape_blocks import simulate_lingape
 
 from banditkit.envs.instances import make_instance
 from banditkit.envs.instances.rage import soare
 from banditkit.identification import lingape, lingape_blocks
 from banditkit.identification.lingape import make_lingape, pair_ratios, solve_min_l1
-from banditkit.identification.lingape_blocks import simulate_lingape
 from banditkit.rng import derive_seed, stream
 from banditkit.simulate import simulate as simulate_auto
 

@@ -20,9 +20,11 @@ from banditkit.registry import get_policy, policy_names
 from banditkit.rng import as_generator
 
 
-def _rep(path, **kw):
+def _rep(path, overflow="off", **kw):
+    # "off": these tests watch the algorithm's slots alone (tests/test_overflow.py: with it)
     return Experiment.create(path, algorithm="ReplicableElimination", arms=["a", "b", "c"],
-                             seed=3, horizon=3000, params={"rho": 0.3, "beta": 3, **kw})
+                             seed=3, horizon=3000, params={"rho": 0.3, "beta": 3, **kw},
+                             overflow=overflow)
 
 
 # -- fewer units than asked -------------------------------------------------------------------
@@ -43,7 +45,7 @@ def test_assign_says_why_it_hands_out_fewer_units(tmp_path):
 def test_assign_after_the_end_says_the_experiment_is_finished(tmp_path):
     X = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
     with Experiment.create(tmp_path / "e.sqlite", algorithm="RAGE", arms=X, seed=1,
-                           horizon=100) as exp:
+                           horizon=100, overflow="off") as exp:
         units = exp.assign(1000)
         assert "the last before the horizon of 100" in units.attrs["reason"]
         exp.record(units["unit"], [0.5] * 100)
@@ -53,7 +55,7 @@ def test_assign_after_the_end_says_the_experiment_is_finished(tmp_path):
 
 def test_p1rage_says_its_first_epoch_is_one_pull_as_algorithm_4_defines_it(tmp_path):
     with Experiment.create(tmp_path / "p.sqlite", algorithm="P1RAGE", arms=np.eye(3), seed=0,
-                           horizon=4000) as exp:
+                           horizon=4000, overflow="off") as exp:
         units = exp.assign(4000)
         assert len(units) == 1  # Algorithm 4 line 8: λ is refreshed after pull 1
         assert "Algorithm 4" in units.attrs["reason"] and "after pull 1" in units.attrs["reason"]
@@ -191,7 +193,7 @@ def test_status_names_the_leader_and_why_before_and_after_the_commit(tmp_path):
 ])
 def test_identifiers_are_named_as_identified_at_the_end(tmp_path, algorithm, arms, params):
     with Experiment.create(tmp_path / "e.sqlite", algorithm=algorithm, arms=arms, seed=0,
-                           horizon=400, params=params) as exp:
+                           horizon=400, params=params, overflow="off") as exp:
         while True:
             units = exp.assign(1000)
             if units.empty:
@@ -295,7 +297,7 @@ def test_an_iid_batch_reoffers_an_expired_slot_with_its_own_arm(tmp_path):
 def test_verify_and_open_catch_edits_of_an_iid_batch(tmp_path):
     path = tmp_path / "g.sqlite"
     with Experiment.create(path, algorithm="P1RAGE", arms=np.eye(3), seed=2,
-                           horizon=400) as exp:
+                           horizon=400, overflow="off") as exp:
         while not (units := exp.assign(500)).empty:
             exp.record(units["unit"], (units["arm_index"] == 2).astype(float))
         assert exp.verify() == 400

@@ -96,7 +96,7 @@ def test_the_readme_example_ends_on_the_best_arm_through_the_cli(tmp_path):
         answers.to_csv(tmp_path / f"answers{day}.csv", index=False)
         _cli("record", "ab.sqlite", f"answers{day}.csv", cwd=tmp_path)
     text = _cli("status", "ab.sqlite", cwd=tmp_path)
-    assert "finished" in text.splitlines()[0]
+    assert text.splitlines()[0].startswith("FINISHED: winner c")  # the decision first
     assert "leader: c (committed" in text, text
     arms = {row["arm"]: row for row in json.loads(_cli("status", "ab.sqlite", "--json",
                                                         cwd=tmp_path))["arms"]}

@@ -28,7 +28,8 @@ def test_ips_estimates_from_the_log_recover_the_arm_means(tmp_path):
     rng = np.random.default_rng(8)
     with Experiment.create(tmp_path / "e.sqlite", algorithm="ReplicableElimination",
                            arms=["a", "b", "c"], seed=2, horizon=6000,
-                           params={"rho": 0.2, "beta_floor": False, "commit": "argmax"}) as exp:
+                           params={"rho": 0.2, "beta_floor": False, "commit": "argmax"},
+                           overflow="off") as exp:  # the algorithm's units alone, to the end
         _run_to_the_end(exp, rng)
         log = exp.units()
     assert log["reward"].notna().all()
@@ -53,7 +54,8 @@ def test_a_sampled_design_gives_its_strategy_not_the_batch_share(tmp_path):
     rng = np.random.default_rng(3)
     path = tmp_path / "d.sqlite"
     with Experiment.create(path, algorithm="DEBORAS", arms=["a", "b", "c"], seed=1,
-                           horizon=2000, params={"rho": 0.3}, thresholds=[0.5]) as exp:
+                           horizon=2000, params={"rho": 0.3}, thresholds=[0.5],
+                           overflow="off") as exp:
         _run_to_the_end(exp, rng, np.array([0.2, 0.3, 0.9]), np.array([0.2, 0.6, 0.8]))
         log = exp.units()
     conn = sqlite3.connect(path)

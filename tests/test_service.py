@@ -29,7 +29,10 @@ from service_support import Server, call
 TOKEN = "s3cret"
 MEANS = [0.2, 0.5, 0.8]
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,
-              "horizon": 3000, "params": {"rho": 0.3, "beta": 3}}
+              "horizon": 3000, "params": {"rho": 0.3, "beta": 3},
+              # these tests drive the algorithm's slots alone (with overflow:
+              # tests/test_service_ops.py)
+              "overflow": "off"}
 
 
 @dataclass(frozen=True)

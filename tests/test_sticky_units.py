@@ -33,10 +33,12 @@ CASES = {  # label: algorithm, horizon, params
 }
 
 
-def _create(path: Path | Where, case: str = "wide", seed: int = 3) -> Experiment:
+def _create(path: Path | Where, case: str = "wide", seed: int = 3,
+            overflow: str = "off") -> Experiment:
+    # "off": these tests watch the algorithm's slots alone (tests/test_overflow.py: with it)
     name, horizon, params = CASES[case]
     return as_where(path).create(algorithm=name, arms=["a", "b", "c"], seed=seed,
-                                 horizon=horizon, params=params)
+                                 horizon=horizon, params=params, overflow=overflow)
 
 
 def _simulated(case: str, seed: int = 3):

@@ -7,14 +7,14 @@ from functools import partial
 
 import numpy as np
 import pytest
+from banditkit.identification.linear_glr import GLRState, heuristic_threshold, paper_threshold
+from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
 
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.experiments.replicability import audit
 from banditkit.identification.fw_sampling import FrankWolfeSampling, fw_vertex
-from banditkit.identification.linear_glr import GLRState, heuristic_threshold, paper_threshold
 from banditkit.identification.track_and_stop import LinearTrackAndStop, plug_in_allocation
-from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
 from banditkit.identification.xy import XYOracle
 from banditkit.registry import get_policy, make_policy, policy_names
 from banditkit.rng import stream

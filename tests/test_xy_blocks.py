@@ -6,12 +6,6 @@ from functools import partial
 
 import numpy as np
 import pytest
-
-from banditkit.design import round_allocation, round_allocations
-from banditkit.envs.instances import make_instance
-from banditkit.estimation.least_squares import LeastSquares
-from banditkit.identification.elimination import certified_best
-from banditkit.identification.xy import XYOracle, XYStatic
 from banditkit.identification.xy_blocks import _phase_ends, simulate_static_allocation
 from banditkit.identification.xy_schedule import (
     CHUNK,
@@ -19,6 +13,12 @@ from banditkit.identification.xy_schedule import (
     PhaseSchedule,
     phase_schedule,
 )
+
+from banditkit.design import round_allocation, round_allocations
+from banditkit.envs.instances import make_instance
+from banditkit.estimation.least_squares import LeastSquares
+from banditkit.identification.elimination import certified_best
+from banditkit.identification.xy import XYOracle, XYStatic
 from banditkit.rng import stream
 from banditkit.simulate import simulate as simulate_auto
 

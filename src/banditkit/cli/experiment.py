@@ -141,6 +141,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     report.add_argument("path", help="the experiment file")
     report.add_argument("--html", type=Path, required=True, metavar="OUT",
                         help="the HTML file to write (a new file)")
+    create.add_argument("--overflow", choices=("design", "uniform", "control", "off"),
+                        default="design",
+                        help="units beyond the algorithm's slots: drawn from the current "
+                             "design's shares (default), uniform over the arms in play, all "
+                             "on the control, or off (assign then hands out fewer units)")
+    status.add_argument("--csv", action="store_true",
+                        help="print the per-arm table as CSV")
+    pause = actions.add_parser("pause", help="pause by hand: assign hands out nothing until "
+                               "resume")
+    pause.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    pause.add_argument("--reason", default="paused by hand", help="why (status shows it)")
+    stop = actions.add_parser("stop", help="conclude: the algorithm stops; later units are "
+                              "rollout units of the winner (or none with --no-rollout)")
+    stop.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    stop.add_argument("--arm", default=None, help="the arm to roll out (default: the "
+                      "recommended or committed arm, else the leader)")
+    stop.add_argument("--no-rollout", action="store_true",
+                      help="assign hands out nothing after the stop")
+    archive = actions.add_parser("archive", help="stop for good, without rollout (then it may "
+                                 "be deleted)")
+    archive.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    delete = actions.add_parser("delete", help="delete an archived experiment")
+    delete.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    audit = actions.add_parser("audit", help="every operator action: who, what, when (CSV)")
+    audit.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    for sub in actions.choices.values():  # every action reaches PostgreSQL too
+        sub.add_argument("--name", default=None, metavar="NAME",
+                         help="with a postgresql:// URL as PATH: the experiment's name in "
+                              "that database")
+        sub.add_argument("--who", default="local", metavar="WHO",
+                         help="who acts, for the audit log (default: local)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,21 +207,38 @@ def _create(args: argparse.Namespace) -> int:
         if arms.index.name != "arm":
             return _refuse(f"argument --features: the first column of {str(args.features)!r} "
                            f"must be 'arm' (the arm names), got {arms.index.name!r}")
-    with Experiment.create(args.path, algorithm=args.algorithm, arms=arms, seed=args.seed,
-                           horizon=args.horizon, params=params,
+    with Experiment.create(args.path, name=args.name, algorithm=args.algorithm, arms=arms,
+                           seed=args.seed, horizon=args.horizon, params=params,
                            thresholds=args.threshold, order=args.order,
                            guardrails=args.guardrail,
                            guardrail_alpha=args.guardrail_alpha,
-                           outcome_window=args.outcome_window, missing=args.missing) as exp:
-        print(f"created {exp.path} ({args.algorithm}, {len(exp.arm_names)} arms)")
+                           outcome_window=args.outcome_window, missing=args.missing,
+                           overflow=args.overflow, who=args.who) as exp:
+        print(f"created {_label(exp)} ({args.algorithm}, {len(exp.arm_names)} arms)")
+        for warning in exp.create_warnings:
+            print(f"banditkit experiment: warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _label(exp: Any) -> str:
+    """How messages name an experiment: its file, or its name and database."""
+    return str(exp.path) if exp.path is not None else f"{exp.name!r} in {exp.url}"
 
 
 def _open(args: argparse.Namespace, readonly: bool = False) -> Any:
     """The experiment of ``args.path`` (reading commands open it read-only: nothing is
     written, so a read-only file or folder can be read)."""
     from ..live import Experiment, ExperimentError
+    from ..live.store import is_url
 
+    if is_url(args.path):  # an experiment of a PostgreSQL database: by --name
+        if args.name is None:
+            raise ExperimentError("argument --name: required with a postgresql:// URL (a "
+                                  "database holds several experiments)")
+        return Experiment.open(args.path, readonly=readonly, name=args.name)
+    if args.name is not None:
+        raise ExperimentError("argument --name: only with a postgresql:// URL (a file holds "
+                              "one experiment)")
     if not Path(args.path).is_file():
         raise ExperimentError(f"argument path: no experiment at {args.path!r} (create one with "
                               "`banditkit experiment create`)")
@@ -421,6 +469,9 @@ def _record(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     with _open(args, readonly=True) as exp:
         state = exp.status()
+    if args.csv:
+        sys.stdout.write(state.arms.to_csv())
+        return 0
     if args.json:
         summary = {"algorithm": state.algorithm, "batches_observed": state.batches_observed,
                    "pulls_observed": state.pulls_observed, "waiting": state.waiting,
@@ -432,6 +483,8 @@ def _status(args: argparse.Namespace) -> int:
                    "outcome_window": state.outcome_window, "missing": state.missing,
                    "uncounted": state.uncounted,
                    "waiting_units": dataclasses.asdict(state.waiting_units),
+                   "stopped": state.stopped, "archived": state.archived,
+                   "overflow": state.overflow,
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
         json.dump(summary, sys.stdout, indent=2, default=json_default)
@@ -463,7 +516,8 @@ def _units(args: argparse.Namespace) -> int:
                              columns=[f"cost_{i + 1}" for i in range(m)], index=frame.index)
         frame = pd.concat([frame, costs], axis=1)
         first += list(costs.columns)
-    frame = frame[[*first, "assigned_at", "recorded_at", "expired_at", "imputed", "key"]]
+    frame = frame[[*first, "assigned_at", "recorded_at", "expired_at", "imputed", "key", "kind",
+                   "propensity"]]
     if target is None:
         return _to_stdout(frame, f"`banditkit experiment units {args.path} --out FILE` "
                           "writes the list to a file")
@@ -486,7 +540,7 @@ def _expire(args: argparse.Namespace) -> int:
             return _refuse(f"argument --units: must be unit ids separated by commas, got "
                            f"{args.units!r}")
     with _open(args) as exp:
-        n = exp.expire(units, older_than=args.older_than)
+        n = exp.expire(units, older_than=args.older_than, who=args.who)
     print(f"expired {n} unit(s); their slots will be assigned again")
     return 0
 
@@ -529,9 +583,48 @@ def _report(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     with _open(args) as exp:
-        lifted = exp.resume()
-    print(f"resumed {exp.path}: {lifted} guardrail breach(es) lifted" if lifted
-          else f"{exp.path} was not paused; nothing to resume")
+        lifted = exp.resume(who=args.who)
+    print(f"resumed {_label(exp)}: {lifted} pause(s) lifted" if lifted
+          else f"{_label(exp)} was not paused; nothing to resume")
+    return 0
+
+
+def _pause(args: argparse.Namespace) -> int:
+    with _open(args) as exp:
+        done = exp.pause(args.reason, who=args.who)
+    print(f"paused {_label(exp)}" if done else f"{_label(exp)} was paused already")
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    with _open(args) as exp:
+        stopped = exp.stop(args.arm, rollout=not args.no_rollout, who=args.who)
+    print(f"stopped {_label(exp)}: "
+          + (f"rolling out {stopped['arm']} ({stopped['why']})" if stopped["rollout"]
+             else f"decided {stopped['arm']} ({stopped['why']}); no more units are assigned"))
+    return 0
+
+
+def _archive(args: argparse.Namespace) -> int:
+    with _open(args) as exp:
+        done = exp.archive(who=args.who)
+    print(f"archived {_label(exp)}" if done else f"{_label(exp)} was archived already")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    from ..live import Experiment
+
+    with _open(args, readonly=True) as exp:
+        label = _label(exp)
+    Experiment.delete(args.path, name=args.name)
+    print(f"deleted {label}")
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    with _open(args, readonly=True) as exp:
+        sys.stdout.write(exp.audit().to_csv(index=False))
     return 0
 
 
@@ -552,4 +645,6 @@ def _guardrail(text: str) -> dict[str, Any]:
 
 
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
-            "expire": _expire, "units": _units, "report": _report, "resume": _resume}
+            "expire": _expire, "units": _units, "report": _report, "resume": _resume,
+            "pause": _pause, "stop": _stop, "archive": _archive, "delete": _delete,
+            "audit": _audit}

@@ -39,15 +39,19 @@ import pandas as pd
 from ..protocol import Algorithm, Batch, IIDBatch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator
+from . import overflow as _overflow
 from .defaults import params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics
+from .horizon import horizon_warnings
 from .inputs import MAX_KEY_LENGTH
 from .inputs import as_ids as _as_ids
 from .inputs import as_keys as _as_keys
 from .inputs import numbers as _numbers
 from .inputs import units_frame as _units_frame
 from .journal import (
+    ALGORITHM,
     ALL_BATCHES,
+    OVERFLOW_TOTALS,
     ExperimentError,
     micros,
     pack_draws,
@@ -56,8 +60,10 @@ from .journal import (
     unpack_draws,
     unpack_runs,
 )
+from .operations import Operations, check_who
 from .outcome_window import DEFAULT_WINDOW, OutcomeWindow, Resolving, check_missing, check_window
 from .outcome_window import default_missing as _default_missing
+from .overflow import Overflowing
 from .pausing import Pausing
 from .problem import LiveArms, arm_names
 from .reading import Reading
@@ -109,7 +115,7 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
 Clock = Callable[[], float]
 
 
-class Experiment(Pausing, Reading, Resolving, Verification):
+class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verification):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
@@ -134,6 +140,10 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             self.guardrail_alpha: float = float(meta.get("guardrail_alpha", 0.05))
             #: the outcome window and its rule (:mod:`banditkit.live.outcome_window`)
             self.window: OutcomeWindow = OutcomeWindow.from_meta(meta)
+            # the overflow rule (banditkit.live.overflow); experiments created before it
+            # existed take the default too
+            self.overflow: str = _overflow.check_rule(meta.get("overflow", "design"))
+            self.create_warnings: list[str] = list(meta.get("create_warnings", []))
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
@@ -156,7 +166,8 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                thresholds: Sequence[float] | None = None, order: str = "shuffled",
                control: str | None = None, guardrails: Sequence[Mapping[str, Any]] | None = None,
                guardrail_alpha: float = 0.05, outcome_window: float | None = None,
-               missing: str | None = None, clock: Clock | None = None) -> Experiment:
+               missing: str | None = None, clock: Clock | None = None,
+               overflow: str = "design", who: str = "local") -> Experiment:
         """Create a new experiment: an SQLite file at ``path``, or experiment ``name`` in the
         PostgreSQL database at a ``postgresql://`` URL (:mod:`banditkit.live.store`).
 
@@ -223,6 +234,19 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             The time in seconds since the epoch (default :func:`time.time`), read once per
             call for its timestamps and the outcome window; not stored (give it again to
             :meth:`open`). For tests and simulations that replay traffic at their own pace.
+        overflow : {"design", "uniform", "control", "off"}
+            How ``assign`` serves units beyond the algorithm's pending slots
+            (:mod:`banditkit.live.overflow`): ``"design"`` (default) draws their arms from the
+            current design's shares, ``"uniform"`` uniformly over the arms still in play,
+            ``"control"`` gives them the control; ``"off"`` returns fewer units instead. Once
+            the experiment has finished (or was stopped), every unit is a rollout unit of the
+            recommended or committed arm, whatever the rule but ``"off"``.
+        who : str
+            Who creates it, for the audit log (:meth:`audit`).
+
+        A horizon smaller than the algorithm's first batch is accepted with a warning (kept
+        with the experiment and shown first by :meth:`status`): the batch is cut to its
+        first pulls, which may not reach every arm.
         """
         from .. import __version__  # the package imports this module first
 
@@ -259,6 +283,8 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                                       "when its window closes but cannot know its costs; an "
                                       "experiment with cost thresholds needs missing='expire'")
         _check_clock(clock)
+        overflow = _overflow.check_rule(overflow)
+        who = check_who(who)
         params = dict(params or {})
         try:
             json.dumps(params, allow_nan=False)
@@ -288,11 +314,14 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                 "thresholds": None if thresholds is None else thresholds.tolist(),
                 "order": order, "control": control,
                 "guardrails": [g.as_json() for g in rails], "guardrail_alpha": guardrail_alpha,
-                "created": stamp(micros((clock or time.time)())), "banditkit": __version__}
+                "overflow": overflow, "created": stamp(micros((clock or time.time)())),
+                "banditkit": __version__}
         # build the algorithm and ask its first batch before writing anything, so that bad
         # input (or arms the algorithm cannot work with) creates no file
         first = cls._build(meta, LiveArms(len(names), X, thresholds))
-        _next_batch(first, algorithm)
+        first_batch = _next_batch(first, algorithm)
+        meta["create_warnings"] = horizon_warnings(first, first_batch, meta["horizon"],
+                                                   names)
         if missing is None:
             missing = _default_missing(first.reward_range, first.n_costs)
         meta.update(OutcomeWindow(window, missing, defaults).as_meta())
@@ -306,6 +335,13 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                                       "would ignore them); pass a list of names")
         experiment = cls(create_store(path, name, meta), clock)
         experiment._algorithm = first  # built from this meta, its first batch asked: reuse it
+        try:
+            with experiment._transaction() as conn:
+                experiment._audit(conn, who, "create", {"algorithm": algorithm,
+                                                        "overflow": overflow})
+        except BaseException:
+            experiment.close()
+            raise
         return experiment
 
     @classmethod
@@ -607,11 +643,15 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                ) -> pd.DataFrame:
         """Arms for the next ``n`` units, in the algorithm's pull order, with their unit ids.
 
-        Fewer than ``n`` rows come back when the current batch has fewer pulls left to hand
-        out (the algorithm needs its rewards before it can ask for more: a fully sequential
-        policy such as UCB1 hands out one unit at a time), and none once it has stopped.
-        Slots of expired units are handed out again first. The assignment is on disk before
-        this returns.
+        Slots of expired units are handed out again first. Units beyond the pending batch's
+        slots (the algorithm needs its rewards before it can ask for more: a fully sequential
+        policy such as UCB1 has one slot at a time) are **overflow** units, and once the
+        experiment has finished or was stopped, **rollout** units of the recommended arm
+        (:mod:`banditkit.live.overflow`): n rows come back every call, unless the
+        experiment is paused, stopped without rollout or archived (none), or was created
+        with ``overflow="off"`` (then fewer, ``attrs["reason"]`` says why). Overflow and
+        rollout units are never shown to the algorithm; ``attrs["overflow_units"]`` lists
+        their ids. The assignment is on disk before this returns.
 
         Parameters
         ----------
@@ -644,35 +684,51 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
         with self._transaction() as conn:
             self._resolve(conn)  # units whose outcome window closed, by the experiment's rule
-            if (paused := self._paused(conn)) is not None:  # guardrails: nothing while paused
+            state = self._ops_state(conn)
+            stopped = state.get("stopped")
+            closed = (self._paused(conn, state)  # guardrails or by hand: nothing while paused
+                      or (stopped is not None and not stopped.get("rollout", True)
+                          and f"the experiment was "
+                          f"{'archived' if 'archived' in state else 'stopped'} by "
+                          f"{stopped['by']} at {stopped['at']} (without rollout); no unit "
+                          "is assigned"))
+            if closed:
                 frame = _units_frame([], [], [], self.arm_names)
                 if keys is not None:  # the columns a keyed call returns, empty
                     frame["key"] = pd.Series([], dtype="object")
                     frame["repeated"] = pd.Series([], dtype="bool")
-                frame.attrs["reason"] = paused
+                frame.attrs["reason"] = closed
+                frame.attrs["overflow_units"] = []
                 return frame
-            # sticky units: a key's live unit comes back as it is, without a slot
+            # sticky units: a key's live unit comes back as it is, without a slot (an
+            # overflow or rollout unit too: a key keeps its arm)
             known = {} if keys is None else self._keyed_units(conn, keys)
             wanted = int(n) if keys is None else sum(
                 1 for k in keys if k not in known or known[k][3] is not None)
-            pending = self._pending(conn) if wanted or keys is None else None
-            if pending is None and keys is None:
-                frame = _units_frame([], [], [], self.arm_names)
-                frame.attrs["reason"] = self._finished_reason()
-                return frame
+            # a stopped experiment hands out no slot of the algorithm's
+            pending = (self._pending(conn) if stopped is None and (wanted or keys is None)
+                       else None)
             asked = int(n)  # Python ints: no overflow of a numpy n near 2**64
             ids: list[int] = []
             arms = np.empty(0, dtype=np.int64)
+            batch_id = self._observed if pending is not None else max(self._observed - 1, 0)
             if pending is not None:
                 batch_id, batch = pending
                 ids, arms = self._hand_out(conn, batch_id, batch, min(wanted, batch.n_pulls))
+            if pending is None and self._observed == 0:
+                self._pending(conn)  # stopped before any call: file the units under batch 0
+            extra_ids, extra_arms, why = self._serve_overflow(conn, pending, batch_id,
+                                                              wanted - len(ids),
+                                                              stopped is not None)
+            batches = [batch_id] * (len(ids) + len(extra_ids))
+            ids, arms = ids + extra_ids, np.concatenate([arms, extra_arms])
             if keys is None:
-                frame = _units_frame(ids, arms.tolist(), [batch_id] * len(ids), self.arm_names)
+                frame = _units_frame(ids, arms.tolist(), batches, self.arm_names)
             else:
-                frame = self._keyed_frame(conn, keys, known, ids, arms.tolist(),
-                                          None if pending is None else pending[0])
+                frame = self._keyed_frame(conn, keys, known, ids, arms.tolist(), batches)
+            frame.attrs["overflow_units"] = extra_ids
             if len(frame) == asked:
-                frame.attrs["reason"] = None
+                frame.attrs["reason"] = why
             elif pending is None:
                 frame.attrs["reason"] = (self._finished_reason() if wanted else None)
             else:
@@ -687,7 +743,7 @@ class Experiment(Pausing, Reading, Resolving, Verification):
         # slots of expired units first (a partial index holds the expired ones only)
         reoffer = [r[0] for r in conn.execute(
             "SELECT DISTINCT slot FROM units u WHERE batch = ? AND expired_at IS NOT NULL "
-            "AND NOT EXISTS (SELECT 1 FROM units v WHERE v.batch = u.batch AND "
+            "AND kind = 0 AND NOT EXISTS (SELECT 1 FROM units v WHERE v.batch = u.batch AND "
             "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot LIMIT ?",
             (batch_id, n))]
         (handed,) = conn.execute("SELECT handed FROM batches WHERE id = ?",
@@ -744,11 +800,11 @@ class Experiment(Pausing, Reading, Resolving, Verification):
 
     def _keyed_frame(self, conn: Connection, keys: list[str],
                      known: Mapping[str, tuple[int, int, int, str | None]], ids: list[int],
-                     arms: list[int], batch_id: int | None) -> pd.DataFrame:
+                     arms: list[int], batch_ids: list[int]) -> pd.DataFrame:
         """Store the keys of the new units (``ids``, given to the keys that need a slot in
         their order) in the caller's transaction, and the frame of every key served."""
         rows: list[tuple[int, int, int, str, bool]] = []
-        fresh = iter(zip(ids, arms, strict=True))
+        fresh = iter(zip(ids, arms, batch_ids, strict=True))
         stored: list[tuple[int, str]] = []
         superseded: list[str] = []
         for key in keys:
@@ -762,7 +818,7 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             if old is not None:  # its unit expired: the key now points to the new unit
                 superseded.append(key)
             stored.append((unit_arm[0], key))
-            rows.append((unit_arm[0], unit_arm[1], batch_id, key, False))
+            rows.append((unit_arm[0], unit_arm[1], unit_arm[2], key, False))
         now = self._stamp()
         conn.executemany("UPDATE keys SET superseded_at = ? WHERE key = ? AND "
                          "superseded_at IS NULL", [(now, k) for k in superseded])
@@ -883,12 +939,15 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                 row = known.get(unit)
                 if row is None:
                     raise ExperimentError(f"units: unit {unit} was never assigned")
-                batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, imputed = row
+                (batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, kind,
+                 imputed) = row
                 if imputed:
                     raise ExperimentError(
                         f"units: unit {unit}'s outcome window ({self.window.seconds:g} s) "
                         f"closed before its reward came, and missing='zero' recorded 0 for it; "
                         "an outcome after the window is not recorded")
+                if kind != ALGORITHM:  # overflow and rollout: their totals, never the batch's
+                    batch_id = OVERFLOW_TOTALS
                 if expired_at is not None:
                     raise ExperimentError(f"units: unit {unit} expired at {expired_at} (its "
                                           "slot was offered to another unit); its reward "
@@ -927,7 +986,10 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                 d[3] += r * r
                 d[4] += r not in (0.0, 1.0)
             for b, per_arm in deltas.items():
-                self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
+                if b == OVERFLOW_TOTALS:
+                    _overflow.add_totals(conn, {a: tuple(d) for a, d in per_arm.items()})
+                else:
+                    self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
             # each arm's resolved prefix moves on when its first waiting unit got its reward
             _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails))
             self._observe_if_complete(conn)
@@ -977,7 +1039,7 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             chunk = ids[start: start + CHUNK].tolist()
             marks = ",".join("?" * len(chunk))
             for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm, "
-                                    f"metrics, imputed FROM units WHERE id IN ({marks})",
+                                    f"metrics, kind, imputed FROM units WHERE id IN ({marks})",
                                     chunk):
                 found[row[0]] = row[1:]
         return found
@@ -1020,8 +1082,8 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             reward_sums = totals[batch.arms]
         else:
             rows = conn.execute("SELECT slot, reward, costs FROM units WHERE batch = ? AND "
-                                "expired_at IS NULL AND reward IS NOT NULL ORDER BY slot",
-                                (batch_id,)).fetchall()
+                                "expired_at IS NULL AND reward IS NOT NULL AND kind = 0 "
+                                "ORDER BY slot", (batch_id,)).fetchall()
             reward_sums = batch.sum_runs(np.array([r[1] for r in rows], dtype=float))
             if self._problem.n_costs:
                 cost_sums = batch.sum_runs(np.array([json.loads(r[2]) for r in rows],
@@ -1035,8 +1097,8 @@ class Experiment(Pausing, Reading, Resolving, Verification):
                       None if cost_sums is None else json.dumps(cost_sums.tolist()), self._stamp(),
                       batch_id))
 
-    def expire(self, units: Sequence[int] | None = None, *, older_than: float | None = None
-               ) -> int:
+    def expire(self, units: Sequence[int] | None = None, *, older_than: float | None = None,
+               who: str = "local") -> int:
         """Withdraw units that will never be answered; their slots are handed out again.
 
         Parameters
@@ -1045,6 +1107,8 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             These units (each assigned and without a reward).
         older_than : float, optional
             Or every unanswered unit assigned more than this many seconds ago.
+        who : str
+            Who expires them, for the audit log (written when any unit expires).
 
         Returns
         -------
@@ -1052,51 +1116,66 @@ class Experiment(Pausing, Reading, Resolving, Verification):
             Units expired.
         """
         self._check_writable("expire")
+        who = check_who(who)
         if (units is None) == (older_than is None):
             raise ExperimentError("expire needs exactly one of units= or older_than=")
         with self._transaction() as conn:
             self._resolve(conn)
-            now = self._stamp()
-            if units is not None:
-                ids = _as_ids(units)
-                known = self._units(conn, ids)
-                for unit in ids.tolist():
-                    row = known.get(unit)
-                    if row is None:
-                        raise ExperimentError(f"units: unit {unit} was never assigned")
-                    if row[2] is not None:
-                        raise ExperimentError(f"units: unit {unit} already has a reward; only "
-                                              "unanswered units expire")
-                todo = [u for u in ids.tolist() if known[u][4] is None]
-                conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
-                                 [(now, u) for u in todo])
-                self._withdraw(conn, [(known[u][0], known[u][5]) for u in todo])
-                _advance_prefix(conn, self._journal, {known[u][5] for u in todo},
-                                len(self.guardrails))
-                return len(todo)
-            if (isinstance(older_than, bool)
-                    or not isinstance(older_than, (int, float, np.integer, np.floating))
-                    or not np.isfinite(older_than) or older_than < 0):
-                raise ExperimentError(f"older_than must be a number of seconds >= 0, got "
-                                      f"{older_than!r}")
-            now_s = self._clock()  # older than the epoch means every unit: cut the cutoff there
-            cutoff = datetime.fromtimestamp(now_s - min(float(older_than), now_s), UTC)
-            stale = conn.execute("SELECT id, batch, arm FROM units WHERE reward IS NULL AND "
-                                 "expired_at IS NULL AND assigned_at < ?",
-                                 (cutoff.isoformat(timespec="microseconds"),)).fetchall()
-            conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
-                             [(now, u) for u, _, _ in stale])
-            self._withdraw(conn, [(b, a) for _, b, a in stale])
-            _advance_prefix(conn, self._journal, {a for _, _, a in stale}, len(self.guardrails))
-            return len(stale)
+            count = self._expire(conn, units, older_than)
+            if count:
+                self._audit(conn, who, "expire", {"units": count, "older_than": older_than})
+            return count
 
-    def _withdraw(self, conn: Connection, units: list[tuple[int, int]]) -> None:
-        """Take expired units (their (batch, arm)) out of the running totals."""
+    def _expire(self, conn: Connection, units: Sequence[int] | None,
+                older_than: float | None) -> int:
+        """The expiry itself, in the caller's transaction (see :meth:`expire`)."""
+        now = self._stamp()
+        if units is not None:
+            ids = _as_ids(units)
+            known = self._units(conn, ids)
+            for unit in ids.tolist():
+                row = known.get(unit)
+                if row is None:
+                    raise ExperimentError(f"units: unit {unit} was never assigned")
+                if row[2] is not None:
+                    raise ExperimentError(f"units: unit {unit} already has a reward; only "
+                                          "unanswered units expire")
+            todo = [u for u in ids.tolist() if known[u][4] is None]
+            conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
+                             [(now, u) for u in todo])
+            self._withdraw(conn, [(known[u][0], known[u][5], known[u][7]) for u in todo])
+            _advance_prefix(conn, self._journal, {known[u][5] for u in todo},
+                            len(self.guardrails))
+            return len(todo)
+        if (isinstance(older_than, bool)
+                or not isinstance(older_than, (int, float, np.integer, np.floating))
+                or not np.isfinite(older_than) or older_than < 0):
+            raise ExperimentError(f"older_than must be a number of seconds >= 0, got "
+                                  f"{older_than!r}")
+        now_s = self._clock()  # older than the epoch means every unit: cut the cutoff there
+        cutoff = datetime.fromtimestamp(now_s - min(float(older_than), now_s), UTC)
+        stale = conn.execute("SELECT id, batch, arm, kind FROM units WHERE reward IS NULL "
+                             "AND expired_at IS NULL AND assigned_at < ?",
+                             (cutoff.isoformat(timespec="microseconds"),)).fetchall()
+        conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
+                         [(now, u) for u, *_ in stale])
+        self._withdraw(conn, [(b, a, k) for _, b, a, k in stale])
+        _advance_prefix(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails))
+        return len(stale)
+
+    def _withdraw(self, conn: Connection, units: list[tuple[int, int, int]]) -> None:
+        """Take expired units (their (batch, arm, kind)) out of the running totals (an
+        overflow or rollout unit out of the overflow totals: its slot is no batch's)."""
         counts: dict[int, dict[int, int]] = {}
-        for b, a in units:
+        for b, a, kind in units:
+            b = b if kind == ALGORITHM else OVERFLOW_TOTALS
             counts.setdefault(b, {})[a] = counts.get(b, {}).get(a, 0) + 1
         for b, per_arm in counts.items():
-            self._add_totals(conn, b, {a: (-c, 0, 0.0, 0.0, 0) for a, c in per_arm.items()})
+            deltas = {a: (-c, 0, 0.0, 0.0, 0) for a, c in per_arm.items()}
+            if b == OVERFLOW_TOTALS:
+                _overflow.add_totals(conn, deltas)
+            else:
+                self._add_totals(conn, b, deltas)
 
     # -- what it knows -------------------------------------------------------------------------
     def _check_arm_index(self, arm: object) -> None:

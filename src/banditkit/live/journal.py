@@ -57,6 +57,15 @@ Tables
     that has a key. A key points to at most one unit at a time (a partial unique index over
     the rows not ``superseded_at``); when its unit expired and the key came back, the old row
     is marked superseded and a new one names the new unit, so the log keeps both.
+``audit``
+    One row per operator action (create, pause, resume, stop, archive, expire): when, who (a
+    service's token id, or ``"local"``), what, and its detail (JSON).
+
+Overflow and rollout units (:mod:`banditkit.live.overflow`) are rows of ``units`` too, with
+``kind`` 1 (overflow: beyond the algorithm's pending slots) or 2 (rollout: after the
+experiment finished or was stopped), slot −1, the ``propensity`` with which the rule drew
+their arm, and their running sums in the ``totals`` rows of batch −2 only
+(:data:`OVERFLOW_TOTALS`): the algorithm's per-batch and all-batch totals never see them.
 """
 
 from __future__ import annotations
@@ -71,7 +80,8 @@ import numpy as np
 from ..draws import uniforms_at
 from ..protocol import IIDBatch
 
-__all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
+__all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_TOTALS",
+           "ROLLOUT", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
            "file_identity", "micros", "now", "pack_draws", "pack_runs", "parse_stamp", "schema",
            "stamp", "unpack_draws", "unpack_runs", "upgrade_5_to_6"]
 
@@ -81,10 +91,18 @@ __all__ = ["ALL_BATCHES", "FORMAT", "ExperimentError", "ExperimentExists", "Expe
 #: 3: i.i.d. batches stored as their description (``draws``), observed from per-arm sums.
 #: 4: the ``keys`` table (sticky units: external keys → units).
 #: 5: guardrail metrics (``units.metrics``, ``metric_totals``) and their breaches (``pauses``).
-#: 6: the outcome window (``units.imputed``, meta ``outcome_window``/``missing``) and the
-#:    resolved prefix (``prefix``, ``prefix_metrics``, index ``units_arm``). A writable open
-#:    of a format 5 experiment brings it to 6 (:data:`UPGRADE_5_TO_6`).
+#: 6: the outcome window (``units.imputed``, meta ``outcome_window``/``missing``), the
+#:    resolved prefix (``prefix``, ``prefix_metrics``, index ``units_arm``), overflow and
+#:    rollout units (``units.kind``, ``units.propensity``) and the ``audit`` table. A writable
+#:    open of a format 5 experiment brings it to 6 (:func:`upgrade_5_to_6`).
 FORMAT = 6
+
+#: The ``batch`` of the ``totals`` rows that sum the overflow and rollout units (per arm).
+OVERFLOW_TOTALS = -2
+
+#: ``units.kind``: a unit of the algorithm's batch, an overflow unit, a rollout unit.
+ALGORITHM, OVERFLOW, ROLLOUT = 0, 1, 2
+KINDS = {ALGORITHM: "algorithm", OVERFLOW: "overflow", ROLLOUT: "rollout"}
 
 #: The ``batch`` of the ``totals`` rows that sum every batch (per arm).
 ALL_BATCHES = -1
@@ -145,9 +163,11 @@ CREATE TABLE units (
     metrics TEXT,
     recorded_at TEXT,
     expired_at TEXT,
-    imputed {int} NOT NULL DEFAULT 0
+    imputed {int} NOT NULL DEFAULT 0,
+    kind {int} NOT NULL DEFAULT 0,
+    propensity {real}
 );
-CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL;
+CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL AND kind = 0;
 CREATE INDEX units_expired_slot ON units(batch, slot) WHERE expired_at IS NOT NULL;
 CREATE INDEX units_waiting ON units(assigned_at) WHERE reward IS NULL AND expired_at IS NULL;
 {prefix}CREATE TABLE totals (
@@ -183,6 +203,26 @@ CREATE TABLE keys (
     superseded_at TEXT
 );
 CREATE UNIQUE INDEX keys_current ON keys(key) WHERE superseded_at IS NULL;
+{audit}"""
+
+_AUDIT = """
+CREATE TABLE audit (
+    id {serial},
+    at TEXT NOT NULL,
+    who TEXT NOT NULL,
+    action TEXT NOT NULL,
+    detail TEXT
+);
+"""
+
+#: What turns a format-5 experiment into format 6 (one transaction, either dialect): the
+#: units' kind and propensity (every old unit is an algorithm unit), the live-slot index
+#: restricted to algorithm units, and the audit table.
+_UPGRADE_TEMPLATE = """
+ALTER TABLE units ADD COLUMN kind {int} NOT NULL DEFAULT 0;
+ALTER TABLE units ADD COLUMN propensity {real};
+DROP INDEX units_live_slot;
+CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL AND kind = 0;
 """
 
 #: Column types per dialect: SQLite's (the text of every FORMAT 5 file, unchanged) and
@@ -195,14 +235,20 @@ POSTGRES_TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "blob": "BYTEA",
 
 def schema(types: dict[str, str]) -> str:
     """The tables and indexes (the module docstring) in one dialect's column types."""
-    return _SCHEMA_TEMPLATE.format(**types, prefix=_PREFIX_TEMPLATE.format(**types))
+    return _SCHEMA_TEMPLATE.format(**types, prefix=_PREFIX_TEMPLATE.format(**types),
+                                   audit=_AUDIT.format(**types))
 
 
 def upgrade_5_to_6(types: dict[str, str]) -> list[str]:
     """The statements that bring a format 5 experiment's tables to format 6 (run in one
-    transaction; the prefix's sums are then built from the units by the experiment)."""
+    transaction; the prefix's sums are then built from the units by the experiment): the
+    outcome window's column and the prefix tables, the units' kind and propensity (every old
+    unit is an algorithm unit), the live-slot index restricted to algorithm units, the audit
+    table."""
     statements = [f"ALTER TABLE units ADD COLUMN imputed {types['int']} NOT NULL DEFAULT 0"]
     statements += [s.strip() for s in _PREFIX_TEMPLATE.format(**types).split(";") if s.strip()]
+    statements += [s.strip() for s in (_UPGRADE_TEMPLATE.format(**types)
+                                       + _AUDIT.format(**types)).split(";") if s.strip()]
     return statements
 
 

@@ -51,7 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from .journal import ExperimentError, parse_stamp, stamp
+from .journal import ALGORITHM, ALL_BATCHES, OVERFLOW_TOTALS, ExperimentError, parse_stamp, stamp
+from .overflow import add_totals as add_overflow_totals
 from .resolved_prefix import advance
 from .store_base import Connection
 
@@ -191,27 +192,33 @@ class Resolving:
         cutoff = stamp(now - window.micros)
         # the partial index of waiting units on assigned_at: the closed ones only
         stale = conn.execute(
-            f"SELECT id, batch, arm FROM units {self._journal.indexed_by('units_waiting')} "
+            f"SELECT id, batch, arm, kind FROM units "
+            f"{self._journal.indexed_by('units_waiting')} "
             "WHERE reward IS NULL AND expired_at IS NULL AND assigned_at <= ? ORDER BY id",
             (cutoff,)).fetchall()
         if not stale:
             return 0
         at = stamp(now)
-        for _, _, arm in stale:
+        for _, _, arm, _ in stale:
             self._check_arm_index(arm)
         if window.missing == "zero":
             conn.executemany("UPDATE units SET reward = ?, imputed = ?, recorded_at = ? "
-                             "WHERE id = ?", [(0.0, 1, at, u) for u, _, _ in stale])
+                             "WHERE id = ?", [(0.0, 1, at, u) for u, _, _, _ in stale])
             counts: dict[int, dict[int, int]] = {}
-            for _, b, a in stale:
+            for _, b, a, kind in stale:
+                b = b if kind == ALGORITHM else OVERFLOW_TOTALS  # never the batch's totals
                 counts.setdefault(b, {})[a] = counts.get(b, {}).get(a, 0) + 1
             for b, per_arm in counts.items():
-                self._add_totals(conn, b, {a: (0, c, 0.0, 0.0, 0) for a, c in per_arm.items()})
+                deltas = {a: (0, c, 0.0, 0.0, 0) for a, c in per_arm.items()}
+                if b == OVERFLOW_TOTALS:
+                    add_overflow_totals(conn, deltas)
+                else:
+                    self._add_totals(conn, b, deltas)
         else:
             conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
-                             [(at, u) for u, _, _ in stale])
-            self._withdraw(conn, [(b, a) for _, b, a in stale])
-        if advance(conn, self._journal, {a for _, _, a in stale}, len(self.guardrails)) \
+                             [(at, u) for u, _, _, _ in stale])
+            self._withdraw(conn, [(b, a, kind) for _, b, a, kind in stale])
+        if advance(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails)) \
                 and self.guardrails:
             self._pause_on_breach(conn)
         self._observe_if_complete(conn)
@@ -220,7 +227,7 @@ class Resolving:
     def _waiting(self, conn: Connection) -> Waiting:
         """How many units wait, the oldest, and when it resolves: O(arms + log units)."""
         (count,) = conn.execute("SELECT COALESCE(SUM(assigned - recorded), 0) FROM totals "
-                                "WHERE batch = -1").fetchone()
+                                "WHERE batch IN (?, ?)", (ALL_BATCHES, OVERFLOW_TOTALS)).fetchone()
         if not count:
             return Waiting(0)
         row = conn.execute(

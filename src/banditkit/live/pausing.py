@@ -80,8 +80,14 @@ class Pausing:
             conn.execute("INSERT INTO pauses (guardrail, arm, breached_at, detail) VALUES "
                          "(?, ?, ?, ?)", (int(j), int(a), now, detail))
 
-    def _paused(self, conn: Connection) -> str | None:
-        """Why the experiment is paused (its breaches not yet resumed), or ``None``."""
+    def _paused(self, conn: Connection, state: dict[str, Any] | None = None) -> str | None:
+        """Why the experiment is paused (by hand: ``state["paused"]``, read from ``meta`` when
+        not given; or by its breaches not yet resumed), or ``None``."""
+        manual = (self._ops_state(conn) if state is None else state).get("paused")
+        if manual is not None:
+            return (f"the experiment is paused by {manual['by']} since {manual['at']} "
+                    f"({manual['reason']}); no unit is assigned until it is resumed "
+                    "(Experiment.resume, `banditkit experiment resume`, POST .../resume)")
         if not self.guardrails:
             return None
         rows = conn.execute("SELECT breached_at, detail FROM pauses WHERE resumed_at IS NULL "
@@ -92,21 +98,35 @@ class Pausing:
                 "resumes it (Experiment.resume, `banditkit experiment resume`) or ends it: "
                 + "; ".join(f"{detail} (since {at})" for at, detail in rows))
 
-    def resume(self) -> int:
-        """Lift the pause: ``assign`` hands out units again, the batch in progress continuing
-        where it stopped (pausing never touched the algorithm). The breaches resumed stay in
-        :meth:`status` and do not pause the experiment again; a new breach (another guardrail
-        or arm) does. To end an experiment instead, stop assigning and :meth:`expire` the
-        units that will never be answered.
+    def resume(self, *, who: str = "local") -> int:
+        """Lift the pause (by hand, :meth:`pause`, and by the guardrails): ``assign`` hands out
+        units again, the batch in progress continuing where it stopped (pausing never touched
+        the algorithm). The breaches resumed stay in :meth:`status` and do not pause the
+        experiment again; a new breach (another guardrail or arm) does. To end an experiment
+        instead, :meth:`stop` it (:mod:`banditkit.live.operations`).
+
+        Parameters
+        ----------
+        who : str
+            Who resumes it, for the audit log (:mod:`banditkit.live.operations`).
 
         Returns
         -------
         int
-            Breaches lifted (0 when the experiment was not paused).
+            Pauses lifted: the breaches, plus 1 for a pause by hand (0 when the experiment was
+            not paused).
         """
+        from .operations import check_who
+
         self._check_writable("resume")
+        who = check_who(who)
         with self._transaction() as conn:
+            manual = "paused" in self._ops_state(conn)
+            if manual:
+                self._set_state(conn, "paused", None)
             lifted = conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
-                                  (self._stamp(),)).rowcount
+                                  (self._stamp(),)).rowcount + int(manual)
+            if lifted:
+                self._audit(conn, who, "resume", {"lifted": lifted})
             self._resolve(conn)  # after: a breach the resolved units cause pauses again
             return lifted

@@ -41,7 +41,7 @@ from .journal import (
 )
 from .store_base import NAME_PATTERN, Store, check_format
 
-__all__ = ["PostgresStore", "list_names", "schema_name"]
+__all__ = ["PostgresStore", "drop", "list_names", "schema_name"]
 
 _LOCK_TIMEOUT_S = 30
 _CONNECT_TIMEOUT_S = 10
@@ -378,3 +378,19 @@ def list_names(url: str, only: str | None = None) -> list[str]:
         conn.close()
     names = (r[0][len(_PREFIX):] for r in rows)
     return sorted(n for n in names if NAME_PATTERN.fullmatch(n))
+
+
+def drop(url: str, name: str) -> None:
+    """Drop experiment ``name``'s schema (every table of it) in one transaction, after taking
+    its write lock (a writer in progress finishes first; one that comes later finds it gone)."""
+    conn = _connect(url)
+    try:
+        with conn.transaction():
+            target = _quoted(schema_name(name))
+            conn.execute(f"SELECT value FROM {target}.meta WHERE key = 'created' FOR UPDATE")
+            conn.execute(f"DROP SCHEMA {target} CASCADE")
+    except _psycopg().Error as error:
+        raise ExperimentError(f"could not delete experiment {name!r} in {safe_url(url)!r}: "
+                              f"{str(error).strip()}") from None
+    finally:
+        conn.close()

@@ -15,7 +15,14 @@ import pandas as pd
 from ..protocol import Algorithm
 from .defaults import NOT_PROVED
 from .inputs import as_ids
-from .journal import ALL_BATCHES, ExperimentError, unpack_draws, unpack_runs
+from .journal import (
+    ALL_BATCHES,
+    KINDS,
+    OVERFLOW_TOTALS,
+    ExperimentError,
+    unpack_draws,
+    unpack_runs,
+)
 from .leader import leader
 from .propensity import batch_propensities
 from .resolved_prefix import read_prefix
@@ -30,10 +37,31 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection
 
-__all__ = ["COUNTS", "Reading"]
+__all__ = ["COUNTS", "Reading", "decision"]
 
 #: What ``status`` counts: each arm's resolved prefix (default), or every outcome recorded.
 COUNTS = ("resolved", "recorded")
+
+def decision(frame: pd.DataFrame, rollout: tuple[int, str], control: str,
+             stopped: dict | None) -> dict:
+    """What a finished or stopped experiment decided, to show first: the winner (the rollout
+    arm) and why, its difference to the control with the interval and verdict of ``frame``,
+    and the arms eliminated (``active`` False)."""
+    arm, why = rollout
+    name = str(frame.index[arm])
+    row = frame.iloc[arm]
+
+    def number(value: object) -> float | None:
+        value = float(value)  # type: ignore[arg-type]
+        return None if np.isnan(value) else value
+
+    eliminated = ([str(a) for a in frame.index[~frame["active"].to_numpy(bool)]]
+                  if "active" in frame else [])
+    return {"winner": name, "why": why, "control": control,
+            "diff": number(row["diff"]), "diff_low": number(row["diff_low"]),
+            "diff_high": number(row["diff_high"]), "verdict": str(row["verdict"]),
+            "eliminated": eliminated,
+            "stopped_by": None if stopped is None else stopped.get("by")}
 
 
 class Reading:
@@ -81,9 +109,10 @@ class Reading:
             pending = self._ask()
             # the running totals over all batches: O(arms), however many units
             rows = conn.execute(
-                "SELECT arm, assigned, recorded, reward, reward_sq, non_binary FROM totals "
-                "WHERE batch = ? AND (assigned <> 0 OR recorded <> 0)", (ALL_BATCHES,)
-            ).fetchall()
+                "SELECT batch, arm, assigned, recorded, reward, reward_sq, non_binary FROM "
+                "totals WHERE batch IN (?, ?) AND (assigned <> 0 OR recorded <> 0)",
+                (ALL_BATCHES, OVERFLOW_TOTALS)).fetchall()
+            state = self._ops_state(conn)
             waiting = unassigned = 0
             if pending is not None:
                 answered, live = conn.execute(
@@ -92,14 +121,15 @@ class Reading:
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             prefix = read_prefix(conn, len(self.arm_names), len(self.guardrails))
             frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count)
-            uncounted = int(frame["recorded"].sum() - frame["counted"].sum())
+            uncounted = int(frame["recorded"].sum() + frame["overflow_recorded"].sum()
+                            - frame["counted"].sum()) if count == "resolved" else 0
             # the missing-outcome check on the prefix: units expired there count as lost
-            warnings = missing_outcome_warnings(self.arm_names, prefix.n + prefix.expired,
-                                                prefix.n, alpha)
+            warnings = self.create_warnings + missing_outcome_warnings(
+                self.arm_names, prefix.n + prefix.expired, prefix.n, alpha)
             waiting_units = self._waiting(conn)
             warnings += self._waiting_warnings(
                 waiting_units, blocked=pending is not None and unassigned == 0 and waiting > 0)
-            rails, paused = self._guardrail_frame(conn, count), self._paused(conn)
+            rails, paused = self._guardrail_frame(conn, count), self._paused(conn, state)
             m = self._problem.n_costs
             if m:  # mean of each cost per arm (units store their costs as a JSON list)
                 store = self._journal
@@ -115,6 +145,9 @@ class Reading:
             recommendation = algorithm.recommendation
             arm, reason = leader(algorithm, frame["mean"].to_numpy(float), self.arm_names,
                                  finished=pending is None)
+            stopped = state.get("stopped")
+            rollout = (self._rollout_arm(conn) if pending is None or stopped is not None
+                       else None)
             if (self.algorithm_name in NOT_PROVED and self.params.get("commit") == "argmax"
                     and "commit" in self.live_defaults and reason.startswith("committed")):
                 reason += ("; commit='argmax' is this live experiment's default (the paper's "
@@ -138,7 +171,10 @@ class Reading:
                 outcome_window=self.window.seconds, missing=self.window.missing,
                 window_note=self.window.describe(), uncounted=uncounted,
                 counting_note=_counting_note(count, uncounted, waiting_units),
-                waiting_units=waiting_units)
+                waiting_units=waiting_units, overflow=self.overflow, stopped=stopped,
+                archived="archived" in state,
+                decision=None if rollout is None else decision(frame, rollout, self.control,
+                                                               stopped))
 
     def _guardrail_frame(self, conn: Connection, count: str = "resolved") -> pd.DataFrame:
         """:attr:`ExperimentStatus.guardrails`: one row per (guardrail, arm but the
@@ -166,20 +202,35 @@ class Reading:
         however many units. ``recorded`` is every outcome recorded, ``counted`` those the
         intervals use, ``imputed`` the window's zeros among the prefix's."""
         K = len(self.arm_names)
-        counts = np.zeros((K, 2), dtype=np.int64)
-        totals = np.zeros((K, 2))
-        binary = np.ones(K, dtype=bool)
-        for arm, assigned, n, total, total_sq, non_binary in rows:
+        # [algorithm, overflow and rollout] per arm
+        counts = np.zeros((2, K, 2), dtype=np.int64)
+        totals = np.zeros((2, K, 2))
+        binary = np.ones((2, K), dtype=bool)
+        for batch, arm, assigned, n, total, total_sq, non_binary in rows:
             self._check_arm_index(arm)
-            counts[arm] = assigned, n
-            totals[arm] = total, total_sq
-            binary[arm] = non_binary == 0
-        sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
+            i = int(batch == OVERFLOW_TOTALS)
+            counts[i, arm] = assigned, n
+            totals[i, arm] = total, total_sq
+            binary[i, arm] = non_binary == 0
         if count == "resolved":
-            sums = prefix.arm_sums(counts[:, 0])
+            # the resolved prefix runs over every unit of the arm, overflow and rollout units
+            # included: all were allocated from the past only, which the sequences allow
+            sums = prefix.arm_sums(counts[0, :, 0])
+        else:
+            # the confidence sequences hold under any allocation predictable from the past,
+            # which overflow and rollout are: their rewards count; the fixed-n intervals are
+            # for one look at the algorithm's own sample: they do not (banditkit.live.overflow)
+            both = intervals == "anytime"
+            n = counts[0, :, 1] + (counts[1, :, 1] if both else 0)
+            sums = ArmSums(counts[0, :, 0], n,
+                           totals[0, :, 0] + (totals[1, :, 0] if both else 0),
+                           totals[0, :, 1] + (totals[1, :, 1] if both else 0),
+                           binary[0] & (binary[1] if both else True))
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
                           alpha=alpha, control=self.arm_names.index(self.control))
-        frame["recorded"] = counts[:, 1]
+        frame["recorded"] = counts[0, :, 1]
+        frame["overflow"] = counts[1, :, 0]
+        frame["overflow_recorded"] = counts[1, :, 1]
         frame.insert(2, "counted", sums.n.astype(np.int64))
         frame.insert(3, "imputed", prefix.imputed.astype(np.int64))
         active = getattr(algorithm, "active", None)
@@ -238,7 +289,7 @@ class Reading:
         tail = "" if limit is None else f" LIMIT {int(limit)}"
         columns = ("id AS unit, batch, slot, arm AS arm_index, reward, costs, assigned_at, "
                    "recorded_at, expired_at, imputed, (SELECT key FROM keys k WHERE "
-                   "k.unit = units.id) AS key")
+                   "k.unit = units.id) AS key, kind, propensity AS stored_propensity")
         with self._transaction() as conn:
             if not self.readonly:
                 self._resolve(conn)
@@ -278,12 +329,17 @@ class Reading:
             shares = batch_propensities(
                 [(i, *unpack_runs(arms, counts), strategy)
                  for i, arms, counts, strategy in batches], len(self.arm_names))
-            frame["propensity"] = shares[frame["batch"].to_numpy(np.int64),
-                                         frame["arm_index"].to_numpy(np.int64)]
+            design = shares[frame["batch"].to_numpy(np.int64),
+                                frame["arm_index"].to_numpy(np.int64)]
+            # overflow and rollout units: the probability their rule drew the arm with
+            kinds = frame["kind"].to_numpy(np.int64)
+            stored = pd.to_numeric(frame["stored_propensity"], errors="coerce").to_numpy(float)
+            frame["propensity"] = np.where(kinds == 0, design, stored)
         except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
             raise ExperimentError(f"{self._journal.label} is damaged: its batches cannot be read "
                                   f"({error})") from None
-        return frame
+        frame["kind"] = [KINDS.get(int(k), "algorithm") for k in frame["kind"]]
+        return frame.drop(columns=["stored_propensity"])
 
 
 def _counting_note(count: str, uncounted: int, waiting: Any) -> str:

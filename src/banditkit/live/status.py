@@ -96,6 +96,18 @@ class ExperimentStatus:
     waiting_units : Waiting
         The units without an outcome: how many, the oldest, when it resolves
         (:class:`banditkit.live.outcome_window.Waiting`).
+    overflow : str
+        The overflow rule (:mod:`banditkit.live.overflow`). The ``arms`` columns ``overflow``
+        and ``overflow_recorded`` count overflow and rollout units per arm; the anytime
+        intervals include their rewards, the fixed ones and ``assigned``/``recorded`` do not.
+    stopped : dict or None
+        ``{"at", "by", "arm", "why"}`` once a person stopped it (:meth:`Experiment.stop`).
+    archived : bool
+        Archived (:meth:`Experiment.archive`): nothing more is assigned.
+    decision : dict or None
+        Once finished or stopped, what it decided, shown first: ``winner`` (the rollout arm)
+        and ``why``, its ``diff`` to the ``control`` with ``diff_low``/``diff_high`` and
+        ``verdict``, the arms ``eliminated``, and ``stopped_by``.
     """
 
     arms: pd.DataFrame
@@ -127,14 +139,37 @@ class ExperimentStatus:
     uncounted: int = 0
     counting_note: str = ""
     waiting_units: Waiting = field(default_factory=lambda: Waiting(0))
+    overflow: str = "design"
+    stopped: dict | None = None
+    archived: bool = False
+    decision: dict | None = None
+
+    def decision_line(self) -> str | None:
+        """The decision in one line (``None`` before the experiment finished or stopped)."""
+        d = self.decision
+        if d is None:
+            return None
+        head = "ARCHIVED" if self.archived else "STOPPED" if self.stopped else "FINISHED"
+        if d["winner"] == d["control"]:
+            diff = "the control itself"
+        elif d["diff"] is None:
+            diff = "no reward recorded on it yet"
+        else:
+            diff = (f"{d['diff']:+.4g} vs control {d['control']!r} in [{d['diff_low']:.4g}, "
+                    f"{d['diff_high']:.4g}] ({d['verdict']})")
+        gone = (f"; eliminated: {', '.join(d['eliminated'])}" if d["eliminated"] else "")
+        return f"{head}: winner {d['winner']} ({d['why']}); {diff}{gone}"
 
     def __str__(self) -> str:
         state = ("finished" if self.finished else
                  f"batch {self.batches_observed + 1}: {self.waiting} pull(s) waiting for a "
                  f"reward, {self.unassigned} not yet assigned")
-        lines = [f"WARNING: {warning}" for warning in self.warnings]
+        lines = [] if self.decision is None else [self.decision_line()]
+        lines += [f"WARNING: {warning}" for warning in self.warnings]
         if self.paused is not None:
             lines.insert(0, f"WARNING: PAUSED: {self.paused}")
+        if self.overflow != "design":
+            lines.append(f"overflow rule: {self.overflow}")
         lines += [f"{self.algorithm}: {state}",
                  f"pulls observed: {self.pulls_observed}"
                  + ("" if self.budget_left is None else f", budget left: {self.budget_left}")]

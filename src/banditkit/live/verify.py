@@ -9,7 +9,7 @@ import json
 import numpy as np
 
 from ..protocol import Batch
-from .journal import ALL_BATCHES, ExperimentError, unpack_draws, unpack_runs
+from .journal import ALL_BATCHES, OVERFLOW_TOTALS, ExperimentError, unpack_draws, unpack_runs
 from .resolved_prefix import read_prefix, scan
 from .store import Connection
 
@@ -43,14 +43,17 @@ class Verification:
             fresh: dict[tuple[int, int], tuple] = {}
             overall = np.zeros((K, 5))
             units = 0
+            # overflow and rollout units: their own totals (batch -2), never a batch's or all's
             for b, a, n, r, t, q, o in conn.execute(
-                    f"SELECT batch, arm, COUNT(*), COUNT(reward), {store.total('reward')}, "
+                    f"SELECT CASE WHEN kind = 0 THEN batch ELSE {OVERFLOW_TOTALS} END AS b, "
+                    f"arm, COUNT(*), COUNT(reward), {store.total('reward')}, "
                     f"{store.total('reward * reward')}, "
                     f"{store.count_if('reward <> 0 AND reward <> 1')} FROM units "
-                    "WHERE expired_at IS NULL GROUP BY batch, arm"):
+                    "WHERE expired_at IS NULL GROUP BY 1, arm"):
                 self._check_arm_index(a)
                 fresh[(b, a)] = (n, r, t, q, int(o))
-                overall[a] += (n, r, t, q, o)
+                if b != OVERFLOW_TOTALS:
+                    overall[a] += (n, r, t, q, o)
                 units += n
             for a in range(K):
                 if overall[a, 0] or overall[a, 1]:
@@ -74,8 +77,8 @@ class Verification:
             for batch_id, arms, counts, sums in rows:
                 batch = Batch(*unpack_runs(arms, counts))
                 rewards = np.array([r for (r,) in conn.execute(
-                    "SELECT reward FROM units WHERE batch = ? AND expired_at IS NULL ORDER BY "
-                    "slot", (batch_id,))], dtype=float)
+                    "SELECT reward FROM units WHERE batch = ? AND expired_at IS NULL AND "
+                    "kind = 0 ORDER BY slot", (batch_id,))], dtype=float)
                 if rewards.size != batch.n_pulls or not np.allclose(
                         batch.sum_runs(rewards), json.loads(sums), rtol=1e-9, atol=1e-9):
                     raise ExperimentError(
@@ -92,9 +95,11 @@ class Verification:
                 except ValueError as error:
                     raise ExperimentError(f"{self._journal.label} is damaged: stored batch "
                                           f"{batch_id} cannot be read ({error})") from None
-                slots, arms, rewards = (np.array(c, dtype=float) for c in zip(*conn.execute(
+                found = conn.execute(
                     "SELECT slot, arm, COALESCE(reward, 0) FROM units WHERE batch = ? "
-                    "AND expired_at IS NULL", (batch_id,)).fetchall() or [(), (), ()], strict=True))
+                    "AND expired_at IS NULL AND kind = 0", (batch_id,)).fetchall()
+                slots, arms, rewards = (np.array(c, dtype=float)
+                                        for c in zip(*found or [(), (), ()], strict=True))
                 if slots.size and (slots.max() >= batch.n_pulls or not np.array_equal(
                         batch.arms_at(slots.astype(np.int64)), arms)):
                     raise ExperimentError(
@@ -140,8 +145,9 @@ class Verification:
         if not self.guardrails:
             return
         fresh: dict[tuple[int, int, int], list] = {}
-        for b, a, metrics in conn.execute("SELECT batch, arm, metrics FROM units WHERE "
-                                          "metrics IS NOT NULL AND expired_at IS NULL"):
+        for b, a, metrics in conn.execute(
+                f"SELECT CASE WHEN kind = 0 THEN batch ELSE {OVERFLOW_TOTALS} END, arm, metrics "
+                "FROM units WHERE metrics IS NOT NULL AND expired_at IS NULL"):
             self._check_arm_index(a)
             for j, v in enumerate(json.loads(metrics)):
                 for key in ((b, a, j), (ALL_BATCHES, a, j)):

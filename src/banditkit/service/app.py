@@ -30,6 +30,7 @@ from .catalog import Catalog, Conflict, NotFound, Unavailable
 from .jsonable import frame_records, to_json
 from .limits import DEFAULT_MAX_BODY  # 16 MiB: a record call of 100,000 units is about 2 MB
 from .openapi import openapi
+from .routes_ops import Context, Metrics, ops_routes, who_of
 
 __all__ = ["create_app"]
 
@@ -121,8 +122,10 @@ def create_app(catalog: Catalog, *, token: str | None = None,
         name, arguments = body.create_arguments(await read(request))
         catalog.check_name(name)
 
+        who = who_of(request)
+
         def call() -> dict[str, Any]:
-            experiment = catalog.create(name, **arguments)
+            experiment = catalog.create(name, **arguments, who=who)
             return {"name": name, "algorithm": experiment.algorithm_name,
                     "arms": experiment.arm_names}
 
@@ -135,7 +138,8 @@ def create_app(catalog: Catalog, *, token: str | None = None,
 
         def call(experiment: Experiment) -> dict[str, Any]:
             units = experiment.assign(n, keys=keys)
-            return {"units": frame_records(units), "reason": to_json(units.attrs.get("reason"))}
+            return {"units": frame_records(units), "reason": to_json(units.attrs.get("reason")),
+                    "overflow_units": to_json(units.attrs.get("overflow_units", []))}
 
         return JSONResponse(await on(name, call))
 
@@ -150,14 +154,16 @@ def create_app(catalog: Catalog, *, token: str | None = None,
     async def resume(request: Request) -> Response:
         name = request.path_params["name"]
         body.resume_arguments(await read(request))
-        resumed = await on(name, lambda e: e.resume())
+        who = who_of(request)
+        resumed = await on(name, lambda e: e.resume(who=who))
         return JSONResponse({"resumed": resumed})
 
     @answer
     async def expire(request: Request) -> Response:
         name = request.path_params["name"]
         units, older_than = body.expire_arguments(await read(request))
-        expired = await on(name, lambda e: e.expire(units, older_than=older_than))
+        who = who_of(request)
+        expired = await on(name, lambda e: e.expire(units, older_than=older_than, who=who))
         return JSONResponse({"expired": expired})
 
     @answer
@@ -212,13 +218,17 @@ def create_app(catalog: Catalog, *, token: str | None = None,
         Route("/experiments/{name}/units", units, methods=["GET"]),
         Route("/experiments/{name}/status", status, methods=["GET"]),
     ]
+    metrics = Metrics(catalog)  # the operator's routes, /metrics among them: routes_ops.py
+    routes += ops_routes(Context(catalog, run, on, read, answer, metrics))
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         catalog.close()  # the experiments' connections, on the thread that opened them
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error},
-                     lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
+                    lifespan=lifespan)
+    app.add_middleware(metrics.middleware)  # type: ignore[arg-type]
+    return app
 
 
 def _one_line(error: Exception) -> str:

@@ -180,6 +180,34 @@ class Catalog(ABC):
         """``action(experiment)`` on the open experiment ``name`` (worker thread only)."""
         return action(self.get(name))
 
+    def delete(self, name: str, *, who: str) -> None:
+        """Delete experiment ``name`` (worker thread only): refused unless it is archived
+        (:meth:`banditkit.Experiment.archive`), so that a running experiment is never deleted
+        by one call. The audit row of the deletion goes to the server's log (the experiment's
+        own audit table goes with it)."""
+        experiment = self.get(name)
+        if not experiment.status().archived:
+            raise ExperimentError(f"delete: experiment {name!r} is not archived; archive it "
+                                  "first (POST /experiments/{name}/archive), then delete it")
+        self.forget(name)
+        self._delete(name)
+        import logging
+
+        logging.getLogger("banditkit.service").warning("audit: %s deleted experiment %r",
+                                                       who, name)
+
+    @abstractmethod
+    def _delete(self, name: str) -> None:
+        """Remove the closed experiment ``name`` from the store."""
+
+    def queue_depth(self) -> int:
+        """Calls waiting for the worker thread (approximate, for metrics)."""
+        return self._jobs.qsize()
+
+    def open_count(self) -> int:
+        """Experiments this process holds open."""
+        return len(self._open)
+
     def forget(self, name: str) -> None:
         """Close ``name`` if it is open, so that the next :meth:`get` opens it afresh."""
         experiment = self._open.pop(name, None)

@@ -50,6 +50,9 @@ class ExperimentDatabase(Catalog):
             self._open[name] = experiment
         return experiment
 
+    def _delete(self, name: str) -> None:
+        self._reachable(lambda: Experiment.delete(self.url, name=name))
+
     def create(self, name: str, **definition: Any) -> Experiment:
         self.check_name(name)
         try:

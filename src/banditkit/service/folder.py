@@ -57,6 +57,12 @@ class ExperimentFolder(Catalog):
         self._open[name], self._identity[name] = experiment, identity
         return experiment
 
+    def _delete(self, name: str) -> None:
+        path = self.path(name)
+        for leftover in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+        self._identity.pop(name, None)
+
     def create(self, name: str, **definition: Any) -> Experiment:
         """The file is built under a hidden temporary name and linked into place, which fails
         if the name exists, so two servers creating one name at once leave one experiment,

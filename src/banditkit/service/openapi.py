@@ -74,17 +74,22 @@ def openapi() -> dict[str, Any]:
                                      "(default 86400)"},
                   "missing": {"enum": ["zero", "expire"],
                               "description": "a unit unanswered when its window closes: "
-                              "reward 0, or withdrawn (default: zero for rewards in [0, 1])"}}}
+                              "reward 0, or withdrawn (default: zero for rewards in [0, 1])"},
+                  "overflow": {"enum": ["design", "uniform", "control", "off"],
+                               "description": "units beyond the algorithm's slots "
+                               "(docs/service.md)"}}}
     experiment = {
         f"/experiments/{{name}}/{verb}": {"parameters": [_NAME], "post": spec}
         for verb, spec in {
             "assign": _write(
-                "arms for the next n units (fewer when the batch waits for rewards)",
+                "arms for the next n units (beyond the algorithm's slots: overflow or "
+                "rollout units, listed in overflow_units)",
                 {"type": "object", "required": ["n"],
                  "properties": {"n": {"type": "integer", "minimum": 1}}},
                 {"type": "object", "properties": {
                     "units": {"type": "array", "items": unit},
-                    "reason": {"type": ["string", "null"]}}}),
+                    "reason": {"type": ["string", "null"]},
+                    "overflow_units": _INTS}}),
             "record": _write(
                 "record the rewards (and costs) of assigned units: all or nothing",
                 {"type": "object", "required": ["units", "rewards"],
@@ -101,8 +106,21 @@ def openapi() -> dict[str, Any]:
                                                   "older_than": {"type": "number"}}},
                 {"type": "object", "properties": {"expired": {"type": "integer"}}}),
             "resume": _write(
-                "lift a guardrail breach's pause: assign hands out units again",
+                "lift a pause (by hand or a guardrail's): assign hands out units again",
                 _OBJECT, {"type": "object", "properties": {"resumed": {"type": "integer"}}}),
+            "pause": _write(
+                "pause by hand: assign hands out nothing until resume",
+                {"type": "object", "properties": {"reason": {"type": "string"}}},
+                {"type": "object", "properties": {"paused": {"type": "boolean"}}}),
+            "stop": _write(
+                "conclude: the algorithm stops; later units are rollout units of arm (default: "
+                "the recommended or leading arm), or none with rollout false",
+                {"type": "object", "properties": {"arm": {"type": "string"},
+                                                  "rollout": {"type": "boolean"}}},
+                {"type": "object", "properties": {"stopped": _OBJECT}}),
+            "archive": _write(
+                "stop for good without rollout (then it may be deleted)", _OBJECT,
+                {"type": "object", "properties": {"archived": {"type": "boolean"}}}),
         }.items()}
     return {
         "openapi": "3.1.0",
@@ -126,7 +144,30 @@ def openapi() -> dict[str, Any]:
             "/experiments/{name}": {"parameters": [_NAME], "get": {
                 "summary": "a page to watch the experiment (HTML)",
                 "responses": {"200": {"description": "HTML",
-                                      "content": {"text/html": {}}}, "404": _ERROR}}},
+                                      "content": {"text/html": {}}}, "404": _ERROR}},
+                "delete": {"summary": "delete an archived experiment", "security":
+                           [{"bearer": []}], "responses": {"200": _json(_OBJECT),
+                                                            "400": _ERROR, "401": _ERROR,
+                                                            "404": _ERROR}}},
+            "/": {"get": {"summary": "the experiments, their state and leader (HTML)",
+                          "responses": {"200": {"description": "HTML",
+                                                "content": {"text/html": {}}}}}},
+            "/docs": {"get": {"summary": "this description as a page that sends calls (HTML)",
+                              "responses": {"200": {"description": "HTML",
+                                                    "content": {"text/html": {}}}}}},
+            "/metrics": {"get": {"summary": "Prometheus metrics (text)",
+                                 "responses": {"200": {"description": "text",
+                                                       "content": {"text/plain": {}}}}}},
+            "/experiments/{name}/audit": {"parameters": [_NAME], "get": _read(
+                "every operator action: who, what, when", _OBJECT)},
+            "/experiments/{name}/units.csv": {"parameters": [_NAME], "get": {
+                "summary": "the units as CSV (?unanswered=true: only those waiting)",
+                "responses": {"200": {"description": "CSV", "content": {"text/csv": {}}},
+                              "404": _ERROR}}},
+            "/experiments/{name}/status.csv": {"parameters": [_NAME], "get": {
+                "summary": "the status's per-arm table as CSV",
+                "responses": {"200": {"description": "CSV", "content": {"text/csv": {}}},
+                              "404": _ERROR}}},
             **experiment,
             "/experiments/{name}/units": {"parameters": [_NAME, *_UNITS_QUERY], "get": {
                 **_read("assignments with their rewards and times (JSON, or CSV with "

@@ -53,7 +53,8 @@ def render_page(experiment: Experiment, *, title: str, refresh: int | None = Non
     seconds, for a page served live)."""
     status = experiment.status()
     units = experiment.units()
-    live = units[units["expired_at"].isna()]
+    # the algorithm's units: overflow and rollout units have no batch of their own to plot
+    live = units[units["expired_at"].isna() & (units["kind"] == "algorithm")]
     names = list(experiment.arm_names)
     bounds = status.reward_range if status.reward_range is not None else _reward_range(live)
     now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -63,7 +64,8 @@ def render_page(experiment: Experiment, *, title: str, refresh: int | None = Non
     body = [f"<h1>{_e(title)}</h1>",
             f"<p class='sub'>{_e(status.algorithm)} · {len(names)} arms · seed "
             f"{experiment.seed} · page made {now}</p>",
-            _state(status, names), _warnings(status), "<h2>Arms</h2>", _arm_table(status),
+            _decision(status), _state(status, names), _warnings(status), "<h2>Arms</h2>",
+            _arm_table(status),
             "<h2>Over time</h2>",
             _figure(_units_plot, live, names, "Units assigned per arm (cumulative)"),
             _figure(_means_plot, live, names, _means_title(status), bounds=bounds,
@@ -132,6 +134,14 @@ def _waiting_line(status: Any) -> str:
             f"assigned at {w.oldest_assigned_at}"
             + (f", resolves at {w.resolves_at}" if w.resolves_at else
                ", never resolves by itself (no outcome window): expire it or record it"))
+
+
+def _decision(status: Any) -> str:
+    """A finished or stopped experiment's decision, first on the page (empty before)."""
+    line = status.decision_line() if hasattr(status, "decision_line") else None
+    if line is None:
+        return ""
+    return f"<p id='decision' class='decision'><strong>{_e(line)}</strong></p>"
 
 
 def _warnings(status: Any) -> str:
@@ -337,4 +347,5 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 .warn{color:#8a3b00;background:#fff4e5;padding:.5em 2em}.ok{color:#2a6b2a}
 figure{margin:1em 0}figcaption{font-weight:bold}svg{max-width:100%;height:auto}
 .note,.empty{color:#666;font-size:.9em}
+.decision{background:#e8f3e8;border-left:4px solid #2a6b2a;padding:.6em 1em}
 """
