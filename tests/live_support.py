@@ -242,3 +242,19 @@ def check_consistent(path: Where | str | Path) -> None:
                                        json.loads(sums))
     finally:
         conn.close()
+
+
+#: The statements that take a format 6 experiment back to format 5's layout, as an older
+#: banditkit wrote it (both dialects): no outcome window (``imputed``, the prefix tables, the
+#: window's meta), no overflow (``kind``, ``propensity``, the live-slot index on algorithm units,
+#: the ``overflow`` meta), no audit table.
+DOWNGRADE_TO_5 = (
+    "DROP TABLE prefix", "DROP TABLE prefix_metrics", "DROP INDEX units_arm",
+    "ALTER TABLE units DROP COLUMN imputed", "DROP INDEX units_live_slot",
+    "ALTER TABLE units DROP COLUMN kind", "ALTER TABLE units DROP COLUMN propensity",
+    "DROP TABLE audit",
+    "CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL",
+    "DELETE FROM meta WHERE key IN ('outcome_window', 'missing', 'outcome_window_defaults', "
+    "'overflow', 'create_warnings', 'overflow_drawn')",
+    "UPDATE meta SET value = '5' WHERE key = 'format'",
+)

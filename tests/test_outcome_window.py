@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
+from live_support import DOWNGRADE_TO_5
 
 T0 = 1_700_000_000.0
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 7,
@@ -33,7 +34,9 @@ class Clock:
 
 
 def _create(where, clock, **kw):
-    return where.create(**{**DEFINITION, **kw}, clock=clock)
+    # overflow off: these tests watch the algorithm's own batch wait and resolve (with
+    # overflow on, assign serves overflow units meanwhile; tests/test_overflow.py)
+    return where.create(**{**DEFINITION, "overflow": "off", **kw}, clock=clock)
 
 
 # -- create: refused by name, stored, shown ------------------------------------------------------
@@ -298,13 +301,8 @@ def _downgrade(path: Path) -> None:
     window in its meta."""
     conn = sqlite3.connect(path)
     try:
-        conn.execute("DROP TABLE prefix")
-        conn.execute("DROP TABLE prefix_metrics")
-        conn.execute("DROP INDEX units_arm")
-        conn.execute("ALTER TABLE units DROP COLUMN imputed")
-        conn.execute("DELETE FROM meta WHERE key IN ('outcome_window', 'missing', "
-                     "'outcome_window_defaults')")
-        conn.execute("UPDATE meta SET value = '5' WHERE key = 'format'")
+        for statement in DOWNGRADE_TO_5:
+            conn.execute(statement)
         conn.commit()
     finally:
         conn.close()

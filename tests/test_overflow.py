@@ -16,7 +16,7 @@ from banditkit.live.defaults import params_in_force
 from banditkit.live.overflow import design_shares, draw_arms
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator, stream
-from live_support import TableBandit, check_consistent, reward_table, unit_rewards
+from live_support import DOWNGRADE_TO_5, TableBandit, check_consistent, reward_table, unit_rewards
 
 MEANS = [0.2, 0.5, 0.8]
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,
@@ -79,15 +79,20 @@ def test_every_call_gets_n_units_and_the_algorithm_decides_as_without_overflow(w
     assert state.decision["winner"] == state.leader
     last = frames[-1]
     assert set(last["arm"]) == {state.leader} and "rollout" in last.attrs["reason"]
-    # the anytime intervals count overflow rewards (all 1.0 here), the fixed ones do not
-    fixed = exp_status_fixed(where)
-    assert (state.arms["mean"] >= fixed["mean"] - 1e-12).all()
-    assert not np.allclose(state.arms["mean"], fixed["mean"])
+    # counting every recorded outcome, the anytime intervals count overflow rewards (all 1.0
+    # here), the fixed ones do not; the resolved prefix (the default) counts every unit of an
+    # arm, whatever its kind, in both
+    arms = exp_status(where, "anytime")
+    fixed = exp_status(where, "fixed")
+    assert np.allclose(exp_status(where, "anytime", "resolved")["mean"],
+                       exp_status(where, "fixed", "resolved")["mean"])
+    assert (arms["mean"] >= fixed["mean"] - 1e-12).all()
+    assert not np.allclose(arms["mean"], fixed["mean"])
 
 
-def exp_status_fixed(where):
+def exp_status(where, intervals, count="recorded"):
     with where.open() as exp:
-        return exp.status(intervals="fixed").arms
+        return exp.status(intervals=intervals, count=count).arms
 
 
 def test_overflow_arms_come_from_their_own_stream_in_the_design_shares(tmp_path):
@@ -218,11 +223,7 @@ def test_a_format_5_experiment_is_upgraded_on_open_and_refused_read_only(where):
     with where.create(**DEFINITION, overflow="off") as exp:
         units = exp.assign(10)
     conn = where.connect()  # back to format 5's layout, as an older banditkit wrote it
-    for statement in ("DROP INDEX units_live_slot", "ALTER TABLE units DROP COLUMN kind",
-                      "ALTER TABLE units DROP COLUMN propensity", "DROP TABLE audit",
-                      "CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE "
-                      "expired_at IS NULL", "UPDATE meta SET value = '5' WHERE key = 'format'",
-                      "DELETE FROM meta WHERE key IN ('overflow', 'create_warnings')"):
+    for statement in DOWNGRADE_TO_5:
         conn.execute(statement)
     conn.commit()
     conn.close()

@@ -98,8 +98,10 @@ class ExperimentStatus:
         (:class:`banditkit.live.outcome_window.Waiting`).
     overflow : str
         The overflow rule (:mod:`banditkit.live.overflow`). The ``arms`` columns ``overflow``
-        and ``overflow_recorded`` count overflow and rollout units per arm; the anytime
-        intervals include their rewards, the fixed ones and ``assigned``/``recorded`` do not.
+        and ``overflow_recorded`` count overflow and rollout units per arm. The resolved prefix
+        (``count="resolved"``, the default) counts every unit of an arm whatever its kind; with
+        ``count="recorded"`` the anytime intervals include their rewards, the fixed ones do
+        not. ``assigned``/``recorded`` never do.
     stopped : dict or None
         ``{"at", "by", "arm", "why"}`` once a person stopped it (:meth:`Experiment.stop`).
     archived : bool
