@@ -17,7 +17,8 @@ def python_blocks(text: str) -> list[str]:
 
 def test_the_guide_runs_as_written(tmp_path, monkeypatch):
     blocks = python_blocks(PAGE.read_text(encoding="utf-8"))
-    assert len(blocks) >= 8  # the class, simulate, the kit (twice), trials, audit, figure, live
+    assert len(blocks) >= 9  # the class, simulate, by hand, the kit (twice), trials, audit,
+    # a figure, live
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "guide"}
     for i, block in enumerate(blocks):
