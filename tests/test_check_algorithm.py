@@ -1,6 +1,6 @@
 """The conformance kit (banditkit.testing.check_algorithm, issue 28 §4): it passes a toy algorithm
 that keeps the protocol's promises and every registered algorithm, and names the broken promise
-for each of nine faults planted in the toy, one per subclass."""
+for each of thirteen faults planted in the toy, one per subclass."""
 
 from __future__ import annotations
 
@@ -98,6 +98,19 @@ class AcceptsUnasked(Toy):
         super().observe(batch, rewards, costs)
 
 
+class ReplayDriftsAtTheEnd(Toy):
+    def _observe_arm_sums(self, batch, sums):
+        if self.t < 200:  # drops the update of the batch that ends a 200-pull run
+            super()._observe_arm_sums(batch, sums)
+
+
+class UnaskedRefusalChangesState(Toy):
+    def observe(self, batch, rewards, costs=None):
+        if self._pending is not None and batch is not self._pending:
+            self.eta += 1.0  # a trace left before the base class refuses
+        super().observe(batch, rewards, costs)
+
+
 class AcceptsImpossibleSums(Toy):
     def _check_observation(self, batch, rewards, costs):
         pass
@@ -148,7 +161,9 @@ FAULTS = [  # (planted fault, the promise that must be named)
     (NoDecisions, "decisions logged"),
     (SharedState, "determinism"),
     (NonReplayable, "replay"),
+    (ReplayDriftsAtTheEnd, "replay"),
     (AcceptsUnasked, "refuses unasked batches"),
+    (UnaskedRefusalChangesState, "refuses unasked batches"),
     (AcceptsImpossibleSums, "refuses impossible sums"),
     (RefusalChangesState, "refuses impossible sums"),
     (ProcessDependent, "same trials everywhere"),
