@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from banditkit import registry
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "new-algorithm.md"
 
 
@@ -20,6 +22,9 @@ def test_the_guide_runs_as_written(tmp_path, monkeypatch):
     assert len(blocks) >= 9  # the class, simulate, by hand, the kit (twice), trials, audit,
     # a figure, live
     monkeypatch.chdir(tmp_path)
+    # the guide registers EpsilonGreedy: keep it out of the registry the other tests see
+    registry.policy_names()  # every provider imported first, so the copy misses none
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     namespace: dict = {"__name__": "guide"}
     for i, block in enumerate(blocks):
         try:
@@ -32,3 +37,8 @@ def test_the_guide_runs_as_written(tmp_path, monkeypatch):
     assert report.reads_xi and report.n_pulls == 300
     assert namespace["status"].algorithm == "EpsilonGreedy"
     assert namespace["status"].pulls_observed == 150
+    assert "EpsilonGreedy" in registry.policy_names()
+
+
+def test_the_guide_leaves_the_registry_as_it_found_it():
+    assert "EpsilonGreedy" not in registry.policy_names()
