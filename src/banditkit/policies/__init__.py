@@ -1,4 +1,5 @@
-"""Regret-minimising policies: UCB1, KL-UCB, Thompson sampling (sequential and batched), OFUL
+"""Regret-minimising policies: UCB1, KL-UCB, MOSS, Bayes-UCB, EXP3-IX, Thompson sampling
+(sequential and batched), OFUL
 and linear Thompson sampling, batched and replicable elimination (K-armed and linear), and the
 constrained policies (DEBORA, DEBORA-S, DEBORA-H and their optimistic baselines)."""
 
@@ -12,11 +13,14 @@ __all__ = [
     "DEBORA",
     "DEBORAH",
     "DEBORAS",
+    "EXP3IX",
     "KLUCB",
+    "MOSS",
     "OFUL",
     "UCB1",
     "BatchedElimination",
     "BatchedThompson",
+    "BayesUCB",
     "LinearElimination",
     "LinearThompson",
     "OptimisticConstrained",
@@ -35,6 +39,9 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".batched_elimination": ["BatchedElimination"],
     ".batched_thompson": ["BatchedThompson"],
+    ".bayes_ucb": ["BayesUCB"],
+    ".exp3_ix": ["EXP3IX"],
+    ".moss": ["MOSS"],
     ".constrained_baselines": ["OptimisticConstrained", "OptimisticMixingConstrained",
                                "SafeOptimisticConstrained"],
     ".debora": ["DEBORA", "DEBORAH", "DEBORAS"],
@@ -52,15 +59,18 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 if TYPE_CHECKING:
     from .batched_elimination import BatchedElimination
     from .batched_thompson import BatchedThompson
+    from .bayes_ucb import BayesUCB
     from .constrained_baselines import (
         OptimisticConstrained,
         OptimisticMixingConstrained,
         SafeOptimisticConstrained,
     )
     from .debora import DEBORA, DEBORAH, DEBORAS
+    from .exp3_ix import EXP3IX
     from .kl_ucb import KLUCB
     from .linear_elimination import LinearElimination
     from .linear_thompson import LinearThompson
+    from .moss import MOSS
     from .oful import OFUL
     from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
     from .replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE

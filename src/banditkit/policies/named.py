@@ -15,7 +15,10 @@ from ..rng import SeedLike
 from ..trial import Trial
 from .batched_elimination import BatchedElimination
 from .batched_thompson import BatchedThompson
+from .bayes_ucb import BayesUCB
+from .exp3_ix import EXP3IX
 from .kl_ucb import KLUCB
+from .moss import MOSS
 from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
 from .sequential_lockstep import index_lockstep
 from .thompson import ThompsonSampling
@@ -25,8 +28,11 @@ from .ucb_lockstep import ucb1_lockstep
 __all__ = [
     "batched_elimination",
     "batched_thompson",
+    "bayes_ucb",
+    "exp3_ix",
     "kl_ucb",
     "klucb_lockstep",
+    "moss",
     "replicable_batched_elimination",
     "replicable_elimination",
     "thompson_lockstep",
@@ -153,3 +159,27 @@ def batched_thompson(env: Environment, rng: np.random.Generator, *,
     return BatchedThompson(env.n_arms, rng, batch_size=batch_size, min_share=min_share,
                            posterior=posterior, draws=draws, prior=prior, sigma=sigma,
                            horizon=horizon, reward_range=reward_range)
+
+
+# ---------------------------------------------------------------------------------------------
+# The regret baselines researchers compare against (issue 28 §3)
+
+@register_policy("MOSS")
+def moss(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+         reward_range: tuple[float, float] | None = (0.0, 1.0)) -> MOSS:
+    """MOSS (Audibert & Bubeck 2009): μ̂ + sqrt(max(log(n/(K n_k)), 0)/n_k); needs T."""
+    return MOSS(env.n_arms, need_horizon("MOSS", horizon), reward_range=reward_range)
+
+
+@register_policy("BayesUCB")
+def bayes_ucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+              c: float = 0.0) -> BayesUCB:
+    """Bayes-UCB (Kaufmann, Cappé & Garivier 2012): Beta quantile 1 − 1/(t (log n)^c)."""
+    return BayesUCB(env.n_arms, c=c, horizon=horizon)
+
+
+@register_policy("EXP3IX")
+def exp3_ix(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+            eta: float | None = None, gamma: float | None = None) -> EXP3IX:
+    """EXP3-IX (Neu 2015): exponential weights, implicit exploration; η = 2γ from T."""
+    return EXP3IX(env.n_arms, need_horizon("EXP3IX", horizon), rng=rng, eta=eta, gamma=gamma)
