@@ -195,13 +195,16 @@ def track_and_stop(env: Environment, rng: np.random.Generator, *, horizon: int |
 
 @register_policy("FWSampling")
 def fw_sampling(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-                delta: float = 0.05, threshold: str = "paper") -> FrankWolfeSampling:
+                delta: float = 0.05, threshold: str = "paper", tracking: str = "vertices",
+                step: str = "t+1", forced: str = "sqrt", start: str = "spanning"
+                ) -> FrankWolfeSampling:
     """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021); GLR stop, "paper"/"heuristic"."""
-    return FrankWolfeSampling(*_arms_items(env, "FWSampling"), delta, threshold=threshold)
+    return FrankWolfeSampling(*_arms_items(env, "FWSampling"), delta, threshold=threshold,
+                              tracking=tracking, step=step, forced=forced, start=start)
 
 
 @register_policy("LinGame")
 def lingame(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
             delta: float = 0.05, threshold: str = "paper") -> LinGame:
-    """LinGame (Degenne, Ménard, Shang & Valko 2020); GLR stop, "paper"/"heuristic"."""
+    """LinGame (Degenne, Ménard, Shang & Valko 2020); GLR stop, Jedra-Proutière's/"heuristic"."""
     return LinGame(*_arms_items(env, "LinGame"), delta, threshold=threshold)
