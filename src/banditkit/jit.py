@@ -21,11 +21,12 @@ the Python function unchanged and callers take their vectorised numpy path inste
 from __future__ import annotations
 
 import os
+import types
 from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
 
-__all__ = ["available", "njit"]
+__all__ = ["available", "njit", "njit_with"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,3 +55,12 @@ def njit(function: F) -> F:
     import numba
 
     return numba.njit(cache=True)(function)  # type: ignore[no-any-return]
+
+
+def njit_with(function: F, **inner: Any) -> F:
+    """:func:`njit` of a plain function whose calls to its module's other plain functions are
+    bound to the compiled copies ``inner`` (numba resolves a function's globals when it
+    compiles it): a class runs the Python source, a kernel the same source compiled."""
+    code = function.__code__
+    scope = {**function.__globals__, **inner}
+    return njit(types.FunctionType(code, scope, code.co_name))  # type: ignore[arg-type]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import time
-import types
 
 import numpy as np
 
@@ -31,7 +30,7 @@ from ..envs.base import Environment
 from ..envs.multi_armed import BernoulliBandit, GaussianBandit, bernoulli_rules
 from ..envs.noise_kernels import one_reward
 from ..estimation.beta_kernels import beta_draw_scalar, scipy_functions
-from ..jit import njit
+from ..jit import njit, njit_with
 from ..protocol import DecisionLog
 from ..rng import SeedLike, as_generator
 from ..simulate import default_checkpoints, simulate
@@ -46,22 +45,12 @@ ENGINES = ("auto", "kernel", "python")
 _CHUNK = 1 << 16  # arms buffered per kernel call
 DONE, STOPPED, FULL = 0, 1, 2  # why a kernel call returns: the cap, the stopping rule, the buffer
 
-
-
-def _compiled(function: object, **inner: object) -> object:
-    """``njit`` of one of :mod:`.top_two`'s plain functions, its calls to the module's other
-    functions bound to their compiled copies ``inner`` (numba resolves globals when it
-    compiles): the class runs the Python source, the kernel the same source compiled."""
-    code = function.__code__  # type: ignore[attr-defined]
-    scope = {**function.__globals__, **inner}  # type: ignore[attr-defined]
-    return njit(types.FunctionType(code, scope, code.co_name))
-
-
-_kl = _compiled(top_two._kl)
-_chernoff = _compiled(top_two.chernoff_scalar, _kl=_kl)
-_log_cdf = _compiled(top_two.log_normal_cdf)
-_from_beating = _compiled(top_two.challenger_from_beating, log_normal_cdf=_log_cdf)
-_moments = _compiled(top_two.posterior_moments)
+# the class's own functions, compiled (their calls to each other bound to the compiled copies)
+_kl = njit_with(top_two._kl)
+_chernoff = njit_with(top_two.chernoff_scalar, _kl=_kl)
+_log_cdf = njit_with(top_two.log_normal_cdf)
+_from_beating = njit_with(top_two.challenger_from_beating, log_normal_cdf=_log_cdf)
+_moments = njit_with(top_two.posterior_moments)
 
 
 @njit
