@@ -29,38 +29,12 @@ import numpy as np
 
 from ...protocol import Batch
 from .base import KArmedIdentifier, check_threshold
-from .oracle import divergence
+from .oracle import bounds_solver
 
-__all__ = ["KLLUCB", "LUCB", "kl_bounds"]
+__all__ = ["KLLUCB", "LUCB"]
 
 LUCB1_K1 = 5.0 / 4.0
 KLLUCB_K1, KLLUCB_ALPHA = 405.5, 1.1
-
-
-def kl_bounds(mean: float, n: int, level: float, gaussian: bool, sigma: float
-              ) -> tuple[float, float]:
-    """(L, U): the smallest and largest q with n d(mean, q) ≤ level (bisection; Gaussian in
-    closed form)."""
-    if gaussian:
-        w = sigma * math.sqrt(2.0 * level / n)
-        return mean - w, mean + w
-    p = min(max(mean, 0.0), 1.0)
-    lo, hi = p, 1.0
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if n * divergence(p, mid, False, 1.0) <= level:
-            lo = mid
-        else:
-            hi = mid
-    upper = lo
-    lo, hi = 0.0, p
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if n * divergence(p, mid, False, 1.0) <= level:
-            hi = mid
-        else:
-            lo = mid
-    return hi, upper
 
 
 class LUCB(KArmedIdentifier):
@@ -160,6 +134,7 @@ class KLLUCB(LUCB):
         self.alpha = float(alpha)
         self.model, self.sigma = model, float(sigma)
         self.reward_range = (0.0, 1.0) if model == "bernoulli" else None
+        self._bounds = bounds_solver()
 
     def level(self) -> float:
         """β(t, δ) at the current round t."""
@@ -169,10 +144,7 @@ class KLLUCB(LUCB):
         return math.log(self.k1 * self.n_arms * t ** self.alpha / self.delta)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        level = self.level()
-        mu = self.means()
         lower, upper = np.empty(self.n_arms), np.empty(self.n_arms)
-        for a in range(self.n_arms):
-            lower[a], upper[a] = kl_bounds(float(mu[a]), int(self.pulls[a]), level,
-                                           self.gaussian, self.sigma)
+        self._bounds(self.means(), self.pulls, self.level(), self.gaussian, self.sigma, lower,
+                     upper)
         return lower, upper

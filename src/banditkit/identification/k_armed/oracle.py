@@ -12,7 +12,7 @@ Gaussian arms of variance σ²), with arm 1 the best (μ₁ > μ_a for every a �
   to ∞; y* solves F(y*) = 1;
 * w₁* = 1/(1 + Σ_a x_a(y*)), w_a* = x_a(y*) w₁*, and T*(μ)⁻¹ = w₁* y*.
 
-x_a(y) by Newton's method safeguarded by bisection (g_a is increasing with a known derivative),
+x_a(y) by Newton's method from the last y's value, safeguarded by bisection (g_a is increasing),
 y* by bisection on [0, d(μ₁, μ₂)] (F is increasing): plain Python over ``math``, so that a
 compiled copy (:mod:`.oracle_kernels`) gives the same numbers. Everything takes the arms in any
 order; the best arm must be unique (:func:`optimal_weights` returns the uniform allocation and
@@ -26,8 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["characteristic_time", "divergence", "lower_bound", "optimal_weights",
-           "weights_solver"]
+__all__ = ["all_kl_bounds", "bounds_solver", "characteristic_time", "divergence",
+           "kl_bounds", "lower_bound", "optimal_weights", "weights_solver"]
 
 _CLIP = 1e-15  # Bernoulli means are kept in [CLIP, 1 − CLIP] inside the divergence's log
 
@@ -50,38 +50,43 @@ def _g(x: float, top: float, mu: float, gaussian: bool, sigma: float) -> float:
     return divergence(top, m, gaussian, sigma) + x * divergence(mu, m, gaussian, sigma)
 
 
-def _x_of_y(y: float, top: float, mu: float, gaussian: bool, sigma: float) -> float:
-    """x_a(y) = g_a⁻¹(y) for y < d(top, mu): Newton safeguarded by bisection."""
+def _x_of_y(y: float, top: float, mu: float, gaussian: bool, sigma: float, guess: float
+            ) -> float:
+    """x_a(y) = g_a⁻¹(y) for 0 < y < d(top, mu): Newton's method (g_a'(x) = d(μ_a, m_a(x)))
+    from ``guess``, safeguarded by a bisection bracket (g_a is increasing)."""
     lo, hi = 0.0, 1.0
     while _g(hi, top, mu, gaussian, sigma) < y and hi < 1e15:
         lo = hi
         hi *= 2.0
-    x = 0.5 * (lo + hi)
+    x = guess if lo < guess < hi else 0.5 * (lo + hi)
     for _ in range(100):
-        gx = _g(x, top, mu, gaussian, sigma) - y
+        m = (top + x * mu) / (1.0 + x)
+        gx = divergence(top, m, gaussian, sigma) + x * divergence(mu, m, gaussian, sigma) - y
         if gx > 0:
             hi = x
         else:
             lo = x
-        if abs(gx) <= 1e-14 * y or hi - lo <= 1e-14 * hi:
+        if abs(gx) <= 1e-13 * y or hi - lo <= 1e-13 * hi:
             break
-        m = (top + x * mu) / (1.0 + x)
-        slope = divergence(mu, m, gaussian, sigma)  # g_a'(x) = d(μ_a, m_a(x))
+        slope = divergence(mu, m, gaussian, sigma)
         step = x - gx / slope if slope > 0.0 else lo - 1.0
+        if abs(step - x) <= 1e-14 * x:  # Newton has converged to round-off
+            return step
         x = step if lo < step < hi else 0.5 * (lo + hi)
     return x
 
 
 def _ratio_sum(y: float, means: np.ndarray, best: int, gaussian: bool, sigma: float,
                xs: np.ndarray) -> float:
-    """F(y) − 1, filling ``xs`` with x_a(y) (0 for the best arm)."""
+    """F(y) − 1, filling ``xs`` with x_a(y) (0 for the best arm; ``xs`` holds the starting
+    guesses on entry)."""
     top = means[best]
     total = 0.0
     for a in range(means.shape[0]):
         if a == best:
             xs[a] = 0.0
             continue
-        x = _x_of_y(y, top, means[a], gaussian, sigma)
+        x = _x_of_y(y, top, means[a], gaussian, sigma, xs[a])  # warm: the last y's x_a
         xs[a] = x
         m = (top + x * means[a]) / (1.0 + x)
         total += divergence(top, m, gaussian, sigma) / divergence(means[a], m, gaussian, sigma)
@@ -107,8 +112,10 @@ def optimal_weights(means: np.ndarray, gaussian: bool, sigma: float, out: np.nda
         for a in range(K):
             out[a] = 1.0 / K
         return 0.0
+    for a in range(K):
+        out[a] = 1.0  # Newton's first guesses
     lo, hi = 0.0, y_max
-    for _ in range(60):  # F is increasing: bisection to a relative 2⁻⁶⁰
+    for _ in range(52):  # F is increasing: bisection to a relative 2⁻⁵² of d(μ₁, μ₂)
         mid = 0.5 * (lo + hi)
         if _ratio_sum(mid, means, best, gaussian, sigma, out) > 0.0:
             hi = mid
@@ -123,6 +130,50 @@ def optimal_weights(means: np.ndarray, gaussian: bool, sigma: float, out: np.nda
     for a in range(K):
         out[a] /= total
     return out[best] * y
+
+
+def kl_bounds(mean: float, n: int, level: float, gaussian: bool, sigma: float
+              ) -> tuple[float, float]:
+    """(L, U): the smallest and largest q with n d(mean, q) ≤ level, the KL confidence bounds
+    of KL-LUCB (bisection, 50 halvings; Gaussian in closed form)."""
+    if gaussian:
+        w = sigma * math.sqrt(2.0 * level / n)
+        return mean - w, mean + w
+    p = min(max(mean, 0.0), 1.0)
+    lo, hi = p, 1.0
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if n * divergence(p, mid, False, 1.0) <= level:
+            lo = mid
+        else:
+            hi = mid
+    upper = lo
+    lo, hi = 0.0, p
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if n * divergence(p, mid, False, 1.0) <= level:
+            hi = mid
+        else:
+            lo = mid
+    return hi, upper
+
+
+def all_kl_bounds(means: np.ndarray, pulls: np.ndarray, level: float, gaussian: bool,
+                  sigma: float, lower: np.ndarray, upper: np.ndarray) -> None:
+    """:func:`kl_bounds` of every arm, into ``lower`` and ``upper``."""
+    for a in range(means.shape[0]):
+        lower[a], upper[a] = kl_bounds(means[a], pulls[a], level, gaussian, sigma)
+
+
+def bounds_solver() -> Callable[..., None]:
+    """:func:`all_kl_bounds`, compiled when :func:`banditkit.jit.available`."""
+    from ... import jit
+
+    if not jit.available():
+        return all_kl_bounds
+    from .oracle_kernels import all_kl_bounds as compiled
+
+    return compiled  # type: ignore[no-any-return]
 
 
 def weights_solver() -> Callable[..., float]:
