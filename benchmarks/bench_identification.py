@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 
 import numpy as np
 
@@ -53,10 +54,7 @@ from banditkit.experiments.figures import rage as fig
 from banditkit.identification import rage, xy
 from banditkit.identification.fw_sampling import make_fw_sampling
 from banditkit.identification.lingape import make_lingape
-from banditkit.identification.lingape_blocks import simulate_lingape
 from banditkit.identification.track_and_stop import make_track_and_stop
-from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
-from banditkit.identification.xy_blocks import simulate_static_allocation
 from banditkit.rng import stream
 from banditkit.simulate import simulate
 
@@ -167,11 +165,11 @@ def main() -> None:
     parser.add_argument("--authors-budget", type=float, default=60.0,
                         help="stop the authors' trials of one cell after this many CPU s")
     args = parser.parse_args()
-    runners = {} if args.lingape_sequential else {"LinGapE": simulate_lingape}
-    if not args.xy_sequential:
-        runners.update({"XY-static": simulate_static_allocation,
-                        "XY-oracle": simulate_static_allocation})
-    runners.update({"TaS": simulate_track_and_stop, "TaS-heur": simulate_track_and_stop})
+    # simulate takes each algorithm's own engine; the flags force the protocol loop
+    reference = partial(simulate, engine="reference")
+    runners = {"LinGapE": reference} if args.lingape_sequential else {}
+    if args.xy_sequential:
+        runners.update({"XY-static": reference, "XY-oracle": reference})
     names = [n for n in FACTORIES if not args.only or n in args.only.split(",")]
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}"
           f", numpy {np.__version__}; {args.trials} trials, seed {args.seed}; CPU time, "

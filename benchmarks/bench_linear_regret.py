@@ -51,7 +51,8 @@ def main() -> None:
     for name, make in _policies(env.X, args.horizon).items():
         seq_T = min(args.horizon, 1000)
         start = time.process_time()
-        simulate(make(np.random.default_rng(1)), env, horizon=seq_T, seed=derive_seed(0, 0))
+        simulate(make(np.random.default_rng(1)), env, horizon=seq_T, seed=derive_seed(0, 0),
+                 engine="reference")  # the protocol loop
         per_pull = (time.process_time() - start) / seq_T * 1e6
         print(f"{name}: simulate {per_pull:.0f} us/pull (T = {seq_T}, 1 trial)")
         for n in args.trials:

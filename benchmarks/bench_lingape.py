@@ -76,7 +76,8 @@ def bench(name: str, trials: int, drivers: list[str], seq_horizon: int) -> dict:
         out["correct"] = sum(bool(t.correct) for t in runs)
     if "sequential" in drivers:
         start = time.perf_counter()
-        ref = simulate(lingape(env), env, horizon=seq_horizon, seed=seeds[0])
+        ref = simulate(lingape(env), env, horizon=seq_horizon, seed=seeds[0],
+                       engine="reference")  # the protocol loop
         wall = time.perf_counter() - start
         us = 1e6 * wall / ref.n_pulls
         out["sequential"] = (us, us * out.get("pulls", ref.n_pulls) / 1e6)

@@ -52,7 +52,8 @@ def per_trial(trials: int, T: int) -> list[tuple[str, float]]:
     out.append((f"UCB1 lock-step ({n} trials together)", (time.perf_counter() - start) / n))
     if T <= 50_000:
         start = time.perf_counter()
-        simulate(UCB1(env.n_arms), env, horizon=T, seed=derive_seed(0, 0, 1))
+        simulate(UCB1(env.n_arms), env, horizon=T, seed=derive_seed(0, 0, 1),
+                 engine="reference")  # the protocol loop
         out.append(("UCB1 sequential simulate (1 trial)", time.perf_counter() - start))
     return out
 

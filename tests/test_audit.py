@@ -111,11 +111,11 @@ def test_audit_algorithm2_where_decisions_depend_on_the_data():
         assert res.identical[j] == (runs[0][0] == runs[1][0])
 
 
-def test_audit_ucb1_lockstep_equals_sequential_and_ucb_does_not_replicate():
+def test_audit_ucb1_engine_equals_the_protocol_loop_and_ucb_does_not_replicate():
     entry = get_policy("UCB1")
     factory = functools.partial(entry.factory, horizon=3000)
-    seq = audit(factory, ENV, pairs=3, seed=0, horizon=3000)
-    lock = audit(factory, ENV, pairs=3, seed=0, horizon=3000, lockstep=entry.lockstep)
+    seq = audit(factory, ENV, pairs=3, seed=0, horizon=3000, engine="reference")
+    lock = audit(factory, ENV, pairs=3, seed=0, horizon=3000)
     assert np.array_equal(seq.differences, lock.differences)
     assert np.allclose(seq.regret, lock.regret)
     assert lock.n_identical == 0 and lock.differences.min() > 300

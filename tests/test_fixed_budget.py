@@ -7,7 +7,6 @@ import functools
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.cli import main
 from banditkit.design import round_allocation
 from banditkit.envs.instances import make_instance
@@ -18,6 +17,11 @@ from banditkit.identification.fixed_budget import best_index, check_budget_probl
 from banditkit.identification.g_bai import gbai_lockstep
 from banditkit.identification.item_designs import g_design, item_design
 from banditkit.registry import get_policy
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = functools.partial(simulate_auto, engine="reference")
 
 X = np.vstack([np.eye(3), [[0.6, 0.8, 0.0]]])
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.draws import _TABLE_FROM
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
@@ -17,6 +17,11 @@ from banditkit.identification.g_bai import GBAI, gbai_lockstep
 from banditkit.identification.item_designs import g_design
 from banditkit.protocol import Batch
 from banditkit.rng import derive_seed
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 # Arms spanning R^2 with a non-uniform G-optimal design (the third arm is the long one).
 X3 = np.array([[1.0, 0.0], [0.0, 1.0], [1.5, 1.2]])

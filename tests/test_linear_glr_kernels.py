@@ -7,11 +7,11 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.identification.fw_sampling import FrankWolfeSampling
@@ -21,6 +21,11 @@ from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.identification.track_and_stop_blocks import simulate_track_and_stop
 from banditkit.jit import available
 from banditkit.rng import stream
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 needs_numba = pytest.mark.skipif(not available(), reason="numba not installed (extra 'speed')")
 

@@ -5,11 +5,12 @@ lock-step driver against simulate bit for bit, and refusals."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import Experiment, ExperimentError, jit, simulate
+from banditkit import Experiment, ExperimentError, jit
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.policies.linear_index import LinearState
@@ -24,6 +25,11 @@ from banditkit.policies.oful import OFUL
 from banditkit.protocol import Batch
 from banditkit.registry import get_policy, make_policy
 from banditkit.rng import as_generator, derive_seed
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 #: A small instance: 4 arms in R², means 0.8, −0.8, 0.1, 0.54 (gaps 0.26 to 1.6), ±1 rewards.
 SMALL = LinearBandit(np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.6, 0.6]]),
@@ -150,8 +156,8 @@ def test_regret_grows_far_slower_than_the_horizon(run, params, bound, share):
 # -- lock-step == simulate --------------------------------------------------------------------
 @pytest.mark.parametrize(("name", "params", "T"), [
     ("OFUL", {}, 4200), ("OFUL", {"radius": "determinant-free", "radius_scale": 0.5}, 1500),
-    ("OFUL", {"radius": "constant", "alpha": 0.5}, 1500), ("LinTS", {}, 4200),
-    ("LinTS", {"v": 1.0}, 1500),
+    ("OFUL", {"radius": "constant", "alpha": 0.5}, 1500), ("LinearThompson", {}, 4200),
+    ("LinearThompson", {"v": 1.0}, 1500),
 ])
 def test_lockstep_equals_simulate_per_trial(name, params, T):
     """The registered lock-step runner (compiled kernel when numba is there, numpy otherwise:
@@ -242,7 +248,7 @@ def test_lockstep_does_not_depend_on_grouping_and_streams_are_each_trials_own():
     assert not other_noise.decisions.same_as(together[0].decisions)
 
 
-@pytest.mark.parametrize("name", ["OFUL", "LinTS"])
+@pytest.mark.parametrize("name", ["OFUL", "LinearThompson"])
 def test_a_live_experiment_asks_what_the_class_asks(tmp_path, name):
     """Fed the same rewards, a live experiment on the arms' features assigns the arms the
     class plays with ξ = the experiment's seed (the same numbers on the live path), built with
@@ -309,7 +315,7 @@ def test_live_experiment_refuses_a_reward_outside_the_range(tmp_path):
     (lambda: LinearThompson(SMALL.X, None, v=1.0), "rng"),
     (lambda: LinearThompson(SMALL.X, np.random.default_rng(0), v=1, delta=0), "delta"),
     (lambda: make_policy("OFUL", SMALL, np.random.default_rng(0), beta=2), "beta"),
-    (lambda: make_policy("LinTS", make_instance("bernoulli"), np.random.default_rng(0),
+    (lambda: make_policy("LinearThompson", make_instance("bernoulli"), np.random.default_rng(0),
                          horizon=10), "linear environment"),
 ])
 def test_parameter_refusals_name_the_parameter(make, match):

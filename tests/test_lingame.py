@@ -2,17 +2,22 @@
 gains, δ-correctness, its compiled driver's decisions against simulate, registry and live use."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.identification.linear_glr_run import simulate_lingame
 from banditkit.identification.lingame import AdaHedge, LinGame, best_response, optimistic_gains
 from banditkit.registry import make_policy, policy_names
 from banditkit.rng import stream
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 
 def test_adahedge_is_exponential_weights_with_the_mixability_gap_rate():

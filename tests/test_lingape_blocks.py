@@ -2,17 +2,23 @@
 (pulls, counts, stopping round, recommendation, pairs met; B and C_t to round-off), its
 low-rank state equals the state computed from scratch, and other cases fall back to simulate."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.envs.instances.rage import soare
 from banditkit.identification.lingape import LinGapE, fresh_state
 from banditkit.identification.lingape_blocks import _Blocks, simulate_lingape
 from banditkit.rng import derive_seed
+from banditkit.simulate import simulate as simulate_auto
 from lingape_support import assert_same_trial
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 
 def lingape(env, delta=0.05, theta_bound=None, **params):

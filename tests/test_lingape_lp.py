@@ -3,17 +3,22 @@ the full linear program (same weights, objective, and p*), with a dual certifica
 trials (simulate and the block driver) make the same decisions with either solver."""
 
 import itertools
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.envs.instances import make_instance
 from banditkit.envs.instances.rage import soare
 from banditkit.identification import lingape, lingape_blocks
 from banditkit.identification.lingape import make_lingape, pair_ratios, solve_min_l1
 from banditkit.identification.lingape_blocks import simulate_lingape
 from banditkit.rng import derive_seed, stream
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 
 def random_arms(rng, K, d, kind):

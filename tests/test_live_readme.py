@@ -125,13 +125,13 @@ def test_a_live_lints_takes_v_equal_to_r_unless_given(tmp_path):
     for name, follows in LIVE_FOLLOWS.items():
         known = get_policy(name).parameters()
         assert set(follows) | set(follows.values()) <= set(known)
-    assert params_in_force("LinTS", {})[0]["v"] == 1.0
-    assert params_in_force("LinTS", {"R": 2.0}) == (
-        {**params_in_force("LinTS", {"R": 2.0})[0], "v": 2.0}, ["v"])
-    assert params_in_force("LinTS", {"v": 5.0})[0]["v"] == 5.0
-    assert params_in_force("LinTS", {"v": 5.0})[1] == []
+    assert params_in_force("LinearThompson", {})[0]["v"] == 1.0
+    assert params_in_force("LinearThompson", {"R": 2.0}) == (
+        {**params_in_force("LinearThompson", {"R": 2.0})[0], "v": 2.0}, ["v"])
+    assert params_in_force("LinearThompson", {"v": 5.0})[0]["v"] == 5.0
+    assert params_in_force("LinearThompson", {"v": 5.0})[1] == []
     features = [[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]]
-    with Experiment.create(tmp_path / "l.sqlite", algorithm="LinTS", arms=features, seed=1,
+    with Experiment.create(tmp_path / "l.sqlite", algorithm="LinearThompson", arms=features, seed=1,
                            horizon=1_000) as exp:
         state = exp.status()
         assert state.params["v"] == 1.0 and state.live_defaults == ["v"]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.identification.fixed_budget import iid_arms, ranked_by
@@ -21,6 +21,11 @@ from banditkit.identification.p1 import (
     rage_elimination,
 )
 from banditkit.protocol import Batch
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 X3 = np.array([[1.0, 0.0], [0.0, 1.0], [1.5, 1.2]])
 SOARE = make_instance("soare", d=10, omega=0.1)

@@ -11,6 +11,7 @@ import numpy as np
 from banditkit.envs import BernoulliBandit
 from banditkit.experiments.figures.replicable_bandits import make_ucb1
 from banditkit.experiments.spec import AlgorithmSpec, FigureSpec, PaperValue, PlotSpec
+from banditkit.policies.ucb import UCB1
 from banditkit.protocol import Algorithm, Batch
 from banditkit.simulate import simulate
 
@@ -187,13 +188,26 @@ FAILING = FigureSpec(
 )
 
 #: Slow enough (about 50 ms a trial) to be killed half-way.
+class LoopUCB1(UCB1):
+    """UCB1 without its engines (the protocol loop): each trial is its own task, stored as it
+    finishes, which the interruption tests need (UCB1's lock-step engine would run a point's
+    trials as one task)."""
+
+    engines = None
+
+
+def make_loop_ucb1(env: BernoulliBandit, rng: np.random.Generator, **params: float
+                   ) -> LoopUCB1:
+    return LoopUCB1(env.n_arms, **params)
+
+
 SLOW = FigureSpec(
     name="test:slow",
     title="Slow figure for interruption tests",
     paper="none (test)",
     make_env=make_env,
     points=POINTS[:1],
-    algorithms=(AlgorithmSpec("UCB1", make_ucb1),),
+    algorithms=(AlgorithmSpec("UCB1", make_loop_ucb1),),
     trials=12,
     horizon=1000,
     checkpoints=10,

@@ -3,11 +3,11 @@
 allocation, δ-correctness, the block driver, refusals, seeds, registry, audit and live use."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 
-from banditkit import simulate
 from banditkit.envs import LinearBandit
 from banditkit.envs.instances import make_instance
 from banditkit.experiments.replicability import audit
@@ -18,6 +18,11 @@ from banditkit.identification.track_and_stop_blocks import simulate_track_and_st
 from banditkit.identification.xy import XYOracle
 from banditkit.registry import get_policy, make_policy, policy_names
 from banditkit.rng import stream
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 
 def _brute_glr(X, Z, counts, sums):
@@ -227,7 +232,7 @@ def test_refusals_of_the_problem(cls):
         cls(np.array([[1.0, 0.0], [2.0, 0.0]]), None, 0.1)  # does not span R^2
 
 
-@pytest.mark.parametrize("name", ["TrackAndStop", "FWSampling"])
+@pytest.mark.parametrize("name", ["LinearTrackAndStop", "FrankWolfeSampling"])
 def test_registered_audited_and_simulated(name):
     assert name in policy_names()
     env = make_instance("soare", d=3, omega=0.3)
@@ -241,7 +246,7 @@ def test_registered_audited_and_simulated(name):
         make_policy(name, env, np.random.default_rng(0), threshold="loose")
 
 
-@pytest.mark.parametrize("name", ["TrackAndStop", "FWSampling"])
+@pytest.mark.parametrize("name", ["LinearTrackAndStop", "FrankWolfeSampling"])
 def test_runs_live_to_the_best_arm(name, tmp_path):
     from banditkit import Experiment
     from live_support import drive, reward_table

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
-from banditkit import jit, simulate
+from banditkit import jit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.policies import UCB1, ucb1_lockstep
 from banditkit.rng import derive_seed
+from banditkit.simulate import simulate as simulate_auto
+
+# the protocol loop: the reference every engine is checked against (simulate's default
+# takes the algorithm's engine, see banditkit.engines)
+simulate = partial(simulate_auto, engine="reference")
 
 
 @pytest.mark.parametrize("env", [

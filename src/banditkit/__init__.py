@@ -9,20 +9,22 @@ from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-__all__ = ["Algorithm", "Batch", "DecisionLog", "Experiment", "ExperimentError", "Trial",
-           "__version__", "simulate"]
+__all__ = ["Algorithm", "Batch", "DecisionLog", "Engine", "Experiment", "ExperimentError",
+           "Trial", "__version__", "simulate", "simulate_trials"]
 
 # imported on first use: `import banditkit` (and `banditkit --version`) imports no numpy,
 # pandas or scipy
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".live": ["Experiment", "ExperimentError"],
+    ".engines": ["Engine"],
     ".protocol": ["Algorithm", "Batch", "DecisionLog"],
-    ".simulate": ["simulate"],
+    ".simulate": ["simulate", "simulate_trials"],
     ".trial": ["Trial"],
 }, globals())
 
 if TYPE_CHECKING:
+    from .engines import Engine
     from .live import Experiment, ExperimentError
     from .protocol import Algorithm, Batch, DecisionLog
-    from .simulate import simulate
+    from .simulate import simulate, simulate_trials
     from .trial import Trial

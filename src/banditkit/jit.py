@@ -10,23 +10,33 @@ numba is the ``speed`` extra (``pip install banditkit[speed]``, installed by ``m
 about 210 MB installed (numba 35 MB, llvmlite 173 MB, numba 0.68), 0.35-0.6 s to import, and
 for the sequential kernels (:mod:`banditkit.policies.sequential_kernels`) about 3.5 s of CPU to
 compile on first use, then about 0.2 s per process to load them from the cache (measured by
-``benchmarks/bench_sequential.py --compile`` on a shared machine). The cache goes to
-``NUMBA_CACHE_DIR`` if set, else to ``__pycache__`` beside the module if that is writable, else
-to the user's cache directory (``~/.cache/numba``); with none writable numba compiles in every
-process. Without numba, or with ``BANDITKIT_JIT=0`` in the environment, :func:`njit` returns
+``benchmarks/bench_sequential.py --compile`` on a shared machine).
+
+The on-disk cache must never outlive a change to what a kernel depends on (DESIGN.md,
+"Engines"). numba's own cache is keyed on the kernel's file alone, and a kernel freezes the
+module-level constants it reads from other modules (``kl_ucb.NEWTON_STEPS`` in
+:mod:`banditkit.policies.sequential_kernels`) at compile time, so a changed constant elsewhere
+would go unseen. Kernels are therefore cached under a directory named after
+:func:`source_digest` — a hash of every ``.py`` file of the package, with numpy's version — in
+``NUMBA_CACHE_DIR`` if set, else in ``$XDG_CACHE_HOME/banditkit/numba`` (``~/.cache/...``):
+any change to the package's source compiles the kernels afresh. With that directory not
+writable the kernels are compiled in every process (never read from a cache that could be
+stale). Without numba, or with ``BANDITKIT_JIT=0`` in the environment, :func:`njit` returns
 the Python function unchanged and callers take their vectorised numpy path instead
 (:func:`available` says which); both paths give the same numbers from the same seed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import types
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["available", "njit", "njit_with"]
+__all__ = ["available", "cache_dir", "njit", "njit_with", "source_digest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,8 +53,39 @@ def available() -> bool:
     return True
 
 
+@cache
+def source_digest() -> str:
+    """A hash of the package's source: every ``.py`` file under the package (path and
+    bytes, in sorted order) and numpy's version. Any edit anywhere in banditkit changes it."""
+    import numpy
+
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256(f"numpy {numpy.__version__}\n".encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+@cache
+def cache_dir() -> str | None:
+    """Where compiled kernels are cached: ``<base>/<source_digest()>`` with base
+    ``NUMBA_CACHE_DIR`` or ``$XDG_CACHE_HOME/banditkit/numba``; ``None`` when it cannot be
+    made writable (the kernels are then compiled in every process)."""
+    base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "banditkit", "numba")
+    path = os.path.join(base, source_digest())
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK) else None
+
+
 def njit(function: F) -> F:
-    """``numba.njit(cache=True)`` of ``function`` when :func:`available`, else ``function``.
+    """``numba.njit(cache=True)`` of ``function``, cached under :func:`cache_dir`, when
+    :func:`available`; else ``function``.
 
     Compilation is lazy (on the first call), so decorating costs nothing at import; the numba
     import itself happens here, so modules holding kernels must not be imported by the CLI's
@@ -54,7 +95,17 @@ def njit(function: F) -> F:
         return function
     import numba
 
-    return numba.njit(cache=True)(function)  # type: ignore[no-any-return]
+    where = cache_dir()
+    if where is None:  # no cache we can trust: compile in this process
+        return numba.njit(cache=False)(function)  # type: ignore[no-any-return]
+    # numba picks a function's cache locator when caching is enabled (at decoration): with
+    # CACHE_DIR set, its user-provided locator keeps this path for the function for good
+    saved = numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = where
+    try:
+        return numba.njit(cache=True)(function)  # type: ignore[no-any-return]
+    finally:
+        numba.config.CACHE_DIR = saved
 
 
 def njit_with(function: F, **inner: Any) -> F:

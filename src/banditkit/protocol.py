@@ -26,13 +26,18 @@ Nothing here assumes a simulation: the same objects drive a real experiment.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from .draws import ADVANCEABLE, advance_like_random, arms_of_uniforms, design_cdf, uniforms_at
 from .validation import as_numbers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engines import Engine
 
 __all__ = ["Algorithm", "Batch", "DecisionLog", "IIDBatch"]
 
@@ -498,6 +503,14 @@ class Algorithm(ABC):
     #: Costs observed per run (m constraints); a constrained policy sets it, and ``observe``
     #: then requires cost sums of shape (runs, m).
     n_costs: int = 0
+    #: Where this class's engines are chosen (DESIGN.md, "Engines"; :mod:`banditkit.engines`):
+    #: ``"package.module:function"`` with ``function(algorithm, env, horizon) -> Engine |
+    #: None``, imported only when :func:`banditkit.simulate` asks (numba and the kernels stay
+    #: out of the CLI's start-up, and the engine modules, which import the class, form no
+    #: import cycle with it). ``None``: the protocol loop is the only engine. Subclasses
+    #: inherit it, so a selector whose engine follows one class's rule checks
+    #: ``type(algorithm) is ThatClass``.
+    engines: ClassVar[str | None] = None
 
     def __init__(self, n_arms: int) -> None:
         self.n_arms = int(n_arms)
@@ -662,6 +675,25 @@ class Algorithm(ABC):
         if self.cost_range is not None and costs is not None:
             for i in range(costs.shape[1]):
                 _check_run_sums(batch, costs[:, i], self.cost_range, "costs")
+
+    def engine(self, env: object, horizon: int | None) -> Engine | None:
+        """The fastest exact engine for running this fresh algorithm on ``env`` for at most
+        ``horizon`` pulls, or ``None`` for the protocol loop (:mod:`banditkit.engines`).
+
+        :func:`banditkit.simulate` asks it once per trial, only while the algorithm is fresh
+        (nothing observed, nothing pending). The default reads :attr:`engines`; a class may
+        override this method instead.
+        """
+        if self.engines is None:
+            return None
+        module, _, function = self.engines.partition(":")
+        return getattr(importlib.import_module(module), function)(self, env, horizon)
+
+    @property
+    def fresh(self) -> bool:
+        """Whether nothing has been asked or observed yet (what an engine may start from)."""
+        return (self.t == 0 and self._pending is None and not self._cut
+                and self.decisions.n_batches == 0)
 
     @property
     def stops_by_itself(self) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +31,8 @@ import numpy as np
 from .envs.base import Environment
 from .protocol import Algorithm
 
-__all__ = ["PROVIDERS", "PolicyEntry", "get_policy", "make_policy", "need_horizon",
-           "policy_names", "register_policy"]
+__all__ = ["ALIASES", "PROVIDERS", "PolicyEntry", "canonical_name", "get_policy", "make_policy",
+           "need_horizon", "policy_names", "register_policy"]
 
 #: Modules imported before the first lookup so that their ``register_policy`` calls run.
 PROVIDERS: list[str] = ["banditkit.policies.named",
@@ -44,9 +45,34 @@ PROVIDERS: list[str] = ["banditkit.policies.named",
                         "banditkit.policies.linear_lockstep"]
 
 
+#: Old registry names → the current one. One name per algorithm: the registry name is the
+#: class's name. The old names stay accepted (with a ``DeprecationWarning``) because experiment
+#: files and result stores recorded them, but are listed nowhere.
+ALIASES: dict[str, str] = {
+    "TrackAndStop": "LinearTrackAndStop",  # Jedra & Proutière's linear (lazy) Track-and-Stop
+    "FWSampling": "FrankWolfeSampling",
+    "LinTS": "LinearThompson",
+}
+
+
+def canonical_name(name: str) -> str:
+    """The current registry name of ``name``: itself, or (with a ``DeprecationWarning``) the
+    name an old one in :data:`ALIASES` stands for."""
+    new = ALIASES.get(name)
+    if new is None:
+        return name
+    warnings.warn(f"{name!r} is the old registry name of {new!r}; use {new!r} (the class's "
+                  "name)", DeprecationWarning, stacklevel=3)
+    return new
+
+
 @dataclass(frozen=True)
 class PolicyEntry:
-    """A registered policy: its factory, an optional lock-step runner, and a one-line help."""
+    """A registered policy: its factory, an optional lock-step runner, and a one-line help.
+
+    ``lockstep`` is informational (tests and benchmarks call it by name): ``simulate``,
+    ``simulate_trials``, ``audit`` and the figures take the engines the algorithm class
+    declares (:mod:`banditkit.engines`), never this field."""
 
     name: str
     factory: Callable[..., Algorithm]
@@ -69,7 +95,7 @@ def register_policy(name: str, *, lockstep: Callable[..., list] | None = None,
                                                        Callable[..., Algorithm]]:
     """Decorator registering a policy factory under ``name``."""
     def wrap(factory: Callable[..., Algorithm]) -> Callable[..., Algorithm]:
-        if name in _REGISTRY:
+        if name in _REGISTRY or name in ALIASES:
             raise ValueError(f"policy {name!r} is already registered")
         doc = description or (inspect.getdoc(factory) or "").split("\n")[0]
         _REGISTRY[name] = PolicyEntry(name, factory, lockstep, doc)
@@ -93,7 +119,9 @@ def policy_names() -> list[str]:
 
 
 def get_policy(name: str) -> PolicyEntry:
-    """The entry called ``name``; unknown names raise ``ValueError`` listing the known ones."""
+    """The entry called ``name`` (an old name of :data:`ALIASES` too, with a
+    ``DeprecationWarning``); unknown names raise ``ValueError`` listing the known ones."""
+    name = canonical_name(name)
     registry = _load(name)
     try:
         return registry[name]

@@ -1,21 +1,29 @@
-"""Drive one algorithm against one environment: the simulation side of the ask/tell protocol."""
+"""Drive algorithms against environments: the simulation side of the ask/tell protocol.
+
+:func:`simulate` runs one trial, :func:`simulate_trials` the trials of one point. Both take the
+algorithm's fastest exact engine (:mod:`banditkit.engines`: a compiled kernel, a block driver,
+a lock-step runner across trials), which gives the protocol loop's trial bit for bit;
+``engine="reference"`` forces the protocol loop itself.
+"""
 
 from __future__ import annotations
 
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .engines import Engine, check_engine
 from .envs.base import Environment
 from .protocol import Algorithm, Batch, DecisionLog
-from .rng import SeedLike, as_generator
+from .rng import STREAMS, SeedLike, as_generator, derive_seed, stream
 from .trial import Trial
 from .validation import check_positive_int
 
-__all__ = ["check_checkpoints", "check_memory", "default_checkpoints", "simulate"]
+__all__ = ["check_checkpoints", "check_memory", "default_checkpoints", "run_trials",
+           "simulate", "simulate_trials", "trials_engine"]
 
 _MAX_EMPTY_BATCHES = 10_000
 
@@ -112,7 +120,8 @@ def _cumulative_at(per_run: np.ndarray, counts: np.ndarray, checkpoints: np.ndar
 
 
 def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
-             seed: SeedLike = 0, checkpoints: np.ndarray | None = None) -> Trial:
+             seed: SeedLike = 0, checkpoints: np.ndarray | None = None,
+             engine: str = "auto") -> Trial:
     """Run one trial of ``algorithm`` on ``env``.
 
     Parameters
@@ -134,6 +143,14 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
         integers in [1, horizon]; defaults to 100 evenly spaced times up to ``horizon`` (or up
         to the pulls made, when there is no horizon; checkpoints past them then hold the
         final totals).
+    engine : {"auto", "reference"}
+        ``"auto"`` (default): the engine the algorithm declares for this environment
+        (:meth:`Algorithm.engine <banditkit.protocol.Algorithm.engine>`: a compiled kernel, a
+        block driver), which returns the protocol loop's trial bit for bit — the same pulls,
+        counts, regret, recommendation and stopping time — or the protocol loop when it
+        declares none. ``"reference"``: the protocol loop (``next_batch`` / ``pull`` /
+        ``observe``), which also leaves the algorithm object in its final state (an engine
+        may leave it untouched).
 
     A horizon whose decision log cannot fit in memory (:func:`check_memory`: UCB1 keeps one
     run per pull) is refused before the run.
@@ -142,6 +159,27 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
     -------
     Trial
     """
+    engine = check_engine(engine)
+    horizon, checkpoints = _check_trial(algorithm, env, horizon, checkpoints)
+    if horizon is not None:
+        check_memory(algorithm, horizon)
+    if engine == "auto" and algorithm.fresh:
+        chosen = algorithm.engine(env, horizon)
+        if chosen is not None and chosen.run is not None:
+            return chosen.run(algorithm, env, horizon=horizon, seed=seed,
+                              checkpoints=checkpoints)
+        if chosen is not None and chosen.run_trials is not None and not isinstance(
+                seed, np.random.Generator):
+            # a lock-step engine of one trial (it may read the noise stream ahead, so not
+            # with a Generator the caller keeps using: that takes the loop)
+            return chosen.run_trials([algorithm], [env], [seed], horizon, checkpoints)[0]
+    return _protocol_loop(algorithm, env, horizon, seed, checkpoints)
+
+
+def _check_trial(algorithm: Algorithm, env: Environment, horizon: int | None,
+                 checkpoints: np.ndarray | None) -> tuple[int | None, np.ndarray | None]:
+    """Refuse a trial that cannot run, before any work; the validated horizon and
+    checkpoints."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"algorithm must be a banditkit Algorithm, got {type(algorithm).__name__}")
     if not isinstance(env, Environment):
@@ -163,11 +201,119 @@ def simulate(algorithm: Algorithm, env: Environment, *, horizon: int | None = No
                          "not stop by itself (pass horizon=T)")
     if checkpoints is not None:
         checkpoints = check_checkpoints(checkpoints, horizon)
-    rng = as_generator(seed)
+    return horizon, checkpoints
 
+
+def trials_engine(algorithms: Sequence[Algorithm], envs: Sequence[Environment],
+                  horizon: int | None) -> Engine | None:
+    """The lock-step engine that runs these trials together, or ``None``: the engine the first
+    algorithm declares, when it has ``run_trials`` and every algorithm is fresh and of the
+    first one's class (one factory's products)."""
+    if not algorithms:
+        return None
+    first = algorithms[0]
+    if not all(type(a) is type(first) and a.fresh for a in algorithms):
+        return None
+    chosen = first.engine(envs[0], horizon)
+    return chosen if chosen is not None and chosen.run_trials is not None else None
+
+
+def run_trials(algorithms: Sequence[Algorithm], envs: Sequence[Environment],
+               seeds: Sequence[SeedLike], *, horizon: int | None = None,
+               checkpoints: np.ndarray | None = None, engine: str = "auto") -> list[Trial]:
+    """Trial ``i`` of ``algorithms[i]`` on ``envs[i]`` with noise seed ``seeds[i]``: each equal
+    to ``simulate(algorithms[i], envs[i], horizon=horizon, seed=seeds[i],
+    checkpoints=checkpoints, engine=engine)``, through a lock-step engine
+    (:func:`trials_engine`) when the algorithms declare one and ``engine="auto"``.
+
+    The algorithms are fresh and built by one factory with the same parameters (each its own
+    ξ); everything is validated before any trial runs.
+    """
+    engine = check_engine(engine)
+    if not len(algorithms) == len(envs) == len(seeds):
+        raise ValueError(f"algorithms, envs and seeds must have the same length, got "
+                         f"{len(algorithms)}, {len(envs)} and {len(seeds)}")
+    checked = None
+    for algorithm, env in zip(algorithms, envs, strict=True):
+        horizon_i, checked = _check_trial(algorithm, env, horizon, checkpoints)
+        if horizon_i is not None:
+            check_memory(algorithm, horizon_i, executions=len(algorithms))
+    horizon = None if horizon is None else check_positive_int(horizon, "horizon")
+    chosen = trials_engine(algorithms, envs, horizon) if engine == "auto" else None
+    if chosen is not None and chosen.run_trials is not None and (
+            len(algorithms) > 1 or chosen.run is None):
+        return chosen.run_trials(algorithms, envs, seeds, horizon, checked)
+    return [simulate(a, e, horizon=horizon, seed=s, checkpoints=checked, engine=engine)
+            for a, e, s in zip(algorithms, envs, seeds, strict=True)]
+
+
+def simulate_trials(factory: Callable[[Environment, np.random.Generator], Algorithm],
+                    env: Environment | Sequence[Environment], *, n_trials: int | None = None,
+                    seed: int = 0, horizon: int | None = None,
+                    checkpoints: np.ndarray | None = None, engine: str = "auto",
+                    rngs: Sequence[np.random.Generator] | None = None,
+                    seeds: Sequence[SeedLike] | None = None) -> list[Trial]:
+    """Run the trials of one point: the public way to run many trials of one algorithm.
+
+    Trial ``i`` is ``simulate(factory(env_i, ξ_i), env_i, horizon=horizon, seed=noise_i,
+    checkpoints=checkpoints, engine=engine)``; with ``engine="auto"`` the trials run together
+    through the algorithm's lock-step engine when it declares one (:mod:`banditkit.engines`),
+    else one by one through :func:`simulate` (its compiled kernel or block driver, if any). The
+    numbers are the same either way.
+
+    Parameters
+    ----------
+    factory : callable
+        ``factory(env, rng)`` returning a fresh algorithm whose internal randomness ξ is
+        ``rng`` (use ``functools.partial`` to fix its parameters).
+    env : Environment or sequence of Environment
+        One environment for every trial, or one per trial.
+    n_trials : int, optional
+        Number of trials (default: the number of environments, or of ``seeds``, given).
+    seed : int
+        Root seed: trial ``i`` has ξ = ``stream(seed, "trials", i, "algorithm")`` and noise
+        ``derive_seed(seed, "trials", i, STREAMS["environment"])`` (:mod:`banditkit.rng`).
+    horizon, checkpoints
+        As in :func:`simulate`.
+    engine : {"auto", "reference"}
+        As in :func:`simulate`.
+    rngs, seeds : sequences, optional
+        Explicit ξ Generators and noise seeds, one per trial, instead of those derived from
+        ``seed`` (the figure runner passes its own streams).
+
+    Returns
+    -------
+    list of Trial
+    """
+    engine = check_engine(engine)
+    envs = [env] if isinstance(env, Environment) else list(env)
+    if n_trials is None:
+        n_trials = max((len(x) for x in (envs, rngs, seeds) if x is not None), default=1)
+    n_trials = check_positive_int(n_trials, "n_trials")
+    if len(envs) == 1:
+        envs = envs * n_trials
+    for name, values in (("env", envs), ("rngs", rngs), ("seeds", seeds)):
+        if values is not None and len(values) != n_trials:
+            raise ValueError(f"{name} must hold one entry per trial ({n_trials}), got "
+                             f"{len(values)}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if rngs is None:
+        rngs = [stream(int(seed), "trials", i, "algorithm") for i in range(n_trials)]
+    if seeds is None:
+        seeds = [derive_seed(int(seed), "trials", i, STREAMS["environment"])
+                 for i in range(n_trials)]
+    algorithms = [factory(e, r) for e, r in zip(envs, rngs, strict=True)]
+    return run_trials(algorithms, envs, seeds, horizon=horizon, checkpoints=checkpoints,
+                      engine=engine)
+
+
+def _protocol_loop(algorithm: Algorithm, env: Environment, horizon: int | None,
+                   seed: SeedLike, checkpoints: np.ndarray | None) -> Trial:
+    """The reference engine: ``next_batch`` / ``pull`` / ``observe`` until the algorithm stops
+    or the horizon is reached."""
+    rng = as_generator(seed)
     start = time.perf_counter()
-    if horizon is not None:
-        check_memory(algorithm, horizon)
     t = 0
     stopped = cut = False
     empty = 0

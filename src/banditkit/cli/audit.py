@@ -56,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
 
     from ..envs.instances import instance_names, make_instance
     from ..experiments.replicability import audit
-    from ..registry import check_policy_params, get_policy, policy_names
+    from ..registry import ALIASES, check_policy_params, get_policy, policy_names
     from ..rng import stream
 
-    if args.policy not in policy_names():
+    if args.policy not in policy_names() and args.policy not in ALIASES:
         return refuse(f"argument POLICY: unknown policy {args.policy!r}; known: "
                        f"{', '.join(policy_names())}")
     if args.instance not in instance_names():
@@ -86,16 +86,13 @@ def run(args: argparse.Namespace) -> int:
         # build one first so that bad parameter values are refused before any work
         probe = factory(env, stream(args.seed, "audit", 0, "algorithm"), **params)
         if args.horizon is not None:
-            # every execution's log is kept (and a lock-step runner holds each pull sequence)
+            # every execution's log is kept (and a lock-step engine holds each pull sequence)
             from ..simulate import check_memory
 
-            check_memory(probe, args.horizon, executions=2 * args.pairs,
-                         bytes_per_pull=8 if entry.lockstep is not None else 0)
+            check_memory(probe, args.horizon, executions=2 * args.pairs, bytes_per_pull=8)
         result = audit(factory, env, pairs=args.pairs, seed=args.seed, horizon=args.horizon,
-                       params=params, rho=rho,
-                       lockstep=entry.lockstep if args.horizon is not None else None,
-                       workers=args.workers, progress=not args.json, name=args.policy,
-                       instance=args.instance)
+                       params=params, rho=rho, workers=args.workers,
+                       progress=not args.json, name=args.policy, instance=args.instance)
     except (ValueError, TypeError) as error:
         return refuse(str(error))
     if args.json:

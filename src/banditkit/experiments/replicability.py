@@ -20,6 +20,7 @@ Identifiers replicate when they pull the same sequence *and* recommend the same 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -30,10 +31,11 @@ import pandas as pd
 from scipy import stats
 
 from ..blas import single_threaded_blas
+from ..engines import check_engine
 from ..envs.base import Environment
 from ..protocol import Algorithm, Batch, DecisionLog
 from ..rng import STREAMS, derive_seed, stream
-from ..simulate import simulate
+from ..simulate import run_trials, simulate, trials_engine
 from ..trial import Trial
 from ..validation import check_positive_int, check_probability
 from .progress import progress_bar
@@ -215,14 +217,14 @@ def statistics_of_pairs(first: Sequence[Trial], second: Sequence[Trial], *,
 
 def _run_pair(factory: Callable[..., Algorithm], env: Environment, params: Mapping[str, Any],
               seed: int, pair: int, horizon: int | None,
-              checkpoints: np.ndarray | None) -> tuple[Trial, Trial]:
+              checkpoints: np.ndarray | None, engine: str = "auto") -> tuple[Trial, Trial]:
     out = []
     for execution in (0, 1):
         xi = stream(seed, "audit", pair, "algorithm")  # the same ξ for both executions
         algorithm = factory(env, xi, **params)
         noise = derive_seed(seed, "audit", pair, execution, STREAMS["environment"])
         out.append(simulate(algorithm, env, horizon=horizon, seed=noise,
-                            checkpoints=checkpoints))
+                            checkpoints=checkpoints, engine=engine))
     return out[0], out[1]
 
 
@@ -235,7 +237,7 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
           seed: int = 0, horizon: int | None = None, params: Mapping[str, Any] | None = None,
           rho: float | None = None, lockstep: Callable[..., list] | None = None,
           checkpoints: np.ndarray | None = None, workers: int = 1, progress: bool = False,
-          name: str = "", instance: str = "") -> AuditResult:
+          name: str = "", instance: str = "", engine: str = "auto") -> AuditResult:
     """Run ``pairs`` pairs of executions of a policy and measure how often they replicate.
 
     Parameters
@@ -260,8 +262,10 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
     rho : float in (0, 1], optional
         Target ρ to judge against (default ``params["rho"]`` when given).
     lockstep : callable, optional
-        A lock-step runner (:attr:`AlgorithmSpec.lockstep`) for sequential policies: all 2n
-        executions then run together. It must reproduce ``simulate`` trial by trial.
+        Deprecated and ignored (a ``DeprecationWarning``): the executions take the engines
+        their algorithm declares (:mod:`banditkit.engines`) — all 2n together through its
+        lock-step engine when it has one, else pair by pair through :func:`banditkit.simulate`
+        (its compiled kernel or block driver, if any). The numbers are the same either way.
     checkpoints : array of int, optional
         Passed to :func:`banditkit.simulate`.
     workers : int
@@ -271,12 +275,16 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
         Show progress on stderr as pairs finish (a bar on a terminal, lines in a log file).
     name, instance : str
         Labels for the report.
+    engine : {"auto", "reference"}
+        As in :func:`banditkit.simulate`: ``"reference"`` runs every execution through the
+        protocol loop (the check that the engines change no number).
 
     Returns
     -------
     AuditResult
     """
     pairs = check_positive_int(pairs, "pairs")
+    engine = check_engine(engine)
     workers = check_positive_int(workers, "workers")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
@@ -295,32 +303,39 @@ def audit(policy_factory: Callable[..., Algorithm], env: Environment, *, pairs: 
     if rho is not None:
         rho = check_probability(rho, "rho", open_high=False)
 
+    if lockstep is not None:
+        warnings.warn("audit(lockstep=...) is deprecated and ignored: the algorithm's own "
+                      "engines are used (banditkit.engines)", DeprecationWarning, stacklevel=2)
+
     first: list[Trial]
     second: list[Trial]
-    if lockstep is not None:
-        if horizon is None:
-            raise ValueError("a lock-step audit needs the horizon")
-        xis = [stream(seed, "audit", j, "algorithm") for j in range(pairs) for _ in (0, 1)]
+    factory_params = params
+    if horizon is not None and "horizon" not in params:
+        # the policy plans for the horizon it runs for, as the CLI's functools.partial
+        # does; one the caller bound is left alone
+        import inspect
+
+        try:
+            takes = "horizon" in inspect.signature(policy_factory).parameters
+        except (TypeError, ValueError):  # no signature to read: pass nothing
+            takes = False
+        if takes and "horizon" not in (getattr(policy_factory, "keywords", None) or {}):
+            factory_params = {**params, "horizon": horizon}
+    probe = policy_factory(env, stream(seed, "audit", 0, "algorithm"), **factory_params)
+    if engine == "auto" and trials_engine([probe], [env], horizon) is not None:
+        algorithms = [policy_factory(env, stream(seed, "audit", j, "algorithm"),
+                                     **factory_params) for j in range(pairs) for _ in (0, 1)]
+        # all 2n executions at once through the algorithm's lock-step engine, in this
+        # process (the same numbers as pair by pair)
         noise = [derive_seed(seed, "audit", j, e, STREAMS["environment"])
                  for j in range(pairs) for e in (0, 1)]
         with single_threaded_blas():
-            trials = lockstep([env] * len(xis), xis, noise, horizon, checkpoints, **params)
+            trials = run_trials(algorithms, [env] * len(algorithms), noise, horizon=horizon,
+                                checkpoints=checkpoints)
         first, second = trials[0::2], trials[1::2]
     else:
-        factory_params = params
-        if horizon is not None and "horizon" not in params:
-            # the policy plans for the horizon it runs for, as the CLI's functools.partial
-            # and the lock-step runners do; one the caller bound is left alone
-            import inspect
-
-            try:
-                takes = "horizon" in inspect.signature(policy_factory).parameters
-            except (TypeError, ValueError):  # no signature to read: pass nothing
-                takes = False
-            if takes and "horizon" not in (getattr(policy_factory, "keywords", None) or {}):
-                factory_params = {**params, "horizon": horizon}
-        jobs = [(policy_factory, env, factory_params, int(seed), j, horizon, checkpoints)
-                for j in range(pairs)]
+        jobs = [(policy_factory, env, factory_params, int(seed), j, horizon, checkpoints,
+                 engine) for j in range(pairs)]
         done = []
         with progress_bar(pairs, f"audit {name}".strip(), progress, unit="pair") as bar:
             if workers > 1 and pairs > 1:

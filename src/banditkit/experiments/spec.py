@@ -41,9 +41,13 @@ class AlgorithmSpec:
     params : mapping
         Keyword parameters for the factory (constants, δ, ρ...).
     lockstep : callable, optional
+        Not for engines: every trial already takes the fastest exact engine its algorithm
+        declares (:mod:`banditkit.engines`; a compiled kernel, a block driver, a lock-step
+        runner across the point's trials), so a spec names none. This is for keeping the
+        trials of a point together for another reason (a per-process memo:
+        :func:`~banditkit.experiments.tasks.run_grouped`).
         ``lockstep(envs, rngs, seeds, horizon, checkpoints, **params) -> list[Trial]``: runs all
-        trials of one sweep point together, vectorised over trials (for fully sequential
-        policies, where one Python step per pull per trial is too slow). Trial i runs on
+        trials of one sweep point together. Trial i runs on
         ``envs[i]`` (the same object for every trial of a fixed instance, its own instance
         with ``instance_per_trial``) with algorithm stream ``rngs[i]`` and noise seed
         ``seeds[i]``, exactly as a single trial would, so the numbers never depend on how
@@ -51,8 +55,8 @@ class AlgorithmSpec:
     simulator : callable, optional
         Drop-in replacement for :func:`banditkit.simulate` with the same signature,
         ``simulator(algorithm, env, *, horizon, seed, checkpoints) -> Trial``, used for every
-        trial of this algorithm (fixed or per-trial instances): a faster driver for a sequential
-        algorithm that makes the algorithm's decisions from the same noise stream.
+        trial of this algorithm (fixed or per-trial instances): for a trial recorded
+        differently (its own checkpoints), never for speed (engines are the algorithm's).
     """
 
     name: str

@@ -12,7 +12,10 @@ worker runs it:
   draws a new instance per trial, or by the figure alone (``stream(seed, figure, "instance")``)
   when its points share their random draws (``shared_instance``).
 
-A task is all trials of one (point, algorithm) for a lock-step algorithm, one trial otherwise.
+A task is all trials of one (point, algorithm) when the algorithm declares a lock-step engine
+(:mod:`banditkit.engines`: the runner asks one algorithm of the point), one trial otherwise.
+Trials run through :func:`banditkit.simulate` and :func:`banditkit.simulate.run_trials`, so
+each takes the fastest exact engine its algorithm declares; a spec names no engine.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 from ..blas import single_threaded_blas
 from ..envs.base import Environment
 from ..rng import STREAMS, derive_seed, stream
-from ..simulate import simulate
+from ..simulate import run_trials, simulate, trials_engine
 from ..trial import Trial
 from .records import TrialRecord, failed_record, record_from_trial
 from .spec import FigureSpec
@@ -75,8 +78,11 @@ def make_tasks(spec: FigureSpec, seed: int, todo: Iterable[tuple[int, int, int]]
     ``chunk`` trials of one (point, algorithm)."""
     groups: dict[tuple[int, int], list[int]] = {}
     tasks = []
+    grouped: dict[tuple[int, int], bool] = {}
     for point, algo, trial in sorted(todo):
-        if spec.algorithms[algo].lockstep is not None or spec.chunk is not None:
+        if (point, algo) not in grouped:
+            grouped[point, algo] = _grouped(spec, seed, point, algo, spec_id)
+        if grouped[point, algo]:
             groups.setdefault((point, algo), []).append(trial)
         else:
             tasks.append(Task(point, algo, (trial,), seed, spec_id))
@@ -86,6 +92,28 @@ def make_tasks(spec: FigureSpec, seed: int, todo: Iterable[tuple[int, int, int]]
         tasks += [Task(p, a, tuple(trials[i:i + step]), seed, spec_id)
                   for i in range(0, len(trials), step)]
     return sorted(tasks, key=lambda t: (t.point, t.algorithm, t.trials))
+
+
+def _grouped(spec: FigureSpec, seed: int, point: int, algo: int, spec_id: str) -> bool:
+    """Whether the trials of (point, algorithm) run as one task: a spec's own lock-step
+    function or ``chunk``, or an algorithm that declares a lock-step engine
+    (:func:`banditkit.simulate.trials_engine`), asked of the point's first trial's algorithm
+    (built here once; anything it raises is left for the trial to record)."""
+    a = spec.algorithms[algo]
+    if a.lockstep is not None or spec.chunk is not None:
+        return True
+    if a.simulator is not None:
+        return False
+    try:
+        task = Task(point, algo, (0,), seed, spec_id)
+        env = _environment(spec, task, 0)
+        params = spec.algorithm_params(a, spec.points[point])
+        algorithm = a.factory(env, algorithm_rng(seed, spec.name, point, spec.xi_trial(0)),
+                              **params)
+        return trials_engine([algorithm], [env], spec.horizon_at(spec.points[point])) \
+            is not None
+    except Exception:  # the trial itself records what went wrong
+        return False
 
 
 # Environments built in this process, so that the trials of one point share one instance
@@ -129,6 +157,10 @@ def _execute(spec: FigureSpec, task: Task) -> list[TrialRecord]:
     checkpoints = spec.checkpoint_times(point)
     if algo.lockstep is not None:
         return _execute_lockstep(spec, task, params, horizon, checkpoints)
+    if algo.simulator is None and len(task.trials) > 1:
+        grouped = _execute_engine(spec, task, params, horizon, checkpoints)
+        if grouped is not None:
+            return grouped
     run = simulate if algo.simulator is None else algo.simulator
     records = []
     for i in task.trials:
@@ -175,6 +207,28 @@ def run_grouped(factory: Callable[..., Any], envs: Sequence[Environment],
     return [simulate(factory(env, rng, **params), env, horizon=horizon, seed=seed,
                      checkpoints=checkpoints)
             for env, rng, seed in zip(envs, rngs, seeds, strict=True)]
+
+
+def _execute_engine(spec: FigureSpec, task: Task, params: dict, horizon: int | None,
+                    checkpoints: np.ndarray | None) -> list[TrialRecord] | None:
+    """The task's trials through their algorithm's lock-step engine (:func:`run_trials`), or
+    ``None`` when it declares none for them (the trials then run one by one)."""
+    algo = spec.algorithms[task.algorithm]
+    start = time.perf_counter()
+    try:
+        envs = [_environment(spec, task, i) for i in task.trials]
+        algorithms = [algo.factory(env, algorithm_rng(task.seed, spec.name, task.point,
+                                                      spec.xi_trial(i)), **params)
+                      for env, i in zip(envs, task.trials, strict=True)]
+        if trials_engine(algorithms, envs, horizon) is None:
+            return None
+        seeds = [noise_seed(task.seed, spec.name, task.point, i) for i in task.trials]
+        results = run_trials(algorithms, envs, seeds, horizon=horizon, checkpoints=checkpoints)
+        return [_record(spec, task.point, algo.name, i, r, env)
+                for i, r, env in zip(task.trials, results, envs, strict=True)]
+    except Exception as error:  # the whole group failed: every trial of it is recorded
+        seconds = time.perf_counter() - start
+        return [failed_record(task.point, algo.name, i, error, seconds) for i in task.trials]
 
 
 def _execute_lockstep(spec: FigureSpec, task: Task, params: dict, horizon: int | None,

@@ -1,12 +1,58 @@
 """Best-arm identifiers for (transductive) linear bandits: RAGE and its baselines,
 Track-and-Stop and Frank-Wolfe Sampling (fixed confidence), top-two Thompson sampling, and the
-fixed-budget identifiers of the P1-RAGE paper."""
+fixed-budget identifiers of the P1-RAGE paper.
+
+A family with engines of its own is a subpackage, its class in ``__init__`` and its engines
+beside it (DESIGN.md, "Engines"): ``glr`` (the GLR identifiers' shared state, compiled kernels
+and driver), ``track_and_stop`` (+ ``blocks``), ``lingame`` (+ ``kernel``), ``lingape``
+(+ ``blocks``), ``xy`` (+ ``blocks``, ``schedule``). The modules' former flat names
+(:data:`MOVED`) still import, as the same module objects.
+"""
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
+
+#: Former module names → where the module now lives (``banditkit.identification.X``).
+MOVED = {
+    "linear_glr": "glr",
+    "linear_glr_kernels": "glr.kernels",
+    "linear_glr_run": "glr.run",
+    "track_and_stop_blocks": "track_and_stop.blocks",
+    "lingame_kernel": "lingame.kernel",
+    "lingape_blocks": "lingape.blocks",
+    "xy_blocks": "xy.blocks",
+    "xy_schedule": "xy.schedule",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import banditkit.identification.linear_glr_run`` gives
+    ``banditkit.identification.glr.run`` itself (one module object under both names), so code
+    and pickles written against the flat layout keep working."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        head, _, tail = fullname.rpartition(".")
+        if head != __name__ or tail not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> object:
+        return importlib.import_module(f"{__name__}.{MOVED[spec.name.rpartition('.')[2]]}")
+
+    def exec_module(self, module: object) -> None:
+        pass  # already executed under its own name
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedModules())
 
 __all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGame",
            "LinGapE", "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace",

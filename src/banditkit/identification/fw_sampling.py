@@ -53,7 +53,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ..validation import check_positive
-from .linear_glr import GLRIdentifier
+from .glr import GLRIdentifier
 
 __all__ = ["FORCED", "STARTS", "STEPS", "TRACKINGS", "FrankWolfeSampling", "fw_vertex",
            "make_fw_sampling"]
@@ -118,6 +118,9 @@ class FrankWolfeSampling(GLRIdentifier):
     Every round solves a Frank-Wolfe step from θ̂_t, so there is no lazy schedule to run in
     blocks: a pull costs about twice a Track-and-Stop pull through ``simulate``.
     """
+
+    #: The compiled kernel (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.glr.run:glr_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", r_exponent: float = 0.9,

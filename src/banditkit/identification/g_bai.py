@@ -18,17 +18,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..engines import Engine
 from ..envs.base import Environment
 from ..estimation.ips import IPSEstimate
 from ..protocol import Batch, DecisionLog
 from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints
+from ..simulate import default_checkpoints, simulate
 from ..trial import Trial
 from ..validation import check_positive, check_positive_int
 from .fixed_budget import FixedBudgetIdentifier, best_index, iid_arms, runs_batch
 from .item_designs import g_design
 
-__all__ = ["GBAI", "gbai_lockstep"]
+__all__ = ["GBAI", "gbai_engine", "gbai_lockstep"]
 
 
 class GBAI(FixedBudgetIdentifier):
@@ -68,6 +69,9 @@ class GBAI(FixedBudgetIdentifier):
       the extra arm ``x'``). Both are G-optimal; only ``A(λ*)`` invertible matters to the IPS.
     """
 
+    #: The lock-step runner across trials (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.g_bai:gbai_engine"
+
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, budget: int, *,
                  design_tol: float = 0.01, rng: SeedLike = None) -> None:
         design_tol = check_positive(design_tol, "design_tol")
@@ -99,6 +103,38 @@ class GBAI(FixedBudgetIdentifier):
         ips.add(self._weights, batch.arm_sums(rewards, self.n_arms), batch.n_pulls,
                 information=self._information)
         return ips.theta
+
+
+def gbai_engine(algorithm: GBAI, env: Environment, horizon: int | None) -> Engine | None:
+    """G-BAI's lock-step runner (:attr:`banditkit.protocol.Algorithm.engines`): its exact class
+    on a linear environment with the algorithm's own arms and items."""
+    if type(algorithm) is not GBAI or not _same_problem(algorithm, env):
+        return None
+    return Engine("lock-step", run_trials=_gbai_trials)
+
+
+def _same_problem(algorithm: GBAI, env: Environment) -> bool:
+    try:
+        X, Z = _problem(env)
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return bool(np.array_equal(X, algorithm.X) and np.array_equal(Z, algorithm.Z))
+
+
+def _gbai_trials(algorithms: Sequence[GBAI], envs: Sequence[Environment],
+                 seeds: Sequence[SeedLike], horizon: int | None,
+                 checkpoints: np.ndarray | None) -> list[Trial]:
+    """:func:`gbai_lockstep` of fresh G-BAI objects (one factory's: their budget and
+    tolerance), each with its own ξ."""
+    first = algorithms[0]
+    if not all(_same_problem(a, e) and a.budget == first.budget
+               and a.design_tol == first.design_tol
+               for a, e in zip(algorithms, envs, strict=True)):
+        return [simulate(a, e, horizon=horizon, seed=s, checkpoints=checkpoints,
+                         engine="reference")
+                for a, e, s in zip(algorithms, envs, seeds, strict=True)]
+    return gbai_lockstep(envs, [a.xi for a in algorithms], seeds, horizon, checkpoints,
+                         budget=first.budget, design_tol=first.design_tol)
 
 
 def gbai_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generator],

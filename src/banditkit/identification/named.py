@@ -192,23 +192,24 @@ def top_two_thompson(env: Environment, rng: np.random.Generator, *,
 # --- asymptotically optimal fixed-confidence identifiers (GLR stopping; no θ needed, so they
 # run live) ------------------------------------------------------------------------------
 
-@register_policy("TrackAndStop")
+@register_policy("LinearTrackAndStop")
 def track_and_stop(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
                    delta: float = 0.05, threshold: str = "paper", tracking: str = "C",
                    lazy_ratio: float = 2.0) -> LinearTrackAndStop:
     """Lazy Track-and-Stop (Jedra & Proutière 2020); GLR stop, threshold "paper"/"heuristic"."""
-    return LinearTrackAndStop(*_arms_items(env, "TrackAndStop"), delta, threshold=threshold,
+    return LinearTrackAndStop(*_arms_items(env, "LinearTrackAndStop"), delta, threshold=threshold,
                               tracking=tracking, lazy_ratio=lazy_ratio)
 
 
-@register_policy("FWSampling")
+@register_policy("FrankWolfeSampling")
 def fw_sampling(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
                 delta: float = 0.05, threshold: str = "paper", tracking: str = "vertices",
                 step: str = "t+1", forced: str = "sqrt", start: str = "spanning"
                 ) -> FrankWolfeSampling:
     """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021); GLR stop, "paper"/"heuristic"."""
-    return FrankWolfeSampling(*_arms_items(env, "FWSampling"), delta, threshold=threshold,
-                              tracking=tracking, step=step, forced=forced, start=start)
+    return FrankWolfeSampling(*_arms_items(env, "FrankWolfeSampling"), delta,
+                              threshold=threshold, tracking=tracking, step=step, forced=forced,
+                              start=start)
 
 
 @register_policy("LinGame")

@@ -232,6 +232,8 @@ class TopTwoThompson(Algorithm):
     """
 
     kind = "identification"
+    #: The compiled kernel (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.top_two_kernel:top_two_engine"
 
     def __init__(self, n_arms: int, rng: np.random.Generator, *, delta: float = 0.05,
                  beta: float = 0.5, posterior: str = "beta", threshold: str = "theory",

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from ..engines import Engine
 from ..envs.base import Environment
 from ..envs.multi_armed import BernoulliBandit, GaussianBandit, bernoulli_rules
 from ..envs.noise_kernels import one_reward
@@ -39,7 +40,7 @@ from ..validation import check_positive_int
 from . import top_two
 from .top_two import BLOCK, TopTwoThompson
 
-__all__ = ["ENGINES", "kernel_eligible", "simulate_top_two", "top_two_steps"]
+__all__ = ["ENGINES", "kernel_eligible", "simulate_top_two", "top_two_engine", "top_two_steps"]
 
 ENGINES = ("auto", "kernel", "python")
 _CHUNK = 1 << 16  # arms buffered per kernel call
@@ -148,6 +149,23 @@ def kernel_eligible(alg: object, env: Environment, horizon: int | None) -> bool:
         return False
     return type(env) is BernoulliBandit or (type(env) is GaussianBandit
                                             and alg.posterior == "gaussian")
+
+
+def top_two_engine(algorithm: object, env: Environment, horizon: int | None
+                   ) -> Engine | None:
+    """The engine of :class:`TopTwoThompson` (:attr:`banditkit.protocol.Algorithm.engines`):
+    the compiled kernel when numba and scipy's C functions are available (run by Python it is
+    slower than the protocol loop), for its exact class on the environments of
+    :func:`kernel_eligible`."""
+    from ..jit import available
+
+    if not available() or not kernel_eligible(algorithm, env, horizon):
+        return None
+    try:
+        scipy_functions()
+    except (AttributeError, KeyError, RuntimeError):
+        return None
+    return Engine("compiled kernel", run=simulate_top_two)
 
 
 def simulate_top_two(algorithm: TopTwoThompson, env: Environment, *,

@@ -59,7 +59,7 @@ LIVE_DEFAULTS: dict[str, dict[str, Any]] = {
 #: Parameters whose live default is another parameter's value in force, per algorithm:
 #: ``{algorithm: {parameter: source}}``.
 LIVE_FOLLOWS: dict[str, dict[str, str]] = {
-    "LinTS": {"v": "R"},
+    "LinearThompson": {"v": "R"},
 }
 
 #: Algorithms whose replicability the argmax commit takes outside the paper's proof.
@@ -77,6 +77,7 @@ def params_in_force(algorithm: str, given: Mapping[str, Any]) -> tuple[dict[str,
     (``ValueError`` otherwise, from the registry).
     """
     entry = get_policy(algorithm)
+    algorithm = entry.name  # an old name (registry.ALIASES) has the current one's defaults
     live = {k: v for k, v in LIVE_DEFAULTS.get(algorithm, {}).items() if k not in given}
     merged = {**entry.parameters(), **live, **dict(given)}
     for parameter, source in LIVE_FOLLOWS.get(algorithm, {}).items():

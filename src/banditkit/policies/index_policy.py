@@ -60,6 +60,8 @@ class IndexPolicy(Algorithm):
     kind = "regret"
     #: Decision-log runs per pull (:func:`banditkit.simulate.check_memory`): one pull a batch.
     runs_per_pull = 1.0
+    #: The compiled trial and the lock-step runner (:mod:`banditkit.engines`).
+    engines = "banditkit.policies.sequential_lockstep:index_engine"
     draws: int = 0
     draw_kind: str = "uniform"
     initial_rounds: bool = True

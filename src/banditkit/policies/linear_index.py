@@ -178,6 +178,8 @@ class LinearIndexPolicy(Algorithm):
     kind = "regret"
     #: Decision-log runs per pull (:func:`banditkit.simulate.check_memory`): one pull a batch.
     runs_per_pull = 1.0
+    #: The compiled trial and the lock-step runner (:mod:`banditkit.engines`).
+    engines = "banditkit.policies.linear_lockstep:linear_engine"
     cholesky: bool = False
 
     def __init__(self, X: np.ndarray, *, lam: float = 1.0, rng: np.random.Generator | None = None,

@@ -1,5 +1,5 @@
 """OFUL and linear Thompson sampling for many trials at once (:func:`linear_lockstep`), and both
-registered by name (``OFUL``, ``LinTS``) for ``simulate``, ``audit``, figures and live
+registered by name (``OFUL``, ``LinearThompson``) for ``simulate``, ``audit``, figures and live
 experiments.
 
 A sequential policy spends one Python step per pull in :func:`banditkit.simulate` (tens of µs).
@@ -31,6 +31,7 @@ from functools import partial
 import numpy as np
 
 from .. import jit
+from ..engines import Engine
 from ..envs.base import Environment
 from ..envs.linear import LinearBandit
 from ..protocol import Batch, DecisionLog
@@ -46,7 +47,8 @@ from .linear_thompson import LinearThompson
 from .oful import OFUL, RADII
 from .sequential_lockstep import _bernoulli_rule
 
-__all__ = ["linear_lockstep", "lints", "lints_lockstep", "oful", "oful_lockstep"]
+__all__ = ["linear_engine", "linear_lockstep", "linear_trials", "lints", "lints_lockstep",
+           "oful", "oful_lockstep"]
 
 _BLOCK = 4096  # rounds of noise and ξ pre-drawn per trial at a time
 
@@ -95,21 +97,54 @@ def _vectorised(envs: Sequence[Environment], policy: LinearIndexPolicy) -> bool:
     return bool(np.all(p > 0))  # numpy draws nothing at probability 0
 
 
+def linear_engine(policy: LinearIndexPolicy, env: Environment, horizon: int | None
+                  ) -> Engine | None:
+    """The engines of OFUL and LinTS on ``env`` (:attr:`banditkit.protocol.Algorithm.engines`):
+    the compiled trial of their exact classes when numba is available
+    (:mod:`banditkit.policies.linear_kernel`), and the lock-step runner :func:`linear_trials`
+    across trials (compiled, or vectorised numpy); ``None`` on environments the runners do not
+    reproduce draw for draw, or without a horizon."""
+    if horizon is None or not _vectorised([env], policy):
+        return None
+    compiled = jit.available() and type(policy) in (OFUL, LinearThompson)
+    return Engine("compiled kernel" if compiled else "lock-step",
+                  run=_linear_run if compiled else None, run_trials=linear_trials)
+
+
+def _linear_run(policy: LinearIndexPolicy, env: LinearBandit, *, horizon: int,
+                seed: SeedLike, checkpoints: np.ndarray | None) -> Trial:
+    """One trial through the compiled kernel (the noise Generator read pull by pull)."""
+    checkpoints = (default_checkpoints(horizon) if checkpoints is None
+                   else np.asarray(checkpoints, dtype=np.int64))
+    ((arms, seconds),) = _kernel_columns(policy, env, [policy.rng], [seed], horizon)
+    return _trial(env, arms, horizon, checkpoints, seconds)
+
+
 def linear_lockstep(make: Callable[[Environment, np.random.Generator | None], LinearIndexPolicy],
                     envs: Sequence[Environment], rngs: Sequence[np.random.Generator | None],
                     seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None
                     ) -> list[Trial]:
-    """Run ``len(seeds)`` trials of the linear policy ``make(env, rng)`` in lock-step.
+    """:func:`linear_trials` of the policies ``make(envs[i], rngs[i])``."""
+    if not len(envs) == len(rngs) == len(seeds):
+        raise ValueError(f"envs, rngs and seeds must have the same length, got {len(envs)}, "
+                         f"{len(rngs)} and {len(seeds)}")
+    return linear_trials([make(e, r) for e, r in zip(envs, rngs, strict=True)], envs, seeds,
+                         horizon, checkpoints)
+
+
+def linear_trials(policies: Sequence[LinearIndexPolicy], envs: Sequence[Environment],
+                  seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None
+                  ) -> list[Trial]:
+    """Run ``len(seeds)`` trials of the linear policies ``policies`` in lock-step.
 
     Parameters
     ----------
-    make : callable
-        ``make(env, rng)`` builds a fresh policy (parameters fixed; ``rng`` its ξ).
+    policies : sequence of LinearIndexPolicy
+        Fresh policies of one class with the same parameters (one factory's), each with its
+        own ξ (``policy.rng``; ``None`` for OFUL).
     envs : sequence of Environment
         One per trial. Trials on one shared :class:`LinearBandit` (the same object) run
-        vectorised; other environments run trial by trial through :func:`banditkit.simulate`.
-    rngs : sequence of Generator or None
-        Internal streams ξ, one per trial (``None`` for OFUL).
+        vectorised; other environments run trial by trial through the protocol loop.
     seeds : sequence of seed-like
         Noise seed of each trial, as given to :func:`banditkit.simulate`.
     horizon : int
@@ -120,25 +155,28 @@ def linear_lockstep(make: Callable[[Environment, np.random.Generator | None], Li
     Returns
     -------
     list of Trial
-        One per seed, equal to ``simulate(make(envs[i], rngs[i]), envs[i], horizon=horizon,
-        seed=seeds[i], checkpoints=checkpoints)`` except that the decision log holds the whole
-        pull sequence as one batch (``n_batches`` still counts one per pull).
+        One per seed, equal to ``simulate(policies[i], envs[i], horizon=horizon,
+        seed=seeds[i], checkpoints=checkpoints, engine="reference")`` except that the decision
+        log holds the whole pull sequence as one batch (``n_batches`` still counts one per
+        pull).
     """
     horizon = check_positive_int(horizon, "horizon")
-    if not len(envs) == len(rngs) == len(seeds):
-        raise ValueError(f"envs, rngs and seeds must have the same length, got {len(envs)}, "
-                         f"{len(rngs)} and {len(seeds)}")
+    if not len(policies) == len(envs) == len(seeds):
+        raise ValueError(f"policies, envs and seeds must have the same length, got "
+                         f"{len(policies)}, {len(envs)} and {len(seeds)}")
     if not seeds:
         return []
-    policy = make(envs[0], rngs[0])  # validates the parameters as the class does
+    policy = policies[0]
+    rngs = [p.rng for p in policies]
     checkpoints = (default_checkpoints(horizon) if checkpoints is None
                    else np.asarray(checkpoints, dtype=np.int64))
     if not _vectorised(envs, policy):
-        return [simulate(make(e, r), e, horizon=horizon, seed=s, checkpoints=checkpoints)
-                for e, r, s in zip(envs, rngs, seeds, strict=True)]
+        return [simulate(p, e, horizon=horizon, seed=s, checkpoints=checkpoints,
+                         engine="reference")
+                for p, e, s in zip(policies, envs, seeds, strict=True)]
 
     env = envs[0]
-    if jit.available():
+    if jit.available() and type(policy) in (OFUL, LinearThompson):
         # one trial at a time, each turned into its Trial at once: one pull sequence in memory
         # (8 bytes a pull), not all n of them (320 MB for 40 trials of 10⁶ pulls)
         return [_trial(env, arms, horizon, checkpoints, seconds)
@@ -272,7 +310,7 @@ def oful(env: Environment, rng: np.random.Generator, *, horizon: int | None = No
                 reward_range=reward_range)
 
 
-@register_policy("LinTS", lockstep=lints_lockstep)
+@register_policy("LinearThompson", lockstep=lints_lockstep)
 def lints(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
           lam: float = 1.0, delta: float = 0.01, epsilon: float | None = None, R: float = 1.0,
           v: float | None = None, reward_range: tuple[float, float] | None = (-1.0, 1.0)

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import jit
+from ..engines import Engine
 from ..envs.base import Environment
 from ..envs.multi_armed import BernoulliBandit, GaussianBandit
 from ..envs.multi_armed import bernoulli_rule as _bernoulli_rule
@@ -50,7 +51,7 @@ from ..trial import Trial
 from ..validation import check_positive_int
 from .index_policy import IndexPolicy, draw_xi
 
-__all__ = ["index_lockstep"]
+__all__ = ["index_engine", "index_lockstep", "index_trials"]
 
 _BLOCK = 4096  # rounds of noise pre-drawn per trial at a time
 _XI_BLOCK = 262_144  # ξ values pre-drawn per trial at a time (2 MB), whole rounds
@@ -106,22 +107,75 @@ class _Xi:
         return x
 
 
+def _vectorised_env(env: Environment, policy: IndexPolicy) -> bool:
+    """Whether the lock-step engines run ``policy`` on ``env``: a Bernoulli instance with every
+    mean above 0 (numpy's binomial draws nothing for μ = 0, which would shift the uniforms of
+    later pulls), or a Gaussian one for a policy that accepts unbounded rewards (Gaussian
+    rewards leave a bounded range: the protocol loop refuses them as ``observe`` does)."""
+    if type(env) is GaussianBandit:
+        return policy.reward_range is None
+    return type(env) is BernoulliBandit and bool(np.all(env.means > 0))
+
+
+def index_engine(policy: IndexPolicy, env: Environment, horizon: int | None
+                 ) -> Engine | None:
+    """The engines of an index policy (UCB1, KL-UCB, Thompson sampling) on ``env``
+    (:attr:`banditkit.protocol.Algorithm.engines`): the compiled trial of its exact class
+    (:func:`~banditkit.policies.sequential_kernels.kernel_for`) when numba is available, and
+    the lock-step runner :func:`index_trials` across trials; ``None`` on other environments
+    or without a horizon."""
+    if horizon is None or not _vectorised_env(env, policy):
+        return None
+    run = None
+    if jit.available():
+        from .sequential_kernels import kernel_for
+
+        if kernel_for(policy) is not None:
+            run = _index_run
+    return Engine("compiled kernel" if run is not None else "lock-step", run=run,
+                  run_trials=index_trials)
+
+
+def _index_run(policy: IndexPolicy, env: Environment, *, horizon: int, seed: SeedLike,
+               checkpoints: np.ndarray | None) -> Trial:
+    """One trial through the compiled kernel (the noise Generator read pull by pull, so a
+    Generator given as ``seed`` ends where the protocol loop leaves it)."""
+    from .sequential_kernels import kernel_for
+
+    kernel = kernel_for(policy)
+    assert kernel is not None  # index_engine offers this engine only then
+    checkpoints = (default_checkpoints(horizon) if checkpoints is None
+                   else np.asarray(checkpoints, dtype=np.int64))
+    return _compiled(kernel, env, [policy.rng], [seed], horizon, checkpoints)[0]
+
+
 def index_lockstep(make: Callable[[int, np.random.Generator | None], IndexPolicy],
                    envs: Sequence[Environment], rngs: Sequence[np.random.Generator | None],
                    seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None
                    ) -> list[Trial]:
-    """Run ``len(seeds)`` trials of the policy ``make(K, rng)`` in lock-step.
+    """:func:`index_trials` of the policies ``make(K, rngs[i])`` (``make(n_arms, rng)`` builds
+    a fresh policy with its parameters fixed)."""
+    if not len(envs) == len(rngs) == len(seeds):
+        raise ValueError(f"envs, rngs and seeds must have the same length, got {len(envs)}, "
+                         f"{len(rngs)} and {len(seeds)}")
+    return index_trials([make(e.n_arms, r) for e, r in zip(envs, rngs, strict=True)], envs,
+                        seeds, horizon, checkpoints)
+
+
+def index_trials(policies: Sequence[IndexPolicy], envs: Sequence[Environment],
+                 seeds: Sequence[SeedLike], horizon: int, checkpoints: np.ndarray | None
+                 ) -> list[Trial]:
+    """Run ``len(seeds)`` trials of the index policies ``policies`` in lock-step.
 
     Parameters
     ----------
-    make : callable
-        ``make(n_arms, rng)`` builds a fresh policy (its parameters fixed; ``rng`` its ξ).
+    policies : sequence of IndexPolicy
+        Fresh policies of one class with the same parameters (one factory's), each with its
+        own ξ (``policy.rng``; ``None`` for deterministic policies).
     envs : sequence of Environment
         One per trial. Trials on one shared Bernoulli or Gaussian instance (the same object
         for every trial) run vectorised; other environments, or different instances per
-        trial, run trial by trial through :func:`banditkit.simulate`.
-    rngs : sequence of Generator or None
-        The internal streams ξ, one per trial (``None`` for deterministic policies).
+        trial, run trial by trial through the protocol loop.
     seeds : sequence of seed-like
         Noise seed of each trial, as given to :func:`banditkit.simulate`.
     horizon : int
@@ -132,29 +186,26 @@ def index_lockstep(make: Callable[[int, np.random.Generator | None], IndexPolicy
     Returns
     -------
     list of Trial
-        One per seed, equal to ``simulate(make(K, rngs[i]), envs[i], horizon=horizon,
-        seed=seeds[i], checkpoints=checkpoints)`` except that the decision log holds the whole
-        pull sequence as one batch (``n_batches`` still counts one per pull).
+        One per seed, equal to ``simulate(policies[i], envs[i], horizon=horizon,
+        seed=seeds[i], checkpoints=checkpoints, engine="reference")`` except that the
+        decision log holds the whole pull sequence as one batch (``n_batches`` still counts one
+        per pull).
     """
     horizon = check_positive_int(horizon, "horizon")
-    if not len(envs) == len(rngs) == len(seeds):
-        raise ValueError(f"envs, rngs and seeds must have the same length, got {len(envs)}, "
-                         f"{len(rngs)} and {len(seeds)}")
+    if not len(policies) == len(envs) == len(seeds):
+        raise ValueError(f"policies, envs and seeds must have the same length, got "
+                         f"{len(policies)}, {len(envs)} and {len(seeds)}")
     if not seeds:
         return []
     env = envs[0]
-    policy = make(env.n_arms, rngs[0])  # validates the parameters as the class does
+    policy = policies[0]
+    rngs = [p.rng for p in policies]
     checkpoints = (default_checkpoints(horizon) if checkpoints is None
                    else np.asarray(checkpoints, dtype=np.int64))
-    # numpy's binomial draws nothing for μ = 0, so arms with mean exactly 0 would shift the
-    # uniforms of later pulls: such instances (and other environments) run through simulate
-    vectorised = all(e is env for e in envs) and (
-        type(env) is GaussianBandit
-        or (type(env) is BernoulliBandit and bool(np.all(env.means > 0))))
-    if not vectorised or (type(env) is GaussianBandit and policy.reward_range is not None):
-        # (Gaussian rewards leave a bounded range: simulate refuses them as observe does)
-        return [simulate(make(e.n_arms, r), e, horizon=horizon, seed=s, checkpoints=checkpoints)
-                for e, r, s in zip(envs, rngs, seeds, strict=True)]
+    if not (all(e is env for e in envs) and _vectorised_env(env, policy)):
+        return [simulate(p, e, horizon=horizon, seed=s, checkpoints=checkpoints,
+                         engine="reference")
+                for p, e, s in zip(policies, envs, seeds, strict=True)]
 
     if jit.available():
         # a compiled loop per trial (banditkit.policies.sequential_kernels) for the classes

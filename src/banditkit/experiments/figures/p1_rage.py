@@ -22,7 +22,7 @@ import numpy as np
 from ...envs.base import Environment
 from ...envs.datasets import movielens_100k_dir
 from ...envs.instances import make_instance
-from ...identification.g_bai import GBAI, gbai_lockstep
+from ...identification.g_bai import GBAI
 from ...identification.od_linbai import ODLinBAI
 from ...identification.p1 import P1RAGE, P1Peace
 from ...identification.peace import MixedPeace, Peace
@@ -133,7 +133,7 @@ def make_od_linbai(env: Environment, rng: np.random.Generator, *, budget: int) -
 ALGORITHMS = (
     AlgorithmSpec("P1-RAGE", make_p1_rage),
     AlgorithmSpec("P1-Peace", make_p1_peace),
-    AlgorithmSpec("G-BAI", make_g_bai, lockstep=gbai_lockstep),
+    AlgorithmSpec("G-BAI", make_g_bai),
     AlgorithmSpec("Mixed-Peace", make_mixed_peace),
     AlgorithmSpec("Peace", make_peace),
     AlgorithmSpec("OD-LinBAI", make_od_linbai),

@@ -24,14 +24,10 @@ from ...envs.datasets import movielens_100k_dir
 from ...envs.instances import make_instance
 from ...identification.alba import ALBA
 from ...identification.fw_sampling import make_fw_sampling
-from ...identification.linear_glr_run import simulate_fw_sampling
 from ...identification.lingape import make_lingape
-from ...identification.lingape_blocks import simulate_lingape
 from ...identification.rage import RAGE
 from ...identification.track_and_stop import make_track_and_stop
-from ...identification.track_and_stop_blocks import simulate_track_and_stop
 from ...identification.xy import XYAdaptive, XYOracle, XYStatic
-from ...identification.xy_blocks import simulate_static_allocation
 from ..spec import AlgorithmSpec, FigureSpec, PaperValue, PlotSpec
 from ..tasks import run_grouped
 
@@ -128,31 +124,25 @@ RAGE_RATIOS = (("RAGE", "XY-oracle"),)
 
 RAGE_SPEC = AlgorithmSpec("RAGE", make_rage, {"delta": DELTA})
 # Their phases in chunks (same decisions as simulate, 5-10x faster: docs/rage.md).
-STATIC_SPEC = AlgorithmSpec("XY-static", make_xy_static, {"delta": DELTA},
-                            simulator=simulate_static_allocation)
-ORACLE_SPEC = AlgorithmSpec("XY-oracle", make_xy_oracle, {"delta": DELTA},
-                            simulator=simulate_static_allocation)
+STATIC_SPEC = AlgorithmSpec("XY-static", make_xy_static, {"delta": DELTA})
+ORACLE_SPEC = AlgorithmSpec("XY-oracle", make_xy_oracle, {"delta": DELTA})
 # Grouped on fixed instances: a greedy phase is a pure function of the active set, memoised
 # per process (tens of seconds cold at d = 30), so one task per point computes it once.
 ADAPTIVE_SPEC = AlgorithmSpec("XY-adaptive", make_xy_adaptive, {"delta": DELTA},
                               lockstep=partial(run_grouped, make_xy_adaptive))
 # The block driver on every figure (a lock-step driver over trials lost to it on fig2a/fig2b's
 # heavy-tailed trial lengths and was removed: docs/rage.md, "LinGapE speed").
-LINGAPE_SPEC = AlgorithmSpec("LinGapE", make_lingape, {"delta": DELTA},
-                             simulator=simulate_lingape)
+LINGAPE_SPEC = AlgorithmSpec("LinGapE", make_lingape, {"delta": DELTA})
 ALBA_SPEC = AlgorithmSpec("ALBA", make_alba, {"delta": DELTA})
 # Asymptotically optimal identifiers (issue 18), GLR-stopped: Track-and-Stop with the δ-correct
 # threshold of Jedra & Proutière (Prop. 2) and with the heuristic log((1 + log t)/δ) of their
 # experiments; Frank-Wolfe Sampling with the heuristic (with the paper threshold it needs
 # ~1.5e6 one-at-a-time pulls per trial at d = 10: docs/rage.md).
-TAS_SPEC = AlgorithmSpec("TaS", make_track_and_stop, {"delta": DELTA},
-                         simulator=simulate_track_and_stop)
+TAS_SPEC = AlgorithmSpec("TaS", make_track_and_stop, {"delta": DELTA})
 TAS_HEUR_SPEC = AlgorithmSpec("TaS-heur", make_track_and_stop,
-                              {"delta": DELTA, "threshold": "heuristic"},
-                              simulator=simulate_track_and_stop)
+                              {"delta": DELTA, "threshold": "heuristic"})
 FWS_HEUR_SPEC = AlgorithmSpec("FWS-heur", make_fw_sampling,
-                              {"delta": DELTA, "threshold": "heuristic"},
-                              simulator=simulate_fw_sampling)
+                              {"delta": DELTA, "threshold": "heuristic"})
 OPTIMAL_SPECS = (TAS_SPEC, TAS_HEUR_SPEC, FWS_HEUR_SPEC)
 _OPTIMAL_NOTES = (
     " TaS = Track-and-Stop (Jedra & Proutière 2020, lazy updates at t = 2^k·d, C-tracking, "

@@ -20,10 +20,8 @@ from ...policies import (
     ReplicableBatchedElimination,
     ReplicableElimination,
     ThompsonSampling,
-    ucb1_lockstep,
 )
 from ...policies.commit import COMMIT_RULES
-from ...policies.named import klucb_lockstep, thompson_lockstep
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
 
 __all__ = [
@@ -65,8 +63,7 @@ UCB_BASELINE = FigureSpec(
     paper=PAPER,
     make_env=make_bernoulli,
     points=({"means": APPENDIX_H_MEANS},),
-    algorithms=(AlgorithmSpec("UCB1", make_ucb1, {"exploration": 2.0},
-                              lockstep=ucb1_lockstep),),
+    algorithms=(AlgorithmSpec("UCB1", make_ucb1, {"exploration": 2.0}),),
     trials=20,
     horizon=45_000,
     checkpoints=100,
@@ -103,13 +100,6 @@ def make_ucb1_T(env: Environment, rng: np.random.Generator, *, T: int,
     return UCB1(env.n_arms, exploration=exploration)
 
 
-def ucb1_lockstep_T(envs: list, rngs: list, seeds: list, horizon: int,
-                    checkpoints: np.ndarray | None, *, T: int, exploration: float = 2.0
-                    ) -> list:
-    """:func:`~banditkit.policies.ucb1_lockstep` (identical to simulate, trial by trial)."""
-    return ucb1_lockstep(envs, rngs, seeds, horizon, checkpoints, exploration=exploration)
-
-
 def make_alg2(env: Environment, rng: np.random.Generator, *, T: int, rho: float,
               **params: object) -> ReplicableElimination:
     """Algorithm 2 with the paper's constants unless ``params`` say otherwise
@@ -142,8 +132,7 @@ def _fig1_algorithms() -> tuple[AlgorithmSpec, ...]:
     """UCB1 at both constants, Algorithms 2 (with and without the 2304 floor of β) and 1 with
     every commit rule, and the non-replicable baseline. The paper's versions keep their
     names; the others are "Alg. 2, <rule>" and so on."""
-    algs = [AlgorithmSpec(_ucb_name(c), make_ucb1_T, {"exploration": c},
-                          lockstep=ucb1_lockstep_T) for c in UCB_CONSTANTS]
+    algs = [AlgorithmSpec(_ucb_name(c), make_ucb1_T, {"exploration": c}) for c in UCB_CONSTANTS]
     paper_rule = COMMIT_RULES[0]
     for rule in COMMIT_RULES:
         name = "ReplicableElimination (Alg. 2)" if rule == paper_rule else f"Alg. 2, {rule}"
@@ -299,32 +288,18 @@ def make_klucb_T(env: Environment, rng: np.random.Generator, *, T: int, **params
     return KLUCB(env.n_arms, **params)  # type: ignore[arg-type]
 
 
-def klucb_lockstep_T(envs: list, rngs: list, seeds: list, horizon: int,
-                     checkpoints: np.ndarray | None, *, T: int, **params: object) -> list:
-    """:func:`~banditkit.policies.named.klucb_lockstep` (identical to simulate per trial)."""
-    return klucb_lockstep(envs, rngs, seeds, horizon, checkpoints, **params)  # type: ignore
-
-
 def make_thompson_T(env: Environment, rng: np.random.Generator, *, T: int, **params: object
                     ) -> ThompsonSampling:
     """Thompson sampling (ξ = ``rng``) for a point that carries its horizon ``T``."""
     return ThompsonSampling(env.n_arms, rng, **params)  # type: ignore[arg-type]
 
 
-def thompson_lockstep_T(envs: list, rngs: list, seeds: list, horizon: int,
-                        checkpoints: np.ndarray | None, *, T: int, **params: object) -> list:
-    """:func:`~banditkit.policies.named.thompson_lockstep` (identical to simulate per trial)."""
-    return thompson_lockstep(envs, rngs, seeds, horizon, checkpoints, **params)  # type: ignore
-
-
 _REGRET_ALGORITHMS = (
-    AlgorithmSpec("UCB1", make_ucb1_T, {"exploration": 2.0}, lockstep=ucb1_lockstep_T),
-    AlgorithmSpec("KL-UCB", make_klucb_T, {"c": 0.0}, lockstep=klucb_lockstep_T),
-    AlgorithmSpec("KL-UCB (c = 3)", make_klucb_T, {"c": 3.0}, lockstep=klucb_lockstep_T),
-    AlgorithmSpec("Thompson sampling (Beta)", make_thompson_T, {"posterior": "beta"},
-                  lockstep=thompson_lockstep_T),
-    AlgorithmSpec("Thompson sampling (Gaussian)", make_thompson_T, {"posterior": "gaussian"},
-                  lockstep=thompson_lockstep_T),
+    AlgorithmSpec("UCB1", make_ucb1_T, {"exploration": 2.0}),
+    AlgorithmSpec("KL-UCB", make_klucb_T, {"c": 0.0}),
+    AlgorithmSpec("KL-UCB (c = 3)", make_klucb_T, {"c": 3.0}),
+    AlgorithmSpec("Thompson sampling (Beta)", make_thompson_T, {"posterior": "beta"}),
+    AlgorithmSpec("Thompson sampling (Gaussian)", make_thompson_T, {"posterior": "gaussian"}),
     AlgorithmSpec("Alg. 2 (beta = K^2/rho^2), argmax", make_alg2,
                   {"rho": 0.3, "beta_floor": False, "commit": "argmax"}),
     AlgorithmSpec("Alg. 2, round-robin", make_alg2, {"rho": 0.3, "commit": "round-robin"}),

@@ -50,7 +50,6 @@ from .replicable_bandits import (
     make_alg2,
     make_bernoulli,
     make_ucb1_T,
-    ucb1_lockstep_T,
 )
 
 __all__ = ["FIGURES", "log_checkpoints", "make_debora", "make_debora_h", "make_debora_s",
@@ -174,7 +173,7 @@ UNCONSTRAINED = FigureSpec(
     algorithms=(
         AlgorithmSpec("DEBORA", make_debora, {"rho": RHO, "delta": DELTA}),
         AlgorithmSpec("ReplicableElimination (Esfandiari Alg. 2)", make_alg2, {"rho": RHO}),
-        AlgorithmSpec("UCB1", make_ucb1_T, {"exploration": 2.0}, lockstep=ucb1_lockstep_T),
+        AlgorithmSpec("UCB1", make_ucb1_T, {"exploration": 2.0}),
     ),
     trials=TRIALS,
     horizon=horizon_of,

@@ -23,16 +23,14 @@ import numpy as np
 from ...envs.base import Environment
 from ...envs.instances import make_instance
 from ...policies.linear_elimination import LinearElimination
-from ...policies.linear_lockstep import lints_lockstep, oful_lockstep
 from ...policies.linear_thompson import LinearThompson
 from ...policies.oful import OFUL
 from ...policies.replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
 from .replicable_bandits import horizon_of
 
-__all__ = ["FIGURES", "lints_lockstep_T", "make_alg3", "make_alg4", "make_disc",
-           "make_linear_elimination", "make_lints_T", "make_oful_T", "make_random_unit",
-           "oful_lockstep_T"]
+__all__ = ["FIGURES", "make_alg3", "make_alg4", "make_disc",
+           "make_linear_elimination", "make_lints_T", "make_oful_T", "make_random_unit"]
 
 PAPER = "Esfandiari et al., Replicable Bandits, ICLR 2023, Section 5 (no experiment in the paper)"
 
@@ -169,33 +167,21 @@ def make_oful_T(env: Environment, rng: np.random.Generator, *, T: int, **params:
     return OFUL(env.X, horizon=T, **params)  # type: ignore[attr-defined, arg-type]
 
 
-def oful_lockstep_T(envs: list, rngs: list, seeds: list, horizon: int,
-                    checkpoints: np.ndarray | None, *, T: int, **params: object) -> list:
-    """:func:`~banditkit.policies.linear_lockstep.oful_lockstep` (identical to simulate)."""
-    return oful_lockstep(envs, rngs, seeds, horizon, checkpoints, **params)
-
-
 def make_lints_T(env: Environment, rng: np.random.Generator, *, T: int, **params: object
                  ) -> LinearThompson:
     """Linear Thompson sampling (ξ = ``rng``) for a point that carries its horizon ``T``."""
     return LinearThompson(env.X, rng, horizon=T, **params)  # type: ignore[attr-defined, arg-type]
 
 
-def lints_lockstep_T(envs: list, rngs: list, seeds: list, horizon: int,
-                     checkpoints: np.ndarray | None, *, T: int, **params: object) -> list:
-    """:func:`~banditkit.policies.linear_lockstep.lints_lockstep` (identical to simulate)."""
-    return lints_lockstep(envs, rngs, seeds, horizon, checkpoints, **params)
-
-
 #: Horizons of ``replicable-bandits:linear-regret`` (full, quick).
 REGRET_T, REGRET_T_QUICK = 1_000_000, 10_000
 
 _LINEAR_REGRET_ALGORITHMS = (
-    AlgorithmSpec("OFUL (Theorem 2 radius)", make_oful_T, {}, lockstep=oful_lockstep_T),
+    AlgorithmSpec("OFUL (Theorem 2 radius)", make_oful_T, {}),
     AlgorithmSpec("LinUCB (constant radius alpha = 1)", make_oful_T,
-                  {"radius": "constant", "alpha": 1.0}, lockstep=oful_lockstep_T),
-    AlgorithmSpec("LinTS (paper v)", make_lints_T, {}, lockstep=lints_lockstep_T),
-    AlgorithmSpec("LinTS (v = R = 1)", make_lints_T, {"v": 1.0}, lockstep=lints_lockstep_T),
+                  {"radius": "constant", "alpha": 1.0}),
+    AlgorithmSpec("LinTS (paper v)", make_lints_T, {}),
+    AlgorithmSpec("LinTS (v = R = 1)", make_lints_T, {"v": 1.0}),
     AlgorithmSpec("LinearElimination (non-replicable)", make_linear_elimination, {}),
     AlgorithmSpec("ReplicableLinearElimination (Alg. 3)", make_alg3, {"rho": 0.3}),
     AlgorithmSpec("Alg. 3, last batch argmax (as printed)", make_alg3,

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...protocol import Batch
 from .base import KArmedIdentifier, check_threshold
-from .oracle import bounds_solver
+from .solvers import bounds_solver
 
 __all__ = ["KLLUCB", "LUCB"]
 

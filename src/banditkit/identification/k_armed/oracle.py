@@ -14,20 +14,20 @@ Gaussian arms of variance σ²), with arm 1 the best (μ₁ > μ_a for every a �
 
 x_a(y) by Newton's method from the last y's value, safeguarded by bisection (g_a is increasing),
 y* by bisection on [0, d(μ₁, μ₂)] (F is increasing): plain Python over ``math``, so that a
-compiled copy (:mod:`.oracle_kernels`) gives the same numbers. Everything takes the arms in any
-order; the best arm must be unique (:func:`optimal_weights` returns the uniform allocation and
-T* = ∞ otherwise, which the identifiers' forced exploration then follows).
+compiled copy (:mod:`.oracle_kernels`, chosen by :mod:`.solvers`) gives the same numbers.
+Everything takes the arms in any order; the best arm must be unique (:func:`optimal_weights`
+returns the uniform allocation and T* = ∞ otherwise, which the identifiers' forced exploration
+then follows).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["all_kl_bounds", "bounds_solver", "characteristic_time", "divergence",
-           "kl_bounds", "lower_bound", "optimal_weights", "weights_solver"]
+__all__ = ["all_kl_bounds", "characteristic_time", "divergence", "kl_bounds", "lower_bound",
+           "optimal_weights"]
 
 _CLIP = 1e-15  # Bernoulli means are kept in [CLIP, 1 − CLIP] inside the divergence's log
 
@@ -165,35 +165,12 @@ def all_kl_bounds(means: np.ndarray, pulls: np.ndarray, level: float, gaussian: 
         lower[a], upper[a] = kl_bounds(means[a], pulls[a], level, gaussian, sigma)
 
 
-def bounds_solver() -> Callable[..., None]:
-    """:func:`all_kl_bounds`, compiled when :func:`banditkit.jit.available`."""
-    from ... import jit
-
-    if not jit.available():
-        return all_kl_bounds
-    from .oracle_kernels import all_kl_bounds as compiled
-
-    return compiled  # type: ignore[no-any-return]
-
-
-def weights_solver() -> Callable[..., float]:
-    """:func:`optimal_weights`, compiled when :func:`banditkit.jit.available` (the same numbers,
-    about a thousand times faster: an identifier solves it at every pull)."""
-    from ... import jit
-
-    if not jit.available():
-        return optimal_weights
-    from .oracle_kernels import optimal_weights as compiled
-
-    return compiled  # type: ignore[no-any-return]
-
-
 def characteristic_time(means: np.ndarray, model: str = "bernoulli", sigma: float = 1.0
                         ) -> tuple[float, np.ndarray]:
     """(T*(μ), w*(μ)) of Garivier & Kaufmann (2016, Theorem 1 and Section 2.2)."""
     means = np.ascontiguousarray(means, dtype=float)
     w = np.empty(means.size)
-    inv = weights_solver()(means, model == "gaussian", float(sigma), w)
+    inv = optimal_weights(means, model == "gaussian", float(sigma), w)
     return (math.inf if inv <= 0 else 1.0 / inv), w
 
 

@@ -1,5 +1,5 @@
 """Compiled copies of :mod:`.oracle`'s functions (numba, through :func:`banditkit.jit.njit_with`):
-the same source, so the same numbers. Imported on first use by :func:`.oracle.weights_solver`,
+the same source, so the same numbers. Imported on first use by :mod:`.solvers`,
 never on the CLI's start-up path (it imports numba)."""
 
 from __future__ import annotations

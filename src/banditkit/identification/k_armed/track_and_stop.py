@@ -30,7 +30,7 @@ import numpy as np
 
 from ...protocol import Batch
 from .base import KArmedIdentifier, check_threshold
-from .oracle import weights_solver
+from .solvers import weights_solver
 
 __all__ = ["TRACKINGS", "KArmedTrackAndStop", "project_floor"]
 
@@ -74,7 +74,7 @@ class KArmedTrackAndStop(KArmedIdentifier):
     Notes
     -----
     Deterministic (no internal randomness). w* is solved at every round
-    (:func:`~.oracle.weights_solver`, compiled when numba is available).
+    (:func:`~.solvers.weights_solver`, compiled when numba is available).
     """
 
     def __init__(self, n_arms: int, delta: float = 0.05, *, tracking: str = "D",

@@ -31,17 +31,34 @@ import time
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..envs.linear import LinearBandit
-from ..protocol import Algorithm, DecisionLog
-from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .xy import XYOracle, XYStatic
-from .xy_schedule import PhaseChunk, phase_schedule
+from ...engines import Engine
+from ...envs.base import Environment
+from ...envs.linear import LinearBandit
+from ...protocol import Algorithm, DecisionLog
+from ...rng import SeedLike, as_generator
+from ...simulate import default_checkpoints, simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from . import XYOracle, XYStatic
+from .schedule import PhaseChunk, phase_schedule
 
-__all__ = ["simulate_static_allocation"]
+__all__ = ["simulate_static_allocation", "static_allocation_engine"]
+
+
+def static_allocation_engine(algorithm: Algorithm, env: Environment, horizon: int | None
+                             ) -> Engine | None:
+    """The phase-chunk driver of XY-static and XY-oracle (:attr:`banditkit.protocol.
+    Algorithm.engines`), where :func:`simulate_static_allocation` runs the trial itself."""
+    if not _chunks_apply(algorithm, env):
+        return None
+    return Engine("blocks", run=simulate_static_allocation)
+
+
+def _chunks_apply(alg: Algorithm, env: Environment) -> bool:
+    return (type(alg) in (XYStatic, XYOracle) and type(env) is LinearBandit
+            and env.noise == "gaussian" and alg.sampling == "round"  # type: ignore[attr-defined]
+            and alg.t == 0 and alg.n_arms == env.n_arms
+            and alg._stopped_at is None)  # type: ignore[attr-defined]
 
 
 def simulate_static_allocation(algorithm: Algorithm, env: Environment, *,
@@ -63,10 +80,9 @@ def simulate_static_allocation(algorithm: Algorithm, env: Environment, *,
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
     alg = algorithm
-    if not (type(alg) in (XYStatic, XYOracle) and type(env) is LinearBandit
-            and env.noise == "gaussian" and alg.sampling == "round" and alg.t == 0
-            and alg.n_arms == env.n_arms and alg._stopped_at is None):
-        return simulate(alg, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+    if not _chunks_apply(alg, env):
+        return simulate(alg, env, horizon=horizon, seed=seed, checkpoints=checkpoints,
+                        engine="reference")
     rng = as_generator(seed)
     start = time.perf_counter()
     if alg._weights is None:

@@ -22,19 +22,20 @@ import time
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..envs.linear import LinearBandit
-from ..protocol import Algorithm, DecisionLog
-from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .fw_sampling import FrankWolfeSampling
-from .linear_glr import GLRIdentifier, heuristic_threshold
-from .lingame import AdaHedge, LinGame
-from .track_and_stop import LinearTrackAndStop
+from ...engines import Engine
+from ...envs.base import Environment
+from ...envs.linear import LinearBandit
+from ...protocol import Algorithm, DecisionLog
+from ...rng import SeedLike, as_generator
+from ...simulate import default_checkpoints, simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from ..fw_sampling import FrankWolfeSampling
+from ..lingame import AdaHedge, LinGame
+from ..track_and_stop import LinearTrackAndStop
+from . import GLRIdentifier, heuristic_threshold
 
-__all__ = ["ENGINES", "kernel_eligible", "run_kernel", "simulate_fw_sampling",
+__all__ = ["ENGINES", "glr_engine", "kernel_eligible", "run_kernel", "simulate_fw_sampling",
            "simulate_lingame", "trial_from_steps"]
 
 ENGINES = ("auto", "kernel", "python")
@@ -53,6 +54,19 @@ def kernel_eligible(alg: Algorithm, env: Environment, horizon: int | None) -> bo
             and not alg.stopped and (horizon is None or horizon > alg.d))
 
 
+def glr_engine(algorithm: Algorithm, env: Environment, horizon: int | None) -> Engine | None:
+    """The engine of Frank-Wolfe Sampling and LinGame (:attr:`banditkit.protocol.Algorithm.
+    engines`): the compiled kernel when numba is available (run by Python it is slower than
+    the protocol loop, so without numba they take the loop), for their exact classes on a
+    Gaussian :class:`LinearBandit` (:func:`kernel_eligible`)."""
+    from ...jit import available
+
+    if type(algorithm) not in (FrankWolfeSampling, LinGame) or not available() or \
+            not kernel_eligible(algorithm, env, horizon):
+        return None
+    return Engine("compiled kernel", run=simulate_fw_sampling)
+
+
 def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
                          seed: SeedLike = 0, checkpoints: np.ndarray | None = None,
                          engine: str = "auto") -> Trial:
@@ -64,11 +78,12 @@ def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
-    from ..jit import available
+    from ...jit import available
 
     use = engine == "kernel" or (engine == "auto" and available())
     if not (use and kernel_eligible(algorithm, env, horizon)):
-        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints,
+                        engine="reference")
     return run_kernel(algorithm, env, horizon=horizon, seed=seed,  # type: ignore[arg-type]
                       checkpoints=checkpoints)
 
@@ -80,7 +95,7 @@ def run_kernel(alg: GLRIdentifier, env: LinearBandit, *, horizon: int | None, se
                checkpoints: np.ndarray | None) -> Trial:
     """The compiled driver (see the module docstring); ``alg`` and ``env`` as
     :func:`kernel_eligible` requires."""
-    from . import linear_glr_kernels as kern
+    from . import kernels as kern
 
     rng = as_generator(seed)
     start = time.perf_counter()
@@ -89,7 +104,7 @@ def run_kernel(alg: GLRIdentifier, env: LinearBandit, *, horizon: int | None, se
     st = alg.state
     fws = isinstance(alg, FrankWolfeSampling)
     game = isinstance(alg, LinGame)
-    from .lingame_kernel import lingame_steps
+    from ..lingame.kernel import lingame_steps
     X, Z = np.ascontiguousarray(st.X), np.ascontiguousarray(st.Z)
     means = np.ascontiguousarray(env.means, dtype=float)
     cap = 2**62 if horizon is None else horizon

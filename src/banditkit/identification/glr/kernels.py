@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ..jit import njit
+from ...jit import njit
 
 __all__ = ["DUE", "FULL", "NEED_BETA", "NEED_CHOOSE", "REFRESH", "STOP", "fws_steps",
            "glr_scan", "sm_update", "tas_steps"]

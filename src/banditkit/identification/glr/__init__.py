@@ -35,9 +35,9 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ..protocol import Algorithm, Batch
-from ..validation import check_positive, check_positive_int
-from .elimination import check_problem
+from ...protocol import Algorithm, Batch
+from ...validation import check_positive, check_positive_int
+from ..elimination import check_problem
 
 __all__ = ["THRESHOLDS", "GLRIdentifier", "GLRState", "glr_statistic", "heuristic_threshold",
            "paper_threshold", "spanning_arms"]

@@ -32,17 +32,18 @@ import time
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..jit import available
-from ..protocol import Algorithm
-from ..rng import SeedLike, as_generator
-from ..simulate import simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .linear_glr_run import kernel_eligible, run_kernel, trial_from_steps
-from .track_and_stop import LinearTrackAndStop
+from ...engines import Engine
+from ...envs.base import Environment
+from ...jit import available
+from ...protocol import Algorithm
+from ...rng import SeedLike, as_generator
+from ...simulate import simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from ..glr.run import kernel_eligible, run_kernel, trial_from_steps
+from . import LinearTrackAndStop
 
-__all__ = ["prefix_glr", "simulate_track_and_stop"]
+__all__ = ["prefix_glr", "simulate_track_and_stop", "track_and_stop_engine"]
 
 _BLOCK = 2048
 _ENGINES = ("auto", "kernel", "blocks", "python")
@@ -81,6 +82,17 @@ def prefix_glr(X: np.ndarray, Z: np.ndarray, A: np.ndarray, b: np.ndarray, arms:
     return ratio.min(axis=1) / (2.0 * sigma * sigma), best, A_s
 
 
+def track_and_stop_engine(algorithm: Algorithm, env: Environment, horizon: int | None
+                          ) -> Engine | None:
+    """Track-and-Stop's engine (:attr:`banditkit.protocol.Algorithm.engines`): the compiled
+    kernel of :mod:`.linear_glr_run` when numba is available, else this module's block
+    driver, for its exact class on a Gaussian :class:`~banditkit.envs.linear.LinearBandit`."""
+    if type(algorithm) is not LinearTrackAndStop or not kernel_eligible(algorithm, env,
+                                                                        horizon):
+        return None
+    return Engine("compiled kernel" if available() else "blocks", run=simulate_track_and_stop)
+
+
 def simulate_track_and_stop(algorithm: Algorithm, env: Environment, *,
                             horizon: int | None = None, seed: SeedLike = 0,
                             checkpoints: np.ndarray | None = None, block: int = _BLOCK,
@@ -113,7 +125,8 @@ def simulate_track_and_stop(algorithm: Algorithm, env: Environment, *,
     alg = algorithm
     if engine == "python" or not (type(alg) is LinearTrackAndStop and kernel_eligible(alg, env,
                                                                                      horizon)):
-        return simulate(alg, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+        return simulate(alg, env, horizon=horizon, seed=seed, checkpoints=checkpoints,
+                        engine="reference")
     if engine == "kernel" or (engine == "auto" and available()):
         return run_kernel(alg, env, horizon=horizon, seed=seed,  # type: ignore[arg-type]
                           checkpoints=checkpoints)

@@ -38,9 +38,9 @@ import numpy as np
 from scipy.linalg import qr
 from scipy.optimize import linprog
 
-from ..envs.base import Environment
-from ..protocol import Algorithm, Batch
-from ..validation import check_arms, check_positive_int, check_probability, check_spans
+from ...envs.base import Environment
+from ...protocol import Algorithm, Batch
+from ...validation import check_arms, check_positive_int, check_probability, check_spans
 
 __all__ = ["L1Representation", "LinGapE", "challenger", "empirical_best", "fresh_state",
            "make_lingape", "min_l1_representation", "pair_ratios", "radius", "solve_min_l1"]
@@ -313,6 +313,9 @@ class LinGapE(Algorithm):
     """
 
     kind = "identification"
+
+    #: The block driver (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.lingape.blocks:lingape_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *, theta_bound: float,
                  epsilon: float = 0.0, regularizer: float = 1.0, sigma: float = 1.0,

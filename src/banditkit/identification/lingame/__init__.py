@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .linear_glr import GLRIdentifier
+from ..glr import GLRIdentifier
 
 __all__ = ["RIDGE", "AdaHedge", "LinGame", "best_response", "make_lingame", "optimistic_gains"]
 
@@ -129,6 +129,9 @@ class LinGame(GLRIdentifier):
     -----
     Fully sequential (one pull per batch after the spanning pulls); no internal randomness.
     """
+
+    #: The compiled kernel (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.glr.run:glr_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", u: float = 1.0, c: float | None = None,

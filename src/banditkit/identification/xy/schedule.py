@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..design import round_allocations
-from .memo import ArrayMemo
+from ...design import round_allocations
+from ..memo import ArrayMemo
 
 __all__ = ["CHUNK", "SCHEDULE_MEMO", "PhaseChunk", "PhaseSchedule", "gram_pinv",
            "phase_schedule"]

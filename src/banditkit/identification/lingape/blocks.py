@@ -59,16 +59,17 @@ import time
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..envs.linear import LinearBandit
-from ..protocol import Algorithm, Batch, DecisionLog
-from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .lingape import LinGapE, challenger, empirical_best, fresh_state, pair_ratios, radius
+from ...engines import Engine
+from ...envs.base import Environment
+from ...envs.linear import LinearBandit
+from ...protocol import Algorithm, Batch, DecisionLog
+from ...rng import SeedLike, as_generator
+from ...simulate import default_checkpoints, simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from . import LinGapE, challenger, empirical_best, fresh_state, pair_ratios, radius
 
-__all__ = ["clear_pair_cache", "simulate_lingape"]
+__all__ = ["clear_pair_cache", "lingape_engine", "simulate_lingape"]
 
 _NOISES = ("gaussian", "bernoulli", "rademacher")
 _CHUNK_ENTRIES = 1 << 20  # (rounds × items) entries of one chunk of the speculative check
@@ -117,8 +118,18 @@ def simulate_lingape(algorithm: Algorithm, env: Environment, *, horizon: int | N
     if horizon is not None:
         horizon = check_positive_int(horizon, "horizon")
     if not fast_path_applies(algorithm, env, horizon):
-        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints,
+                        engine="reference")
     return _Blocks(algorithm, env, horizon, as_generator(seed)).run(checkpoints)
+
+
+def lingape_engine(algorithm: Algorithm, env: Environment, horizon: int | None
+                   ) -> Engine | None:
+    """LinGapE's block driver (:attr:`banditkit.protocol.Algorithm.engines`), where
+    :func:`fast_path_applies`."""
+    if not fast_path_applies(algorithm, env, horizon):
+        return None
+    return Engine("blocks", run=simulate_lingape)
 
 
 def fast_path_applies(algorithm: Algorithm, env: Environment, horizon: int | None) -> bool:

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from ..jit import njit
-from .linear_glr_kernels import (
+from ...jit import njit
+from ..glr.kernels import (
     DUE,
     FULL,
     NEED_BETA,

@@ -29,9 +29,9 @@ import math
 
 import numpy as np
 
-from ..design import xy_optimal
-from ..validation import check_positive
-from .linear_glr import GLRIdentifier
+from ...design import xy_optimal
+from ...validation import check_positive
+from ..glr import GLRIdentifier
 
 __all__ = ["TRACKINGS", "LinearTrackAndStop", "make_track_and_stop", "plug_in_allocation"]
 
@@ -101,6 +101,9 @@ class LinearTrackAndStop(GLRIdentifier):
     :func:`~banditkit.identification.track_and_stop_blocks.simulate_track_and_stop` runs a trial
     with the same decisions in blocks.
     """
+
+    #: The compiled kernel, or the block driver without numba (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.track_and_stop.blocks:track_and_stop_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", tracking: str = "C", lazy_ratio: float = 2.0,

@@ -10,13 +10,13 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ..design import Differences, round_allocation, xy_optimal
-from ..estimation.least_squares import LeastSquares
-from ..protocol import Algorithm, Batch
-from ..rng import as_generator
-from ..validation import check_positive
-from .elimination import certified_best, check_problem, dominated
-from .memo import ArrayMemo
+from ...design import Differences, round_allocation, xy_optimal
+from ...estimation.least_squares import LeastSquares
+from ...protocol import Algorithm, Batch
+from ...rng import as_generator
+from ...validation import check_positive
+from ..elimination import certified_best, check_problem, dominated
+from ..memo import ArrayMemo
 
 __all__ = ["GreedyPath", "XYAdaptive", "XYOracle", "XYStatic", "greedy_phase"]
 
@@ -39,6 +39,9 @@ class _StaticAllocation(Algorithm):
     """
 
     kind = "identification"
+
+    #: The phase-chunk driver (:mod:`banditkit.engines`).
+    engines = "banditkit.identification.xy.blocks:static_allocation_engine"
 
     def __init__(self, X: np.ndarray, Z: np.ndarray, delta: float, gamma: float,
                  union: int, sampling: str, rng: np.random.Generator | None) -> None:
