@@ -61,3 +61,24 @@ def test_thompson_sampling_takes_jeffreys_prior_on_every_engine(monkeypatch):
     other = simulate(ThompsonSampling(3, stream(9, 0, "algorithm")), env, horizon=600,
                      seed=seeds[0])
     assert not other.decisions.same_as(lock[0].decisions)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_kernels_scalar_beta_draw_is_the_vectorised_one_for_every_shape(compiled):
+    from banditkit.estimation import beta_kernels
+
+    if compiled and not jit.available():
+        pytest.skip("numba not installed or BANDITKIT_JIT=0")
+    draw = beta_kernels.beta_draw_scalar
+    if not compiled:
+        draw = getattr(draw, "py_func", draw)
+    ndtri, betaincinv = beta_kernels.scipy_functions()
+    rng = as_generator(11)
+    a = np.r_[0.2, 0.5, 0.99, 1.0, 3 * rng.random(300) + 0.05]
+    b = np.r_[0.5, 0.2, 1.0, 0.99, 3 * rng.random(300) + 0.05]
+    u = rng.random((a.size, 5))
+    want = beta_from_uniforms(a[:, None], b[:, None], u)[:, 0]
+    got = np.array([draw(x, y, *w, ndtri, betaincinv) for x, y, w in zip(a, b, u,
+                                                                            strict=True)])
+    # equal up to numpy's SIMD log against the C library's (an ulp), never another draw
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
