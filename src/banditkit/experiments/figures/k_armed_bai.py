@@ -99,7 +99,7 @@ def _points(instances: tuple[str, ...], deltas: tuple[float, ...]) -> tuple[dict
 
 BAI = FigureSpec(
     name="garivier-kaufmann:bai",
-    full_minutes="not measured on the 2-core machine (docs/k-armed.md: a 16-core run)",
+    full_minutes="not measured: hours at 100 trials on 2 cores (3 trials: docs/k-armed.md)",
     title="K-armed best-arm identification: sample complexity against δ ({trials} trials)",
     paper=PAPER,
     make_env=make_instance,
