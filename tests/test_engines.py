@@ -24,6 +24,7 @@ from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
+from banditkit.identification.top_two import TopTwoThompson
 from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.identification.xy import XYOracle, XYStatic
 from banditkit.policies.kl_ucb import KLUCB
@@ -77,6 +78,11 @@ CASES = {
     "XYOracle": (lambda e, r: XYOracle(e.X, e.Z, 0.1, e.theta, rng=r), SOARE, 60_000,
                  ("blocks", "blocks")),
     "GBAI": (lambda e, r: GBAI(e.X, e.Z, 600, rng=r), SOARE, 600, ("lock-step", "lock-step")),
+    "TTTS-beta": (lambda e, r: TopTwoThompson(e.n_arms, r, delta=0.1), BERN, 4000,
+                  ("compiled kernel", None)),
+    "TTTS-gaussian": (lambda e, r: TopTwoThompson(e.n_arms, r, delta=0.1, posterior="gaussian",
+                                                  sigma=0.5), GAUSS, 4000,
+                      ("compiled kernel", None)),
 }
 
 

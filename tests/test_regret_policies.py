@@ -235,7 +235,7 @@ def test_gaussian_forms_take_unbounded_rewards():
     (lambda: KLUCB(2, divergence="gaussian", sigma=0), "sigma"),
     (lambda: UCB1(2, reward_range=(1, 0)), "reward_range must be finite with lo < hi"),
     (lambda: ThompsonSampling(2, None), "rng must be a numpy Generator"),
-    (lambda: ThompsonSampling(2, as_generator(0), prior=(0.5, 1)), "prior must be a pair"),
+    (lambda: ThompsonSampling(2, as_generator(0), prior=(0.0, 1)), "prior must be a pair"),
     (lambda: ThompsonSampling(2, as_generator(0), posterior="x"), "posterior must be"),
     (lambda: ThompsonSampling(2, as_generator(0), reward_range=None), r"\(0, 1\)"),
     (lambda: BatchedThompson(3, as_generator(0), batch_size=0), "batch_size"),

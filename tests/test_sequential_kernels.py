@@ -259,11 +259,13 @@ def test_subclasses_and_other_index_policies_keep_the_numpy_path():
     assert sequential_kernels.kernel_for(Greedier(3)) is None
     assert sequential_kernels.kernel_for(UCB1(3)) is not None
     # a scipy whose C functions have another signature: Thompson sampling keeps numpy's path
-    original = sequential_kernels._cython_special
+    from banditkit.estimation import beta_kernels
+
+    original = beta_kernels._cython_special
     sequential_kernels.scipy_functions.cache_clear()
     try:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(sequential_kernels, "_cython_special",
+            mp.setattr(beta_kernels, "_cython_special",
                        lambda name, signature, *types: original(name, signature + b" ", *types))
             assert sequential_kernels.kernel_for(ThompsonSampling(3, stream(0, "a"))) is None
             assert sequential_kernels.kernel_for(

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import types
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["available", "cache_dir", "njit", "source_digest"]
+__all__ = ["available", "cache_dir", "njit", "njit_with", "source_digest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -105,3 +106,12 @@ def njit(function: F) -> F:
         return numba.njit(cache=True)(function)  # type: ignore[no-any-return]
     finally:
         numba.config.CACHE_DIR = saved
+
+
+def njit_with(function: F, **inner: Any) -> F:
+    """:func:`njit` of a plain function whose calls to its module's other plain functions are
+    bound to the compiled copies ``inner`` (numba resolves a function's globals when it
+    compiles it): a class runs the Python source, a kernel the same source compiled."""
+    code = function.__code__
+    scope = {**function.__globals__, **inner}
+    return njit(types.FunctionType(code, scope, code.co_name))  # type: ignore[arg-type]

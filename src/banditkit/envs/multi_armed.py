@@ -7,6 +7,8 @@ costs O(runs), whatever its number of pulls.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -14,7 +16,8 @@ from ..protocol import Batch
 from ..validation import check_in_unit_interval
 from .base import Environment, Outcome
 
-__all__ = ["BernoulliBandit", "GaussianBandit", "StationaryBandit"]
+__all__ = ["BernoulliBandit", "GaussianBandit", "StationaryBandit", "bernoulli_rule",
+           "bernoulli_rules"]
 
 
 class StationaryBandit(Environment):
@@ -92,3 +95,24 @@ class GaussianBandit(StationaryBandit):
 
     def __repr__(self) -> str:
         return f"GaussianBandit(means={self.means.tolist()}, sigma={self.sigma})"
+
+
+def bernoulli_rule(mu: float) -> tuple[float, bool]:
+    """(threshold, above) such that numpy's binomial(1, μ) from uniform U is
+    ``U > threshold`` if ``above`` else ``U <= threshold`` (its inversion algorithm): what a
+    compiled kernel needs to draw :meth:`BernoulliBandit.pull`'s reward of one pull."""
+    if mu <= 0.5:
+        return math.exp(math.log(1.0 - mu)), True
+    p = 1.0 - mu        # numpy inverts the complement and returns 1 − X
+    q = 1.0 - p
+    return math.exp(math.log(q)), False
+
+
+def bernoulli_rules(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(thresholds, below) of every arm (:func:`bernoulli_rule`), as arrays."""
+    thresholds = np.zeros(len(means))
+    below = np.zeros(len(means), dtype=np.bool_)
+    for k, mu in enumerate(means):
+        thresholds[k], above = bernoulli_rule(float(mu))
+        below[k] = not above
+    return thresholds, below

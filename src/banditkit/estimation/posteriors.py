@@ -15,14 +15,16 @@ __all__ = ["check_prior", "kl_bernoulli", "kl_gaussian", "sample_posterior"]
 
 
 def check_prior(prior: object) -> tuple[float, float]:
-    """A Beta prior (a0, b0) with both parameters finite and ≥ 1."""
+    """A Beta prior (a0, b0) with both parameters finite and > 0: (1, 1) is the uniform prior of
+    Agrawal & Goyal (2012), (½, ½) Jeffreys' prior (the samplers of
+    :mod:`~banditkit.estimation.beta_draws` are exact for every positive shape)."""
     try:
         a0, b0 = (float(v) for v in prior)  # type: ignore[union-attr]
     except (TypeError, ValueError):
-        raise ValueError(f"prior must be a pair (a0, b0) of numbers >= 1, got {prior!r}"
+        raise ValueError(f"prior must be a pair (a0, b0) of finite numbers > 0, got {prior!r}"
                          ) from None
-    if not (np.isfinite(a0) and np.isfinite(b0) and a0 >= 1 and b0 >= 1):
-        raise ValueError(f"prior must be a pair (a0, b0) of numbers >= 1, got {prior!r}")
+    if not (np.isfinite(a0) and np.isfinite(b0) and a0 > 0 and b0 > 0):
+        raise ValueError(f"prior must be a pair (a0, b0) of finite numbers > 0, got {prior!r}")
     return a0, b0
 
 

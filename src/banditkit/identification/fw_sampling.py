@@ -21,6 +21,28 @@ recommendation are the GLR rule of :mod:`.linear_glr`, as for Track-and-Stop.
 
 The linear model's initialisation pulls d spanning arms once (instead of every arm once) and
 starts the iterate x at those proportions; with Z = X it is Wang et al.'s linear BAI setting.
+
+**The paper and the authors' code.** The defaults above are Algorithm 1 as this module has read
+it; the paper's text could not be read here (the search tool's stored copy of the NeurIPS 2021
+paper gives its first page only), so they could not be checked line by line against it. The
+authors' public code (rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe,
+``linear/samplingrules.jl``, ``BestChallengerTracking``) differs in four choices, each kept as an
+option (defaults first):
+
+* ``tracking``: ``"vertices"`` — C-tracking of Σ_s z(s), a_t = argmin_a N_a(t) − Σ_s z_a(s);
+  ``"iterates"`` — C-tracking of the iterates, a_t = argmin_a N_a(t) − Σ_{s ≤ t+1} x_a(s)
+  (Garivier & Kaufmann's C-tracking applied to x, the allocation FWS estimates); ``"ratio"`` —
+  the code's a_t = argmax_a x_a(t + 1)/(N_a(t)/t).
+* ``step``: ``"t+1"`` — x(t + 1) = x(t) + (z(t) − x(t))/(t + 1); ``"t"`` — the code's
+  x(t + 1) = x(t)(t − 1)/t + z(t)/t.
+* ``forced``: ``"sqrt"`` — a uniform vertex when √(t/K) ∈ ℕ (one round); ``"code"`` — when
+  ⌊t/K⌋ is a perfect square (K rounds in a row) and whenever the empirical best item is tied
+  (θ̂ outside the set Λ of parameters with a unique answer).
+* ``start``: ``"spanning"`` — x starts at the spanning pulls' proportions; ``"uniform"`` — the
+  code's x = (1/K, …, 1/K).
+
+Only the defaults run in the compiled kernel (:mod:`.linear_glr_kernels`); other choices take
+``simulate``'s loop through :func:`~.linear_glr_run.simulate_fw_sampling` (the same numbers).
 """
 
 from __future__ import annotations
@@ -33,7 +55,13 @@ from scipy.optimize import linprog
 from ..validation import check_positive
 from .glr import GLRIdentifier
 
-__all__ = ["FrankWolfeSampling", "fw_vertex", "make_fw_sampling"]
+__all__ = ["FORCED", "STARTS", "STEPS", "TRACKINGS", "FrankWolfeSampling", "fw_vertex",
+           "make_fw_sampling"]
+
+TRACKINGS = ("vertices", "iterates", "ratio")
+STEPS = ("t+1", "t")
+FORCED = ("sqrt", "code")
+STARTS = ("spanning", "uniform")
 
 
 def fw_vertex(G: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -77,6 +105,10 @@ class FrankWolfeSampling(GLRIdentifier):
         Wang et al.'s experiments.
     r_exponent, r_scale : float
         r_t = r_scale · t^(−r_exponent) of the r-subdifferential; defaults 0.9 and 1/K.
+    tracking, step, forced, start : str
+        The four choices where the authors' code differs (module docstring): defaults
+        ``"vertices"``, ``"t+1"``, ``"sqrt"``, ``"spanning"``; the code's ``"ratio"``, ``"t"``,
+        ``"code"``, ``"uniform"``.
     u, c, sigma, refresh_every
         As for :class:`~banditkit.identification.track_and_stop.LinearTrackAndStop`.
 
@@ -92,8 +124,16 @@ class FrankWolfeSampling(GLRIdentifier):
 
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", r_exponent: float = 0.9,
-                 r_scale: float | None = None, u: float = 1.0, c: float | None = None,
-                 sigma: float = 1.0, refresh_every: int = 10_000) -> None:
+                 r_scale: float | None = None, tracking: str = "vertices", step: str = "t+1",
+                 forced: str = "sqrt", start: str = "spanning", u: float = 1.0,
+                 c: float | None = None, sigma: float = 1.0, refresh_every: int = 10_000
+                 ) -> None:
+        for name, value, allowed in (("tracking", tracking, TRACKINGS), ("step", step, STEPS),
+                                     ("forced", forced, FORCED), ("start", start, STARTS)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        self.tracking, self.step_rule, self.forced_rule, self.start = (tracking, step, forced,
+                                                                       start)
         self.r_exponent = check_positive(r_exponent, "r_exponent")
         if r_scale is not None:
             r_scale = check_positive(r_scale, "r_scale")
@@ -102,7 +142,7 @@ class FrankWolfeSampling(GLRIdentifier):
         self.r_scale = 1.0 / self.n_arms if r_scale is None else r_scale
         self._x: np.ndarray | None = None
         self._B = np.zeros((self.d, self.d))  # A(x)⁻¹ at the FW iterate
-        self._sumz = np.zeros(self.n_arms)
+        self._sumz = np.zeros(self.n_arms)  # Σ z(s) ("vertices") or Σ x(s) ("iterates")
         self._since = 0
         self.forced = 0
         self.games = 0
@@ -134,27 +174,45 @@ class FrankWolfeSampling(GLRIdentifier):
         self.games += 1
         return fw_vertex(G, self._x)
 
+    @property
+    def default_choices(self) -> bool:
+        """Whether the four choices are the defaults (what the compiled kernel runs)."""
+        return (self.tracking, self.step_rule, self.forced_rule, self.start) == (
+            "vertices", "t+1", "sqrt", "spanning")
+
+    def _is_forced(self, t: int) -> bool:
+        K = self.n_arms
+        if self.forced_rule == "sqrt":  # √(t/K) ∈ ℕ
+            root = math.isqrt(t // K)
+            return t % K == 0 and root * root == t // K
+        root = math.isqrt(t // K)  # the code: ⌊t/K⌋ a perfect square, or a tied leader
+        if root * root == t // K:
+            return True
+        est = self.state.est
+        return int(np.count_nonzero(est == est.max())) > 1
+
     def _choose(self) -> int:
         st = self.state
         t = st.t
         K = self.n_arms
-        if self._x is None:  # start the iterate at the spanning pulls' proportions
-            self._x = st.counts / t
-            self._sumz = st.counts.astype(float)
+        if self._x is None:  # start the iterate
+            self._x = (st.counts / t if self.start == "spanning" else np.full(K, 1.0 / K))
+            self._sumz = (st.counts.astype(float) if self.tracking == "vertices"
+                          else np.zeros(K))
             self._reset_inverse()
-        root = math.isqrt(t // K)
         z: int | np.ndarray
-        if t % K == 0 and root * root == t // K:
+        if self._is_forced(t):
             z = np.full(K, 1.0 / K)
             self.forced += 1
         else:
             z = self._vertex(t)
-        gamma = 1.0 / (t + 1)
+        gamma = 1.0 / (t + 1) if self.step_rule == "t+1" else 1.0 / t
         x = self._x
         x *= 1.0 - gamma
         if isinstance(z, int):
             x[z] += gamma
-            self._sumz[z] += 1.0
+            if self.tracking == "vertices":
+                self._sumz[z] += 1.0
             if self._since < st.refresh_every:
                 # A(x') = (1 − γ)(A(x) + γ/(1 − γ) x_a x_aᵀ): Sherman–Morrison, then rescale.
                 xa = self.X[z]
@@ -168,8 +226,16 @@ class FrankWolfeSampling(GLRIdentifier):
                 self._reset_inverse()
         else:
             x += gamma * z
-            self._sumz += z
+            if self.tracking == "vertices":
+                self._sumz += z
             self._reset_inverse()
+        if self.tracking == "iterates":
+            self._sumz += x  # Σ_{s ≤ t+1} x(s)
+        if self.tracking == "ratio":  # the code's argmax x_a(t + 1)/(N_a(t)/t)
+            share = st.counts / t
+            with np.errstate(divide="ignore", invalid="ignore"):  # unpulled: x_a/0 = ∞ (or 0)
+                ratio = np.where(share > 0, x / share, np.where(x > 0, np.inf, 0.0))
+            return int(ratio.argmax())
         return int((st.counts - self._sumz).argmin())
 
     @property

@@ -17,6 +17,9 @@ from ..registry import register_policy
 from .alba import ALBA
 from .fw_sampling import FrankWolfeSampling
 from .g_bai import GBAI, gbai_lockstep
+from .k_armed.eb_tc import EBTC
+from .k_armed.lucb import KLLUCB, LUCB
+from .k_armed.track_and_stop import KArmedTrackAndStop
 from .lingame import LinGame
 from .lingape import LinGapE
 from .od_linbai import ODLinBAI
@@ -32,10 +35,14 @@ from .xy import XYAdaptive, XYOracle, XYStatic
 
 __all__ = [
     "alba",
+    "eb_tc",
     "fw_sampling",
     "g_bai",
+    "k_armed_track_and_stop",
+    "kl_lucb",
     "lingame",
     "lingape",
+    "lucb",
     "mixed_peace",
     "od_linbai",
     "p1_peace",
@@ -213,11 +220,12 @@ def od_linbai(env: Environment, rng: np.random.Generator, *, horizon: int | None
 def top_two_thompson(env: Environment, rng: np.random.Generator, *,
                      horizon: int | None = None, delta: float = 0.05, beta: float = 0.5,
                      posterior: str = "beta", threshold: str = "theory", sigma: float = 1.0,
-                     max_redraws: int = 1_000) -> TopTwoThompson:
+                     max_redraws: int = 1_000, prior: tuple[float, float] = (1.0, 1.0)
+                     ) -> TopTwoThompson:
     """Top-two Thompson sampling (Russo 2016) with Chernoff stopping at log(2t(K-1)/delta)."""
     return TopTwoThompson(env.n_arms, rng, delta=delta, beta=beta, posterior=posterior,
                           threshold=threshold, sigma=sigma, max_redraws=max_redraws,
-                          horizon=horizon)
+                          prior=prior, horizon=horizon)
 
 
 # --- asymptotically optimal fixed-confidence identifiers (GLR stopping; no θ needed, so they
@@ -234,13 +242,56 @@ def track_and_stop(env: Environment, rng: np.random.Generator, *, horizon: int |
 
 @register_policy("FrankWolfeSampling")
 def fw_sampling(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
-                delta: float = 0.05, threshold: str = "paper") -> FrankWolfeSampling:
+                delta: float = 0.05, threshold: str = "paper", tracking: str = "vertices",
+                step: str = "t+1", forced: str = "sqrt", start: str = "spanning"
+                ) -> FrankWolfeSampling:
     """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021); GLR stop, "paper"/"heuristic"."""
-    return FrankWolfeSampling(*_arms_items(env, "FrankWolfeSampling"), delta, threshold=threshold)
+    return FrankWolfeSampling(*_arms_items(env, "FrankWolfeSampling"), delta,
+                              threshold=threshold, tracking=tracking, step=step, forced=forced,
+                              start=start)
 
 
 @register_policy("LinGame")
 def lingame(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
             delta: float = 0.05, threshold: str = "paper") -> LinGame:
-    """LinGame (Degenne, Ménard, Shang & Valko 2020); GLR stop, "paper"/"heuristic"."""
+    """LinGame (Degenne, Ménard, Shang & Valko 2020); GLR stop, Jedra-Proutière's/"heuristic"."""
     return LinGame(*_arms_items(env, "LinGame"), delta, threshold=threshold)
+
+
+# --- K-armed fixed-confidence identifiers (issue 28 §3): no arm features needed --------------
+
+@register_policy("KArmedTrackAndStop")
+def k_armed_track_and_stop(env: Environment, rng: np.random.Generator, *,
+                           horizon: int | None = None, delta: float = 0.05,
+                           tracking: str = "D", model: str = "bernoulli", sigma: float = 1.0,
+                           threshold: str = "theory") -> KArmedTrackAndStop:
+    """Track-and-Stop for K arms (Garivier & Kaufmann 2016), D/C-tracking, Chernoff stop."""
+    return KArmedTrackAndStop(env.n_arms, delta, tracking=tracking, model=model, sigma=sigma,
+                              threshold=threshold, horizon=horizon)
+
+
+@register_policy("EBTC")
+def eb_tc(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+          delta: float = 0.05, epsilon0: float = 0.1, beta: float = 0.5,
+          sigma: float | None = None, threshold: str = "theory") -> EBTC:
+    """EB-TCε₀ (Jourdan, Degenne & Kaufmann 2023); σ: the env's, else 1/2 (rewards in [0, 1])."""
+    if sigma is None:
+        sigma = float(getattr(env, "sigma", 0.5))
+    return EBTC(env.n_arms, delta, epsilon0=epsilon0, beta=beta, sigma=sigma,
+                threshold=threshold, horizon=horizon)
+
+
+@register_policy("LUCB")
+def lucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+         delta: float = 0.05, epsilon: float = 0.0) -> LUCB:
+    """LUCB1 (Kalyanakrishnan et al. 2012), rewards in [0, 1]."""
+    return LUCB(env.n_arms, delta, epsilon=epsilon, horizon=horizon)
+
+
+@register_policy("KLLUCB")
+def kl_lucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+            delta: float = 0.05, epsilon: float = 0.0, threshold: str = "paper",
+            model: str = "bernoulli", sigma: float = 1.0) -> KLLUCB:
+    """KL-LUCB (Kaufmann & Kalyanakrishnan 2013), β = log(405.5 K t^1.1/δ)."""
+    return KLLUCB(env.n_arms, delta, epsilon=epsilon, threshold=threshold, model=model,
+                  sigma=sigma, horizon=horizon)

@@ -31,13 +31,13 @@ driver when :func:`banditkit.jit.available`, never on the CLI's start-up path.
 
 from __future__ import annotations
 
-import ctypes
 import math
 from collections.abc import Callable
-from functools import cache
 
 import numpy as np
 
+from ..estimation.beta_kernels import gamma_attempt_scalar as _gamma_attempt
+from ..estimation.beta_kernels import scipy_functions
 from ..jit import njit
 from .index_policy import IndexPolicy
 from .kl_ucb import _BELOW_ONE, KLUCB, NEWTON_STEPS
@@ -125,19 +125,6 @@ def index_trial(noise: np.random.Generator, gaussian: bool, means: np.ndarray,
 
 
 @njit
-def _gamma_attempt(alpha: float, u_normal: float, u_accept: float,
-                   ndtri: Callable) -> tuple[float, bool]:
-    """:func:`~banditkit.policies.thompson._gamma_attempt` for one shape α ≥ 1."""
-    d = alpha - 1.0 / 3.0
-    c = 1.0 / math.sqrt(9.0 * d)
-    x = ndtri(u_normal, 0)
-    v = math.pow(1.0 + c * x, 3.0)  # numpy's ** 3 calls pow (not v·v·v)
-    if not v > 0:
-        return d * v, False
-    return d * v, math.log(u_accept) < 0.5 * x * x + d - d * v + d * math.log(v)
-
-
-@njit
 def thompson_trial(noise: np.random.Generator, xi: np.random.Generator, gaussian: bool,
                    means: np.ndarray, thresholds: np.ndarray, below: np.ndarray,
                    noise_sigma: float, horizon: int, beta: bool, a0: float, b0: float,
@@ -178,35 +165,6 @@ def thompson_trial(noise: np.random.Generator, xi: np.random.Generator, gaussian
         pulls[arm] += 1.0
         sums[arm] += r
         arms[t] = arm
-
-
-def _cython_special(name: str, signature: bytes, restype: type, *argtypes: type) -> Callable:
-    """scipy's compiled ``name`` from ``scipy.special.cython_special`` (the C function its ufunc
-    calls) as a ctypes function, after checking its C signature."""
-    from scipy.special import cython_special
-
-    capsule = cython_special.__pyx_capi__[name]  # type: ignore[attr-defined]
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    found = get_name(capsule)
-    if found != signature:
-        raise RuntimeError(f"scipy.special.cython_special.{name} has signature {found!r}, "
-                           f"expected {signature!r}")
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
-                                                                 ctypes.c_char_p]
-    return ctypes.CFUNCTYPE(restype, *argtypes)(get_pointer(capsule, found))
-
-
-@cache
-def scipy_functions() -> tuple[Callable, Callable]:
-    """(ndtri, betaincinv) of scipy as C function pointers ``f(..., 0)`` (the trailing 0 is
-    Cython's skip-dispatch flag), callable from the kernels compiled or not."""
-    d, i = ctypes.c_double, ctypes.c_int
-    return (_cython_special("ndtri", b"double (double, int __pyx_skip_dispatch)", d, d, i),
-            _cython_special("__pyx_fuse_0betaincinv",
-                            b"double (double, double, double, int __pyx_skip_dispatch)",
-                            d, d, d, d, i))
 
 
 #: ``kernel(noise, xi, gaussian, means, thresholds, below, noise_sigma, horizon, arms, pulls,

@@ -34,7 +34,6 @@ so with a figure's 20 trials the numpy path is 7-18x a C loop, the compiled one 
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -44,6 +43,7 @@ from .. import jit
 from ..engines import Engine
 from ..envs.base import Environment
 from ..envs.multi_armed import BernoulliBandit, GaussianBandit
+from ..envs.multi_armed import bernoulli_rule as _bernoulli_rule
 from ..protocol import Batch, DecisionLog
 from ..rng import SeedLike, as_generator
 from ..simulate import default_checkpoints, simulate
@@ -55,16 +55,6 @@ __all__ = ["index_engine", "index_lockstep", "index_trials"]
 
 _BLOCK = 4096  # rounds of noise pre-drawn per trial at a time
 _XI_BLOCK = 262_144  # ξ values pre-drawn per trial at a time (2 MB), whole rounds
-
-
-def _bernoulli_rule(mu: float) -> tuple[float, bool]:
-    """(threshold, above) such that numpy's binomial(1, μ) from uniform U is
-    ``U > threshold`` if ``above`` else ``U <= threshold`` (its inversion algorithm)."""
-    if mu <= 0.5:
-        return math.exp(math.log(1.0 - mu)), True
-    p = 1.0 - mu        # numpy inverts the complement and returns 1 − X
-    q = 1.0 - p
-    return math.exp(math.log(q)), False
 
 
 class _Noise:

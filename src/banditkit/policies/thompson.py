@@ -20,53 +20,26 @@ uniforms and draws each Beta as G_a/(G_a + G_b) with one Marsaglia–Tsang (2000
 Gamma (the normal by inversion, ``scipy.special.ndtri``); when either attempt is rejected (under
 5% of arms at the prior, far fewer once data accrue) it inverts the Beta CDF at the fifth
 uniform. Conditionally on acceptance a Marsaglia–Tsang draw is exactly Gamma-distributed, and
-the fallback is exact and independent, so every θ_k is an exact Beta draw.
+the fallback is exact and independent, so every θ_k is an exact Beta draw. Priors below 1
+(Jeffreys' Beta(½, ½)) are allowed: a shape below 1 always takes the exact fallback
+(:mod:`banditkit.estimation.beta_draws`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..estimation.beta_draws import BETA_UNIFORMS, beta_from_uniforms
+from ..estimation.beta_draws import gamma_attempt as _gamma_attempt  # noqa: F401 (tests)
 from ..estimation.posteriors import bounded_reward_range, check_prior
 from ..validation import check_positive
 from .index_policy import IndexPolicy
 
-__all__ = ["ThompsonSampling", "beta_from_uniforms", "check_prior", "posterior_draws"]
+__all__ = ["BETA_UNIFORMS", "ThompsonSampling", "beta_from_uniforms", "check_prior",
+           "posterior_draws"]
 
-#: Uniforms read per arm per Beta draw: normal and accept for G_a, the same for G_b, fallback.
-BETA_UNIFORMS = 5
-
-
-def _gamma_attempt(alpha: np.ndarray, u_normal: np.ndarray, u_accept: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """One Marsaglia–Tsang attempt for Gamma(α), α ≥ 1: (value, accepted)."""
-    from scipy.special import ndtri  # here, not at import: the CLI's start-up stays light
-
-    d = alpha - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
-    x = ndtri(u_normal)
-    v = (1.0 + c * x) ** 3
-    positive = v > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_v = np.log(np.where(positive, v, 1.0))
-        accept = positive & (np.log(u_accept) < 0.5 * x * x + d - d * v + d * log_v)
-    return d * v, accept
-
-
-def beta_from_uniforms(a: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Exact Beta(a, b) draws (a, b ≥ 1, shape (..., K)) from 5K uniforms ``u`` (..., 5K)."""
-    K = a.shape[-1]
-    ga, ok_a = _gamma_attempt(a, u[..., :K], u[..., K:2 * K])
-    gb, ok_b = _gamma_attempt(b, u[..., 2 * K:3 * K], u[..., 3 * K:4 * K])
-    ok = ok_a & ok_b
-    with np.errstate(divide="ignore", invalid="ignore"):
-        theta = np.where(ok, ga / (ga + gb), 0.0)
-    if not ok.all():
-        miss = ~ok
-        from scipy.special import betaincinv
-
-        theta[miss] = betaincinv(a[miss], b[miss], u[..., 4 * K:][miss])
-    return theta
+# the Beta sampler lives in estimation/beta_draws.py (top-two Thompson sampling draws its Betas
+# the same way); its names stay importable from here
 
 
 def posterior_draws(posterior: str, pulls: np.ndarray, sums: np.ndarray, xi: np.ndarray, *,
@@ -92,7 +65,7 @@ class ThompsonSampling(IndexPolicy):
     posterior : {"beta", "gaussian"}
         Beta-Bernoulli (Agrawal & Goyal 2012, the default) or Gaussian (Agrawal & Goyal 2013).
     prior : (a0, b0)
-        Beta prior, both ≥ 1 (the sampler's Gamma attempts need shape ≥ 1); (1, 1) uniform.
+        Beta prior, both > 0; (1, 1) uniform (Agrawal & Goyal 2012), (½, ½) Jeffreys'.
     sigma : float
         Posterior scale of the Gaussian form (1 for rewards in [0, 1], as Agrawal & Goyal).
     horizon : int, optional

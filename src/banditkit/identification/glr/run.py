@@ -48,6 +48,7 @@ def kernel_eligible(alg: Algorithm, env: Environment, horizon: int | None) -> bo
     """Whether the compiled driver runs this pair: a fresh Track-and-Stop, FWS or LinGame (their
     own classes, not subclasses) on a Gaussian :class:`LinearBandit` with the same arms."""
     return (type(alg) in (LinearTrackAndStop, FrankWolfeSampling, LinGame)
+            and (type(alg) is not FrankWolfeSampling or alg.default_choices)
             and type(env) is LinearBandit
             and env.noise == "gaussian" and alg.n_arms == env.n_arms and alg.t == 0
             and not alg.stopped and (horizon is None or horizon > alg.d))

@@ -18,6 +18,9 @@ between an agent choosing a distribution w over arms and nature choosing an alte
 * **tracking**: C-tracking of Σ_s w_s (a_t = argmin_a N_a(t) − Σ_{s ≤ t} w_{s,a}, ties to the
   lowest index).
 
+The stopping rule's ``threshold="paper"`` is Jedra & Proutière's (2020, Prop. 2), shared by the
+GLR identifiers of :mod:`.linear_glr`, not Degenne et al.'s own threshold (see the class).
+
 No forced exploration (optimism explores) and no optimisation problem is solved: a round costs a
 few d × d products. Deterministic (no internal randomness).
 """
@@ -112,8 +115,13 @@ class LinGame(GLRIdentifier):
         Arms (spanning R^d), items (distinct rows; ``None`` for Z = X), confidence δ ∈ (0, 1).
     threshold : {"paper", "heuristic"}
         β(t, δ) of the GLR stopping rule (:mod:`~banditkit.identification.linear_glr`):
-        ``"paper"`` (default) the δ-correct threshold, ``"heuristic"`` log((1 + log t)/δ) as in
-        Degenne et al.'s experiments.
+        ``"paper"`` (default) is **Jedra & Proutière's** δ-correct threshold (NeurIPS 2020,
+        Proposition 2, shared with Track-and-Stop and FWS), *not* the one Degenne et al. state
+        for LinGame (their stopping threshold, from a self-normalised bound of their own, is
+        not implemented here: its text could not be read, see docs/rage.md); both are
+        δ-correct, so LinGame with ``"paper"`` is δ-correct, but its stopping times are those
+        of this threshold. ``"heuristic"`` is log((1 + log t)/δ), as in Degenne et al.'s
+        experiments (and their public code, ``LinBAI.jl``).
     u, c, sigma, refresh_every
         As for :class:`~banditkit.identification.track_and_stop.LinearTrackAndStop`.
 
