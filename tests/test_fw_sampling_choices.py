@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from banditkit.identification.linear_glr_run import kernel_eligible, simulate_fw_sampling
 
 from banditkit.envs.instances.rage import soare
 from banditkit.identification.fw_sampling import FrankWolfeSampling
-from banditkit.identification.linear_glr_run import kernel_eligible, simulate_fw_sampling
 from banditkit.rng import as_generator
 
 ENV = soare(d=3, omega=0.1)
