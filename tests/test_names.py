@@ -49,7 +49,7 @@ def test_an_experiment_stored_under_an_old_name_reopens(tmp_path):
     path = tmp_path / "old.sqlite"
     with pytest.warns(DeprecationWarning):
         with Experiment.create(path, algorithm="LinTS", arms=features, seed=1,
-                               horizon=200) as exp:
+                               horizon=200, overflow="off") as exp:
             assert exp.status().params["v"] == 1.0  # the live default of LinearThompson
             first = exp.assign(1)
     with pytest.warns(DeprecationWarning), Experiment.open(path) as exp:

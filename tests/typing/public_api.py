@@ -13,11 +13,13 @@ from banditkit import (
     Algorithm,
     Batch,
     DecisionLog,
+    Engine,
     Experiment,
     ExperimentError,
     Trial,
     __version__,
     simulate,
+    simulate_trials,
 )
 from banditkit.envs import BernoulliBandit
 from banditkit.policies import UCB1, ReplicableElimination
@@ -33,6 +35,15 @@ def simulation() -> tuple[float, npt.NDArray[np.int64]]:
     assert log.same_as(trial.decisions) in (True, False)
     assert trial.final_regret is not None  # None only for an identifier's trial
     return trial.final_regret, trial.counts
+
+
+def many_trials() -> list[float]:
+    env = BernoulliBandit([0.44, 0.47, 0.50])
+    trials: list[Trial] = simulate_trials(lambda e, xi: UCB1(e.n_arms), env, n_trials=4,
+                                          seed=0, horizon=1_000)
+    engine: Engine | None = UCB1(env.n_arms).engine(env, 1_000)
+    assert engine is None or engine.name != ""
+    return [t.final_regret or 0.0 for t in trials]
 
 
 def live_test(rates: dict[str, float]) -> str:

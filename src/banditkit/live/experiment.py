@@ -244,6 +244,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         who : str
             Who creates it, for the audit log (:meth:`audit`).
 
+        Notes
+        -----
         A horizon smaller than the algorithm's first batch is accepted with a warning (kept
         with the experiment and shown first by :meth:`status`): the batch is cut to its
         first pulls, which may not reach every arm.
@@ -364,6 +366,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         clock : callable, optional
             As for :meth:`create` (default :func:`time.time`).
 
+        Notes
+        -----
         An experiment of format 5 (before outcome windows) opened for writing is brought to
         format 6 in one transaction: its data unchanged, no outcome window (its units wait
         until recorded or expired, as before), the resolved prefix built from its units.

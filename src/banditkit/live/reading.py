@@ -91,6 +91,8 @@ class Reading:
             outcome windows — valid only when whether an outcome has arrived does not depend on
             its value.
 
+        Notes
+        -----
         On an experiment opened for writing, status first resolves the units whose outcome
         window closed (:mod:`banditkit.live.outcome_window`); read-only, it says how many
         await the next call that writes.
