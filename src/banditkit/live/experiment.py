@@ -60,6 +60,7 @@ from .statistics import (
 )
 from .status import ExperimentStatus
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
+from .verdict_spec import VerdictSpec, check_verdicts, spec_from_meta
 from .verify import Verification
 
 __all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
@@ -111,6 +112,7 @@ class Experiment(Pausing, Reading, Verification):
             self.control: str = str(meta.get("control", self.arm_names[0]))
             self.guardrails: list[Guardrail] = check_guardrails(meta.get("guardrails"))
             self.guardrail_alpha: float = float(meta.get("guardrail_alpha", 0.05))
+            self._verdict_meta = meta
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
@@ -132,7 +134,9 @@ class Experiment(Pausing, Reading, Verification):
                seed: int, horizon: int | None = None, params: Mapping[str, Any] | None = None,
                thresholds: Sequence[float] | None = None, order: str = "shuffled",
                control: str | None = None, guardrails: Sequence[Mapping[str, Any]] | None = None,
-               guardrail_alpha: float = 0.05) -> Experiment:
+               guardrail_alpha: float = 0.05, reward_type: str | None = None,
+               reward_range: Sequence[float] | None = None,
+               verdicts: Mapping[str, Any] | None = None) -> Experiment:
         """Create a new experiment: an SQLite file at ``path``, or experiment ``name`` in the
         PostgreSQL database at a ``postgresql://`` URL (:mod:`banditkit.live.store`).
 
@@ -185,6 +189,18 @@ class Experiment(Pausing, Reading, Verification):
         guardrail_alpha : float
             The probability, over all guardrails, arms and looks together, that a guardrail
             which holds in truth ever pauses the experiment; in (0, 1).
+        reward_type : {"binary", "bounded", "continuous"}, optional
+            What the rewards are, for the statistics of :meth:`status`, independently of the
+            algorithm (:mod:`banditkit.live.verdict_spec`); default: ``"bounded"`` on the
+            algorithm's reward range, or ``"continuous"`` when it declares none. ``record``
+            refuses a reward that is not 0/1 (binary) or outside ``reward_range`` (bounded).
+        reward_range : (lo, hi), optional
+            The rewards' bounds, with ``reward_type="bounded"``.
+        verdicts : dict, optional
+            ``sequence`` (``"exact"`` default for bounded rewards, ``"asymptotic"``,
+            ``"msprt"``), ``tune_n`` (units per arm where the sequences are narrowest,
+            10,000), ``tau`` (the mSPRT's mixture s.d., required with ``"msprt"``),
+            ``control_share`` (share of α on the control's own sequence, 0.1).
         """
         from .. import __version__  # the package imports this module first
 
@@ -211,6 +227,9 @@ class Experiment(Pausing, Reading, Verification):
                                   f"{control!r}")
         rails = check_guardrails(guardrails)
         guardrail_alpha = check_alpha(guardrail_alpha, "guardrail_alpha")
+        # the declared rewards need the algorithm's range only for their default: checked
+        # once here against a None range (names every rule), again below against the range
+        check_verdicts(reward_type, reward_range, verdicts, (0.0, 1.0))
         params = dict(params or {})
         try:
             json.dumps(params, allow_nan=False)
@@ -245,6 +264,8 @@ class Experiment(Pausing, Reading, Verification):
         # input (or arms the algorithm cannot work with) creates no file
         first = cls._build(meta, LiveArms(len(names), X, thresholds))
         _next_batch(first, algorithm)
+        meta["verdicts"] = check_verdicts(reward_type, reward_range, verdicts,
+                                          first.reward_range).as_json()
         if X is not None:
             try:  # features an algorithm never reads would be silently dropped: refuse them
                 cls._build(meta, LiveArms(len(names), None, thresholds))
@@ -790,6 +811,7 @@ class Experiment(Pausing, Reading, Verification):
             algorithm = self._algorithm
             assert algorithm is not None
             self._check_range(ids, values, algorithm.reward_range, "reward")
+            self._check_declared(ids, values)
             if cost_values is not None:
                 for j in range(cost_values.shape[1]):
                     self._check_range(ids, cost_values[:, j], algorithm.cost_range, "cost")
@@ -866,6 +888,24 @@ class Experiment(Pausing, Reading, Verification):
         if not np.isfinite(values).all():
             raise ExperimentError("costs must be finite")
         return values
+
+    @property
+    def verdict_spec(self) -> VerdictSpec:
+        """The declared rewards and sequences (:mod:`banditkit.live.verdict_spec`)."""
+        algorithm_range = None if self._algorithm is None else self._algorithm.reward_range
+        return spec_from_meta(self._verdict_meta, algorithm_range)
+
+    def _check_declared(self, ids: np.ndarray, values: np.ndarray) -> None:
+        """Rewards against the declared ``reward_type`` (0/1, or in ``reward_range``)."""
+        spec = self.verdict_spec
+        if spec.reward_type == "binary":
+            bad = np.flatnonzero((values != 0) & (values != 1))
+            if bad.size:
+                i = int(bad[0])
+                raise ExperimentError(f"rewards must be 0 or 1 (reward_type='binary'): unit "
+                                      f"{int(ids[i])} got {values[i]:g}")
+        elif spec.reward_type == "bounded":
+            self._check_range(ids, values, spec.reward_range, "reward")
 
     @staticmethod
     def _check_range(ids: np.ndarray, values: np.ndarray,

@@ -97,7 +97,8 @@ class Reading:
                 info=dict(algorithm.info), intervals=intervals, alpha=alpha,
                 control=self.control, warnings=warnings,
                 interval_note=describe(intervals, alpha, len(self.arm_names),
-                                       algorithm.reward_range),
+                                       algorithm.reward_range, self.verdict_spec),
+                verdicts=self.verdict_spec.as_json(),
                 leader=None if arm is None else self.arm_names[arm], reason=reason,
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
@@ -138,7 +139,8 @@ class Reading:
             binary[arm] = non_binary == 0
         sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
-                          alpha=alpha, control=self.arm_names.index(self.control))
+                          alpha=alpha, control=self.arm_names.index(self.control),
+                          spec=self.verdict_spec)
         active = getattr(algorithm, "active", None)
         if active is not None:
             flags = np.zeros(K, dtype=bool)

@@ -73,8 +73,10 @@ class ExperimentStatus:
     paused : str or None
         Why ``assign`` hands out nothing (the breaches not yet resumed), or ``None``.
     reward_range : (float, float) or None
-        The rewards' range the algorithm assumes (and the anytime intervals need); ``None``
-        when it declares none.
+        The rewards' range the algorithm assumes; ``None`` when it declares none.
+    verdicts : dict
+        The declared reward type and range and the sequences the verdicts use
+        (:class:`banditkit.live.verdict_spec.VerdictSpec`, as stored).
     """
 
     arms: pd.DataFrame
@@ -99,6 +101,7 @@ class ExperimentStatus:
     live_defaults: list = field(default_factory=list)
     guardrails: pd.DataFrame = field(default_factory=pd.DataFrame)
     paused: str | None = None
+    verdicts: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
         state = ("finished" if self.finished else
