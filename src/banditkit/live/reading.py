@@ -6,7 +6,8 @@ methods use its store, algorithm and arms)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from .statistics import (
 )
 from .status import ExperimentStatus
 from .store import CHUNK, Connection
+from .verdict_spec import VerdictSpec, check_verdicts
 
 __all__ = ["Reading"]
 
@@ -34,7 +36,8 @@ __all__ = ["Reading"]
 class Reading:
     """Methods of :class:`banditkit.Experiment` (see the module docstring)."""
 
-    def status(self, intervals: str = "anytime", alpha: float = 0.05) -> ExperimentStatus:
+    def status(self, intervals: str = "anytime", alpha: float = 0.05,
+               verdicts: Mapping[str, Any] | None = None) -> ExperimentStatus:
         """Per-arm counts, means, intervals, differences to the control, warnings, and where the
         algorithm stands.
 
@@ -47,9 +50,20 @@ class Reading:
             only for one look decided in advance (:mod:`banditkit.live.statistics`).
         alpha : float
             Error probability, in (0, 1); also that of the missing-outcome check.
+        verdicts : dict, optional
+            Show this look with other sequence options than the stored ones (keys of
+            ``Experiment.create(verdicts=...)``, e.g. ``{"sequence": "msprt", "tau": 0.01}``),
+            on the same data: to compare methods, not to pick the one that decides (choosing
+            among several after seeing them spends α once per method tried).
         """
         intervals = check_intervals(intervals)
         alpha = check_alpha(alpha)
+        spec = self.verdict_spec
+        if verdicts is not None:
+            spec = check_verdicts(spec.reward_type, spec.reward_range,
+                                  {**{k: v for k, v in spec.as_json().items()
+                                      if k in ("tune_n", "control_share")}, **dict(verdicts)}
+                                  if isinstance(verdicts, Mapping) else verdicts, None)
         with self._transaction() as conn:
             algorithm = self._algorithm
             assert algorithm is not None
@@ -65,7 +79,7 @@ class Reading:
                     "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-            frame = self._arm_table(rows, algorithm, intervals, alpha)
+            frame = self._arm_table(rows, algorithm, intervals, alpha, spec)
             warnings = self._missing_outcomes(conn, alpha)
             rails, paused = self._guardrail_frame(conn), self._paused(conn)
             m = self._problem.n_costs
@@ -97,8 +111,8 @@ class Reading:
                 info=dict(algorithm.info), intervals=intervals, alpha=alpha,
                 control=self.control, warnings=warnings,
                 interval_note=describe(intervals, alpha, len(self.arm_names),
-                                       algorithm.reward_range, self.verdict_spec),
-                verdicts=self.verdict_spec.as_json(),
+                                       algorithm.reward_range, spec),
+                verdicts=spec.as_json(),
                 leader=None if arm is None else self.arm_names[arm], reason=reason,
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
@@ -124,7 +138,7 @@ class Reading:
         return pd.DataFrame(rows, columns=columns)
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
-                   alpha: float) -> pd.DataFrame:
+                   alpha: float, spec: VerdictSpec) -> pd.DataFrame:
         """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
         (count, sum, sum of squares, and whether any reward is other than 0/1): O(K) Python
         work however many units."""
@@ -140,7 +154,7 @@ class Reading:
         sums = ArmSums(counts[:, 0], counts[:, 1], totals[:, 0], totals[:, 1], binary)
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
                           alpha=alpha, control=self.arm_names.index(self.control),
-                          spec=self.verdict_spec)
+                          spec=spec)
         active = getattr(algorithm, "active", None)
         if active is not None:
             flags = np.zeros(K, dtype=bool)

@@ -15,6 +15,7 @@ from ..rng import SeedLike
 from ..trial import Trial
 from .batched_elimination import BatchedElimination
 from .batched_thompson import BatchedThompson
+from .fixed_allocation import FixedAllocation
 from .kl_ucb import KLUCB
 from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
 from .sequential_lockstep import index_lockstep
@@ -25,6 +26,7 @@ from .ucb_lockstep import ucb1_lockstep
 __all__ = [
     "batched_elimination",
     "batched_thompson",
+    "fixed_allocation",
     "kl_ucb",
     "klucb_lockstep",
     "replicable_batched_elimination",
@@ -153,3 +155,13 @@ def batched_thompson(env: Environment, rng: np.random.Generator, *,
     return BatchedThompson(env.n_arms, rng, batch_size=batch_size, min_share=min_share,
                            posterior=posterior, draws=draws, prior=prior, sigma=sigma,
                            horizon=horizon, reward_range=reward_range)
+
+
+@register_policy("FixedAllocation")
+def fixed_allocation(env: Environment, rng: np.random.Generator, *,
+                     horizon: int | None = None, weights: Sequence[float] | None = None,
+                     batch_size: int = 1000,
+                     reward_range: tuple[float, float] | None = None) -> FixedAllocation:
+    """A fixed-split A/B/n test: batches split by fixed weights (default equal)."""
+    return FixedAllocation(env.n_arms, weights=weights, batch_size=batch_size, horizon=horizon,
+                           reward_range=reward_range)

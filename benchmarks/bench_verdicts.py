@@ -1,0 +1,188 @@
+"""How fast do live verdicts come, through :class:`banditkit.Experiment` itself?
+
+    .venv/bin/python benchmarks/bench_verdicts.py speed [--runs 300] [--seed 0] [--reward binary]
+    .venv/bin/python benchmarks/bench_verdicts.py revenue [--runs 100] [--seed 0]
+    .venv/bin/python benchmarks/bench_verdicts.py plan [--runs 300] [--seed 0]
+
+**speed** (issue 23, "What it must show"): a 50/50 ``FixedAllocation`` test, control 0.10 against
+0.11 (``--reward binary``: 0/1 rewards; ``--reward beta``: Beta rewards with those means and
+concentration 10, a bounded metric), a fresh SQLite file per run, ``status()`` after every look
+(a look every ``--step`` = 500 units per arm). At each look three statuses of the same file are
+read: the stored default (``sequence="exact"``), and with ``verdicts={"sequence": "asymptotic"}``
+and ``{"sequence": "msprt", "tau": --tau}``: the three methods see the same reward streams at
+the same looks. A run stops once all three said ``better`` (or at ``--cap`` units per arm). The
+units per arm at the first ``better`` are reported (median, 80th percentile, runs undecided at
+the cap), and the width of each method's difference interval at ``--width-at`` units per arm
+against the fixed-n interval of the same status (``intervals="fixed"``).
+
+**revenue**: revenue per visitor, zero-inflated lognormal (5% of visitors buy; a purchase is
+lognormal(3.5, 1), about $54), the treatment lifting the purchase value by 10% (the mean per
+visitor from $2.73 to $3.00). ``reward_type="continuous"``: the asymptotic sequence; units to
+``better`` against the fixed-n sample size at 80% power.
+
+**plan**: :func:`banditkit.live.plan.plan` (its own simulation on sums) against the units the
+speed runs took through ``Experiment``.
+
+Numbers come from a shared, loaded machine; every run is seeded (``--seed``), so the units are
+reproducible exactly; timings are not reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+
+from banditkit import Experiment
+from banditkit.rng import stream
+
+METHODS = ("exact", "asymptotic", "msprt")
+
+
+@dataclass(frozen=True)
+class Speed:
+    """Per run and method, units per arm at the first ``better`` (inf: not by the cap), and the
+    median width ratio to fixed-n at ``width_at`` units per arm."""
+
+    units: dict[str, np.ndarray]
+    width_ratio: dict[str, float]
+    runs: int
+
+
+def _rewards(rng: np.random.Generator, arm: np.ndarray, means: tuple[float, float],
+             reward: str) -> np.ndarray:
+    mu = np.where(arm == 1, means[1], means[0])
+    if reward == "binary":
+        return (rng.random(arm.size) < mu).astype(float)
+    if reward == "beta":  # Beta(mu*c, (1-mu)*c), concentration c = 10: variance mu(1-mu)/11
+        return rng.beta(mu * 10.0, (1.0 - mu) * 10.0)
+    if reward == "revenue":  # mu here: the lift factor of the purchase value per arm
+        buy = rng.random(arm.size) < 0.05
+        return np.where(buy, rng.lognormal(3.5, 1.0, arm.size) * mu, 0.0)
+    raise ValueError(reward)
+
+
+def one_run(path: Path, seed: int, run: int, *, means: tuple[float, float], reward: str,
+            step: int, cap: int, tau: float, tune_n: float, width_at: int,
+            methods: tuple[str, ...] = METHODS) -> tuple[dict[str, float], dict[str, float]]:
+    """One experiment: units per arm at each method's first ``better`` and width ratios."""
+    rng = stream(seed, "verdicts", run)
+    kind = {"binary": "binary", "beta": "bounded", "revenue": "continuous"}[reward]
+    options = {"exact": None, "asymptotic": {"sequence": "asymptotic"},
+               "msprt": {"sequence": "msprt", "tau": tau}}
+    first = {m: math.inf for m in methods}
+    widths: dict[str, float] = {}
+    with Experiment.create(path, algorithm="FixedAllocation", arms=["control", "treatment"],
+                           seed=run, params={"batch_size": 2 * step}, reward_type=kind,
+                           reward_range=(0.0, 1.0) if kind == "bounded" else None,
+                           verdicts={"tune_n": tune_n,
+                                     "sequence": "asymptotic" if kind == "continuous"
+                                     else "exact"}) as exp:
+        per_arm = 0
+        while per_arm < cap and (any(math.isinf(v) for v in first.values())
+                                 or per_arm < width_at):
+            got = exp.assign(2 * step)
+            arm = (got["arm"] == "treatment").to_numpy().astype(int)
+            exp.record(got["unit"], _rewards(rng, arm, means, reward))
+            per_arm += step
+            for m in methods:
+                if math.isinf(first[m]) or per_arm == width_at:
+                    row = exp.status(verdicts=options[m]).arms.loc["treatment"]
+                    if row["verdict"] == "better" and math.isinf(first[m]):
+                        first[m] = per_arm
+                    if per_arm == width_at:
+                        widths[m] = float(row["diff_high"] - row["diff_low"])
+            if per_arm == width_at:
+                fixed = exp.status(intervals="fixed").arms.loc["treatment"]
+                fixed_width = float(fixed["diff_high"] - fixed["diff_low"])
+                widths = {m: w / fixed_width for m, w in widths.items()}
+    return first, widths
+
+
+def speed(runs: int, seed: int, *, means: tuple[float, float] = (0.10, 0.11),
+          reward: str = "binary", step: int = 500, cap: int = 80_000, tau: float = 0.01,
+          tune_n: float = 10_000, width_at: int = 20_000,
+          methods: tuple[str, ...] = METHODS) -> Speed:
+    units = {m: np.full(runs, math.inf) for m in methods}
+    ratios: dict[str, list[float]] = {m: [] for m in methods}
+    with tempfile.TemporaryDirectory() as folder:
+        for r in range(runs):
+            first, widths = one_run(Path(folder) / f"run{r}.sqlite", seed, r, means=means,
+                                    reward=reward, step=step, cap=cap, tau=tau, tune_n=tune_n,
+                                    width_at=width_at, methods=methods)
+            for m in methods:
+                units[m][r] = first[m]
+                if m in widths:
+                    ratios[m].append(widths[m])
+    return Speed(units, {m: float(np.median(v)) if v else math.nan
+                         for m, v in ratios.items()}, runs)
+
+
+def fixed_n(sd_per_arm: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Units per arm of a two-sided fixed-horizon z-test with this power."""
+    z = NormalDist().inv_cdf
+    return (z(1 - alpha / 2) + z(power)) ** 2 * 2 * sd_per_arm ** 2 / delta ** 2
+
+
+def summary(result: Speed) -> dict:
+    out = {}
+    for m, u in result.units.items():
+        out[m] = {"median": float(np.median(u)), "p80": float(np.percentile(u, 80)),
+                  "mean_decided": float(u[np.isfinite(u)].mean()) if np.isfinite(u).any()
+                  else math.nan, "undecided": int(np.isinf(u).sum()),
+                  "width_ratio": result.width_ratio.get(m)}
+    if "msprt" in out:
+        for m in out:
+            out[m]["median_vs_msprt"] = out[m]["median"] / out["msprt"]["median"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("what", choices=["speed", "revenue", "plan"])
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reward", choices=["binary", "beta"], default="binary")
+    parser.add_argument("--step", type=int, default=500)
+    parser.add_argument("--cap", type=int, default=80_000)
+    parser.add_argument("--tau", type=float, default=0.01)
+    parser.add_argument("--tune-n", type=float, default=10_000)
+    args = parser.parse_args()
+    if args.what == "speed":
+        result = speed(args.runs, args.seed, reward=args.reward, step=args.step, cap=args.cap,
+                       tau=args.tau, tune_n=args.tune_n)
+        sd = math.sqrt(0.10 * 0.90) if args.reward == "binary" else math.sqrt(0.1 * 0.9 / 11)
+        print(json.dumps({"runs": args.runs, "seed": args.seed, "reward": args.reward,
+                          "fixed_n_80_power": fixed_n(sd, 0.01), **summary(result)}, indent=1))
+    elif args.what == "revenue":
+        result = speed(args.runs, args.seed, means=(1.0, 1.1), reward="revenue",
+                       step=args.step, cap=args.cap, tune_n=args.tune_n,
+                       methods=("asymptotic",), width_at=args.step)
+        # per-visitor s.d. of the control: E[X^2] - E[X]^2 with X = B * LogNormal(3.5, 1)
+        m1 = 0.05 * math.exp(3.5 + 0.5)
+        m2 = 0.05 * math.exp(2 * 3.5 + 2.0)
+        print(json.dumps({"runs": args.runs, "seed": args.seed,
+                          "fixed_n_80_power": fixed_n(math.sqrt(m2 - m1 ** 2), 0.1 * m1),
+                          **summary(result)}, indent=1))
+    else:
+        from banditkit.live.plan import plan
+
+        result = speed(args.runs, args.seed, step=args.step, cap=args.cap, tau=args.tau,
+                       tune_n=args.tune_n, methods=("exact",))
+        u = result.units["exact"]
+        predicted = plan(base_rate=0.10, mde=0.01, alpha=0.05, daily_units=2 * args.step,
+                         look_every=args.step, tune_n=args.tune_n, seed=args.seed)
+        print(json.dumps({"runs": args.runs, "simulated_mean": float(u[np.isfinite(u)].mean()),
+                          "simulated_p90": float(np.percentile(u, 90)),
+                          "undecided": int(np.isinf(u).sum()),
+                          "predicted": predicted.as_json()}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
