@@ -186,3 +186,49 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def control_floor(runs: int, seed: int, floors: tuple[float, ...] = (0.0, 0.1, 0.2, 1 / 3),
+                  means: tuple[float, ...] = (0.10, 0.11, 0.12), horizon: int = 40_000,
+                  batch_size: int = 1000) -> dict:
+    """BatchedThompson with each control floor, driven on its own (the allocation does not
+    depend on the store): per floor, the control's units at the horizon (median), the share of
+    runs whose best arm is called ``better`` than the control by the exact sequence at the
+    horizon, the first batch at which it is (median over runs that get there), and the mean
+    reward per unit (what the floor costs)."""
+    from banditkit.live.problem import LiveArms
+    from banditkit.live.statistics import ArmSums, compare
+    from banditkit.registry import make_policy
+
+    K = len(means)
+    out = {}
+    for f in floors:
+        control_units, rewards, looks_n, looks_s = [], [], [], []
+        for r in range(runs):
+            noise = stream(seed, "floor", r)
+            policy = make_policy("BatchedThompson", LiveArms(K, None, None),
+                                 stream(seed, "floor-xi", r), horizon=horizon,
+                                 batch_size=batch_size, control_floor=f)
+            n, S = np.zeros(K), np.zeros(K)
+            while (batch := policy.next_batch()) is not None:
+                pulls = np.bincount(batch.arms, weights=batch.counts, minlength=K)
+                got = noise.binomial(pulls.astype(np.int64), means)
+                sums = np.asarray(got, dtype=float)[batch.arms]
+                policy.observe(batch, sums)
+                n += pulls
+                S += got
+                looks_n.append(n.copy())
+                looks_s.append(S.copy())
+            control_units.append(n[0])
+            rewards.append(S.sum() / n.sum())
+        N, T = np.array(looks_n), np.array(looks_s)
+        c = compare(ArmSums(N, N, T, T, np.ones(N.shape, bool)), (0.0, 1.0),
+                    intervals="anytime", alpha=0.05, control=0)
+        better = (c.verdict[:, K - 1] == "better").reshape(runs, -1)
+        first = np.where(better.any(1), better.argmax(1) + 1, np.nan) * batch_size
+        out[f"{f:.3g}"] = {"control_units_median": float(np.median(control_units)),
+                           "best_better_share": float(better.any(1).mean()),
+                           "units_to_better_median": float(np.nanmedian(first))
+                           if np.isfinite(first).any() else None,
+                           "reward_per_unit": float(np.mean(rewards))}
+    return out

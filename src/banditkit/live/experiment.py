@@ -245,6 +245,9 @@ class Experiment(Pausing, Reading, Verification):
         if entry is not None and not [p for p in params if p not in entry.parameters()]:
             # unknown parameters are refused by name when the algorithm is built below
             params, live_defaults = params_in_force(algorithm, params)
+            if "control_arm" in params and "control_arm" not in given:
+                # the algorithm's control (its floor) is the experiment's control
+                params["control_arm"] = names.index(control)
         if thresholds is not None:
             values = _numbers(thresholds)
             if (values is None or values.dtype.kind == "b" or values.ndim != 1

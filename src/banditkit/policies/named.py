@@ -149,12 +149,13 @@ def batched_thompson(env: Environment, rng: np.random.Generator, *,
                      horizon: int | None = None, batch_size: int = 1000,
                      min_share: float = 0.01, posterior: str = "beta", draws: int = 10_000,
                      prior: tuple[float, float] = (1.0, 1.0), sigma: float = 1.0,
-                     reward_range: tuple[float, float] | str | None = "default"
-                     ) -> BatchedThompson:
+                     reward_range: tuple[float, float] | str | None = "default",
+                     control_floor: float = 0.0, control_arm: int = 0) -> BatchedThompson:
     """Batched Thompson sampling: batches by posterior P(best), minimum share per arm."""
     return BatchedThompson(env.n_arms, rng, batch_size=batch_size, min_share=min_share,
                            posterior=posterior, draws=draws, prior=prior, sigma=sigma,
-                           horizon=horizon, reward_range=reward_range)
+                           horizon=horizon, reward_range=reward_range,
+                           control_floor=control_floor, control_arm=control_arm)
 
 
 @register_policy("FixedAllocation")
