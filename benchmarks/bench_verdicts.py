@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/bench_verdicts.py speed [--runs 300] [--seed 0] [--reward binary]
     .venv/bin/python benchmarks/bench_verdicts.py revenue [--runs 100] [--seed 0]
     .venv/bin/python benchmarks/bench_verdicts.py plan [--runs 300] [--seed 0]
+    .venv/bin/python benchmarks/bench_verdicts.py floor [--runs 100] [--seed 0]
+    (any of them: --workers N runs the experiments in N processes; the same numbers)
 
 **speed** (issue 23, "What it must show"): a 50/50 ``FixedAllocation`` test, control 0.10 against
 0.11 (``--reward binary``: 0/1 rewards; ``--reward beta``: Beta rewards with those means and
@@ -21,7 +23,10 @@ visitor from $2.73 to $3.00). ``reward_type="continuous"``: the asymptotic seque
 ``better`` against the fixed-n sample size at 80% power.
 
 **plan**: :func:`banditkit.live.plan.plan` (its own simulation on sums) against the units the
-speed runs took through ``Experiment``.
+speed runs took through ``Experiment`` (runs undecided by the cap count at the cap in both).
+
+**floor**: BatchedThompson's control floor (:func:`control_floor`): control units, verdicts
+and reward per unit for each floor.
 
 Numbers come from a shared, loaded machine; every run is seeded (``--seed``), so the units are
 reproducible exactly; timings are not reported.
@@ -105,21 +110,35 @@ def one_run(path: Path, seed: int, run: int, *, means: tuple[float, float], rewa
     return first, widths
 
 
+def _run(task: tuple) -> tuple[dict[str, float], dict[str, float]]:
+    folder, seed, r, kwargs = task
+    return one_run(Path(folder) / f"run{r}.sqlite", seed, r, **kwargs)
+
+
 def speed(runs: int, seed: int, *, means: tuple[float, float] = (0.10, 0.11),
           reward: str = "binary", step: int = 500, cap: int = 80_000, tau: float = 0.01,
           tune_n: float = 10_000, width_at: int = 20_000,
-          methods: tuple[str, ...] = METHODS) -> Speed:
+          methods: tuple[str, ...] = METHODS, workers: int = 1) -> Speed:
+    """``runs`` experiments (run r's rewards from ``stream(seed, "verdicts", r)``: the same
+    numbers on any number of ``workers``)."""
     units = {m: np.full(runs, math.inf) for m in methods}
     ratios: dict[str, list[float]] = {m: [] for m in methods}
+    kwargs = {"means": means, "reward": reward, "step": step, "cap": cap, "tau": tau,
+              "tune_n": tune_n, "width_at": width_at, "methods": methods}
     with tempfile.TemporaryDirectory() as folder:
-        for r in range(runs):
-            first, widths = one_run(Path(folder) / f"run{r}.sqlite", seed, r, means=means,
-                                    reward=reward, step=step, cap=cap, tau=tau, tune_n=tune_n,
-                                    width_at=width_at, methods=methods)
-            for m in methods:
-                units[m][r] = first[m]
-                if m in widths:
-                    ratios[m].append(widths[m])
+        tasks = [(folder, seed, r, kwargs) for r in range(runs)]
+        if workers > 1:
+            from multiprocessing import get_context
+
+            with get_context("spawn").Pool(workers) as pool:
+                results = pool.map(_run, tasks, chunksize=1)
+        else:
+            results = [_run(t) for t in tasks]
+    for r, (first, widths) in enumerate(results):
+        for m in methods:
+            units[m][r] = first[m]
+            if m in widths:
+                ratios[m].append(widths[m])
     return Speed(units, {m: float(np.median(v)) if v else math.nan
                          for m, v in ratios.items()}, runs)
 
@@ -133,7 +152,9 @@ def fixed_n(sd_per_arm: float, delta: float, alpha: float = 0.05, power: float =
 def summary(result: Speed) -> dict:
     out = {}
     for m, u in result.units.items():
-        out[m] = {"median": float(np.median(u)), "p80": float(np.percentile(u, 80)),
+        # inverted_cdf: a percentile among undecided runs is inf, not an interpolated NaN
+        out[m] = {"median": float(np.percentile(u, 50, method="inverted_cdf")),
+                  "p80": float(np.percentile(u, 80, method="inverted_cdf")),
                   "mean_decided": float(u[np.isfinite(u)].mean()) if np.isfinite(u).any()
                   else math.nan, "undecided": int(np.isinf(u).sum()),
                   "width_ratio": result.width_ratio.get(m)}
@@ -145,7 +166,7 @@ def summary(result: Speed) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["speed", "revenue", "plan"])
+    parser.add_argument("what", choices=["speed", "revenue", "plan", "floor"])
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reward", choices=["binary", "beta"], default="binary")
@@ -153,39 +174,46 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=80_000)
     parser.add_argument("--tau", type=float, default=0.01)
     parser.add_argument("--tune-n", type=float, default=10_000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--width-at", type=int, default=20_000,
+                        help="units per arm at which the widths are compared")
     args = parser.parse_args()
+    common = {"step": args.step, "cap": args.cap, "tune_n": args.tune_n,
+              "workers": args.workers}
     if args.what == "speed":
-        result = speed(args.runs, args.seed, reward=args.reward, step=args.step, cap=args.cap,
-                       tau=args.tau, tune_n=args.tune_n)
-        sd = math.sqrt(0.10 * 0.90) if args.reward == "binary" else math.sqrt(0.1 * 0.9 / 11)
+        result = speed(args.runs, args.seed, reward=args.reward, tau=args.tau,
+                       width_at=args.width_at, **common)
+        # the per-arm variance averaged over the two arms (0.10 and 0.11)
+        var = (0.10 * 0.90 + 0.11 * 0.89) / 2
+        sd = math.sqrt(var if args.reward == "binary" else var / 11)
         print(json.dumps({"runs": args.runs, "seed": args.seed, "reward": args.reward,
                           "fixed_n_80_power": fixed_n(sd, 0.01), **summary(result)}, indent=1))
     elif args.what == "revenue":
         result = speed(args.runs, args.seed, means=(1.0, 1.1), reward="revenue",
-                       step=args.step, cap=args.cap, tune_n=args.tune_n,
-                       methods=("asymptotic",), width_at=args.step)
+                       methods=("asymptotic",), width_at=args.step, **common)
         # per-visitor s.d. of the control: E[X^2] - E[X]^2 with X = B * LogNormal(3.5, 1)
         m1 = 0.05 * math.exp(3.5 + 0.5)
         m2 = 0.05 * math.exp(2 * 3.5 + 2.0)
         print(json.dumps({"runs": args.runs, "seed": args.seed,
                           "fixed_n_80_power": fixed_n(math.sqrt(m2 - m1 ** 2), 0.1 * m1),
                           **summary(result)}, indent=1))
-    else:
+    elif args.what == "plan":
         from banditkit.live.plan import plan
 
-        result = speed(args.runs, args.seed, step=args.step, cap=args.cap, tau=args.tau,
-                       tune_n=args.tune_n, methods=("exact",))
+        result = speed(args.runs, args.seed, tau=args.tau, methods=("exact",), **common)
         u = result.units["exact"]
         predicted = plan(base_rate=0.10, mde=0.01, alpha=0.05, daily_units=2 * args.step,
-                         look_every=args.step, tune_n=args.tune_n, seed=args.seed)
-        print(json.dumps({"runs": args.runs, "simulated_mean": float(u[np.isfinite(u)].mean()),
-                          "simulated_p90": float(np.percentile(u, 90)),
+                         look_every=args.step, tune_n=args.tune_n, seed=args.seed,
+                         max_units=args.cap)
+        print(json.dumps({"runs": args.runs, "seed": args.seed,
+                          "simulated_mean": float(np.minimum(u, args.cap).mean()),
+                          "simulated_p90": float(np.percentile(np.minimum(u, args.cap), 90,
+                                                               method="inverted_cdf")),
                           "undecided": int(np.isinf(u).sum()),
                           "predicted": predicted.as_json()}, indent=1))
-
-
-if __name__ == "__main__":
-    main()
+    else:
+        print(json.dumps({"runs": args.runs, "seed": args.seed,
+                          **control_floor(args.runs, args.seed)}, indent=1))
 
 
 def control_floor(runs: int, seed: int, floors: tuple[float, ...] = (0.0, 0.1, 0.2, 1 / 3),
@@ -232,3 +260,7 @@ def control_floor(runs: int, seed: int, floors: tuple[float, ...] = (0.0, 0.1, 0
                            if np.isfinite(first).any() else None,
                            "reward_per_unit": float(np.mean(rewards))}
     return out
+
+
+if __name__ == "__main__":
+    main()

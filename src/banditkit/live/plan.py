@@ -106,6 +106,8 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
             raise ExperimentError("give base_rate (binary rewards) or mean and variance, not "
                                   "both")
         p = _positive(base_rate, "base_rate")
+        if not p < 1:
+            raise ExperimentError(f"base_rate must be a rate in (0, 1), got {base_rate!r}")
         if not p + mde < 1:
             raise ExperimentError(f"base_rate + mde must be < 1 (rates), got {p + mde:g}")
         mu, var, kind = p, p * (1 - p), "binary"
@@ -164,6 +166,6 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
         units[hit] = per_arm
         decided[hit] = True
     days = units * 2 / daily_units
-    return Plan(float(units.mean()), float(np.percentile(units, 90)), float(days.mean()),
-                float(np.percentile(days, 90)), float(fixed), float(decided.mean()), runs,
-                spec.sequence, int(seed))
+    return Plan(float(units.mean()), float(np.percentile(units, 90, method="inverted_cdf")),
+                float(days.mean()), float(np.percentile(days, 90, method="inverted_cdf")),
+                float(fixed), float(decided.mean()), runs, spec.sequence, int(seed))
