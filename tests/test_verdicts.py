@@ -367,3 +367,24 @@ def test_the_asymptotic_difference_is_infinite_below_min_n():
     low, high = asymptotic_difference(np.array([50, 50]), np.array([5.0, 9]),
                                       np.array([5.0, 9]), 0, 0.05)
     assert np.isneginf(low[1]) and np.isposinf(high[1])
+
+
+def test_the_mixture_weights_sum_to_one_and_cover_the_grid():
+    for v_tune in (10.0, 2_500.0, 1e7):
+        mix = mixture(v_tune, 0.025)
+        assert np.exp(mix.log_w).sum() == pytest.approx(1.0)
+        assert mix.lam.max() <= 0.5 and mix.lam.min() <= 1e-5 * 1.1
+        assert log_e_value(0.0, 0.0, mix) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_asymptotic_difference_is_waudby_smiths_radius_on_both_arms_units():
+    # v = s_a^2/n_a + s_c^2/n_c, N = n_a + n_c, rho^2 tuned at N* = 2 * tune_n
+    n = np.array([400.0, 600.0])
+    mean, sd = np.array([1.0, 1.5]), np.array([2.0, 3.0])
+    S, Q = mean * n, sd ** 2 * (n - 1) + n * mean ** 2
+    low, high = asymptotic_difference(n, S, Q, 0, 0.05, n_tune=500)
+    v = 4 / 400 + 9 / 600
+    rho2 = (2 * math.log(20) + math.log(2 * math.log(20) + 1)) / 1000
+    x = 1000 * rho2
+    radius = math.sqrt(v * 2 * (x + 1) / x * math.log(math.sqrt(x + 1) / 0.05))
+    assert (low[1], high[1]) == pytest.approx((0.5 - radius, 0.5 + radius))
