@@ -219,7 +219,8 @@ def test_fixed_allocation_splits_each_batch_exactly_and_reaches_a_verdict(tmp_pa
     assert state.arms.loc["treatment", "verdict"] == "better"
     assert state.verdicts == {"reward_type": "binary", "reward_range": [0.0, 1.0],
                               "sequence": "exact", "tune_n": 10_000.0, "tau": None,
-                              "control_share": 0.1}
+                              "control_share": 0.1, "alternative": "two-sided",
+                              "margin": None}
     assert "exact empirical-Bernstein" in str(state)
     np.testing.assert_allclose(units["propensity"], 0.5)
 
@@ -247,6 +248,11 @@ def test_fixed_allocation_takes_weights_and_refuses_wrong_ones(tmp_path):
     ({"verdicts": {"control_share": 1.0}}, r"verdicts\['control_share'\]"),
     ({"verdicts": {"tune_n": 0}}, r"verdicts\['tune_n'\]"),
     ({"verdicts": {"alpha": 0.1}}, "unknown key"),
+    ({"reward_type": "binary", "verdicts": {"margin": 1.5}}, r"verdicts\['margin'\]"),
+    ({"reward_type": "binary", "verdicts": {"margin": -0.1}}, r"verdicts\['margin'\]"),
+    ({"verdicts": {"alternative": "less"}}, r"verdicts\['alternative'\]"),
+    ({"reward_type": "continuous", "verdicts": {"alternative": "greater"}},
+     "needs sequence='exact'"),
 ])
 def test_create_refuses_what_cannot_be_true_and_writes_nothing(tmp_path, kwargs, match):
     with pytest.raises(ExperimentError, match=match):
@@ -388,3 +394,38 @@ def test_the_asymptotic_difference_is_waudby_smiths_radius_on_both_arms_units():
     x = 1000 * rho2
     radius = math.sqrt(v * 2 * (x + 1) / x * math.log(math.sqrt(x + 1) / 0.05))
     assert (low[1], high[1]) == pytest.approx((0.5 - radius, 0.5 + radius))
+
+
+def test_margins_give_equivalence_and_non_inferiority_decisions():
+    n = np.full((4, 2), 20_000.0)
+    S = np.array([[2000.0, 2000], [2000, 2300], [2000, 2050], [2000, 1400]])
+    from banditkit.live.verdict_spec import check_verdicts
+    spec = check_verdicts("binary", None, {"margin": 0.01}, None)
+    c = compare(ArmSums(n, n, S, S, np.ones(n.shape, bool)), (0.0, 1.0), intervals="anytime",
+                alpha=0.05, control=0, spec=spec)
+    assert c.decision[:, 1].tolist() == ["equivalent", "better", "non-inferior", "worse"]
+    assert c.verdict[:, 1].tolist() == ["undecided", "better", "undecided", "worse"]
+    # the decisions are read off the same intervals
+    assert (c.diff_low[2, 1] > -0.01) and (c.diff_high[2, 1] > 0.01)
+
+
+def test_one_sided_decisions_spend_all_of_alpha_on_the_lower_end():
+    from banditkit.live.verdict_spec import check_verdicts
+    n = np.full(2, 10_000.0)
+    S = np.array([1000.0, 1120.0])
+    sums = ArmSums(n, n, S, S, np.ones(2, bool))
+    two = compare(sums, (0.0, 1.0), intervals="anytime", alpha=0.05, control=0,
+                  spec=check_verdicts("binary", None, None, None))
+    one = compare(sums, (0.0, 1.0), intervals="anytime", alpha=0.05, control=0,
+                  spec=check_verdicts("binary", None, {"alternative": "greater"}, None))
+    assert one.diff_low[1] > two.diff_low[1] and np.isposinf(one.diff_high[1])
+    cl, ch = confidence_sequence(S[0], n[0], 0.005)
+    low, _ = difference_sequence(n, S, S, 0, cl, ch, 0.045, side="lower")
+    assert one.diff_low[1] == pytest.approx(low[1])
+
+
+def test_status_shows_decisions_with_a_margin(tmp_path):
+    state, _ = _ab(tmp_path, "m.sqlite", (0.10, 0.10), 2000, 5, reward_type="binary",
+                   verdicts={"margin": 0.05})
+    assert state.arms.loc["treatment", "decision"] == "equivalent"
+    assert "margin 0.05" in str(state)

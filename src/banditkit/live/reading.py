@@ -62,7 +62,8 @@ class Reading:
         if verdicts is not None:
             spec = check_verdicts(spec.reward_type, spec.reward_range,
                                   {**{k: v for k, v in spec.as_json().items()
-                                      if k in ("tune_n", "control_share")}, **dict(verdicts)}
+                                      if k in ("tune_n", "control_share", "margin")},
+                                   **dict(verdicts)}
                                   if isinstance(verdicts, Mapping) else verdicts, None)
         with self._transaction() as conn:
             algorithm = self._algorithm

@@ -98,6 +98,7 @@ class Comparison:
     diff_low: np.ndarray
     diff_high: np.ndarray
     verdict: np.ndarray
+    decision: np.ndarray | None = None
 
 
 def check_intervals(intervals: object) -> str:
@@ -133,11 +134,14 @@ def arm_table(names: list[str], sums: ArmSums, reward_range: tuple[float, float]
     diff_low, diff_high, verdict (see the module docstring for the intervals' meaning)."""
     c = compare(sums, reward_range, intervals=intervals, alpha=alpha, control=control,
                 spec=spec)
-    return pd.DataFrame({"assigned": sums.assigned.astype(np.int64),
-                         "recorded": sums.n.astype(np.int64), "mean": c.mean, "low": c.low,
-                         "high": c.high, "diff": c.diff, "diff_low": c.diff_low,
-                         "diff_high": c.diff_high, "verdict": c.verdict},
-                        index=pd.Index(names, name="arm"))
+    frame = pd.DataFrame({"assigned": sums.assigned.astype(np.int64),
+                          "recorded": sums.n.astype(np.int64), "mean": c.mean, "low": c.low,
+                          "high": c.high, "diff": c.diff, "diff_low": c.diff_low,
+                          "diff_high": c.diff_high, "verdict": c.verdict},
+                         index=pd.Index(names, name="arm"))
+    if c.decision is not None:
+        frame["decision"] = c.decision
+    return frame
 
 
 def compare(sums: ArmSums, reward_range: tuple[float, float] | None, *, intervals: str,
@@ -159,9 +163,18 @@ def compare(sums: ArmSums, reward_range: tuple[float, float] | None, *, interval
     verdict = np.where(diff_low > 0, "better", np.where(diff_high < 0, "worse", "undecided"))
     verdict = verdict.astype(object)
     verdict[..., control] = "control"
+    decision = None
+    if intervals == "anytime" and spec is not None and spec.margin is not None:
+        m = spec.margin
+        decision = np.where(
+            diff_low > 0, "better", np.where(
+                diff_high < 0, "worse", np.where(
+                    (diff_low > -m) & (diff_high < m), "equivalent", np.where(
+                        diff_low > -m, "non-inferior", "undecided")))).astype(object)
+        decision[..., control] = "control"
     for column in (diff, diff_low, diff_high):
         column[..., control] = np.nan
-    return Comparison(mean, low, high, diff, diff_low, diff_high, verdict)
+    return Comparison(mean, low, high, diff, diff_low, diff_high, verdict, decision)
 
 
 def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int
@@ -189,10 +202,13 @@ def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int
                                       scaled_sq[..., control],
                                       np.asarray(sums.binary)[..., control], alpha * share,
                                       spec.tune_n)
+        side = "lower" if spec.alternative == "greater" else "two"
         d_low, d_high = difference_sequence(n, scaled, scaled_sq, control, c_low, c_high,
                                             alpha * (1 - share) / max(K - 1, 1),
-                                            n_tune=spec.tune_n)
+                                            n_tune=spec.tune_n, side=side)
         d_low, d_high = span * d_low, span * d_high
+        if side == "lower":  # one-sided: no upper end
+            d_high = np.where(np.isnan(d_high), np.nan, np.inf)
     elif spec.sequence == "asymptotic":
         d_low, d_high = asymptotic_difference(n, total, total_sq, control, per_difference,
                                               n_tune=spec.tune_n)

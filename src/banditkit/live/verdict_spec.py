@@ -18,6 +18,16 @@ create independently of the algorithm, and which confidence sequence decides.
 ``tune_n``
     Units per arm at which the sequences are narrowest (10,000 by default: a conversion test
     of a point or so on a 10% base rate, :func:`banditkit.live.plan.plan`, needs about that).
+``alternative``
+    ``"two-sided"`` (default: ``better`` and ``worse`` verdicts, α/2 on each end) or
+    ``"greater"`` (one-sided: only ``better``, all of α on the lower end of each difference,
+    the upper end +inf; exact sequence only, since a symmetric normal mixture has no one-sided
+    form at the same α).
+``margin``
+    A margin m > 0 in the reward's units: ``status().arms["decision"]`` then also says
+    ``equivalent`` (the difference's interval inside (−m, m): stop, nothing to find; futility)
+    and ``non-inferior`` (its lower end above −m, not yet ``better``). Every decision follows
+    from the same sequences, so all of them hold together at level 1 − α.
 ``control_share``
     Share of α spent on the control's own sequence, which bounds the nuisance of the exact
     difference sequence (0.1 by default; measured: the control's interval only widens the
@@ -41,7 +51,8 @@ __all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_verdicts", "spec_f
 
 REWARD_TYPES = ("binary", "bounded", "continuous")
 SEQUENCES = ("exact", "asymptotic", "msprt")
-_KEYS = ("sequence", "tune_n", "tau", "control_share")
+_KEYS = ("sequence", "tune_n", "tau", "control_share", "alternative", "margin")
+ALTERNATIVES = ("two-sided", "greater")
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,8 @@ class VerdictSpec:
     tune_n: float = 10_000.0
     tau: float | None = None
     control_share: float = 0.1
+    alternative: str = "two-sided"
+    margin: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -68,8 +81,11 @@ class VerdictSpec:
                "asymptotic": "asymptotic confidence sequences (normal approximation)",
                "msprt": f"mSPRT, normal mixture tau = {self.tau:g} (normal approximation)"
                if self.tau is not None else "mSPRT"}[self.sequence]
+        side = "; one-sided (better only)" if self.alternative == "greater" else ""
+        margin = (f"; margin {self.margin:g} (decision: equivalent / non-inferior)"
+                  if self.margin is not None else "")
         return (f"rewards {scale}; differences to the control by {how}, tuned at "
-                f"{self.tune_n:g} units per arm")
+                f"{self.tune_n:g} units per arm{side}{margin}")
 
 
 def _real(value: object) -> float | None:
@@ -147,7 +163,24 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     if share is None or not 0 < share < 1:
         raise ExperimentError(f"verdicts['control_share'] must be a number in (0, 1), got "
                               f"{verdicts.get('control_share')!r}")
-    return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share)
+    alternative = verdicts.get("alternative", "two-sided")
+    if alternative not in ALTERNATIVES:
+        raise ExperimentError(f"verdicts['alternative'] must be one of {list(ALTERNATIVES)}, "
+                              f"got {alternative!r}")
+    if alternative == "greater" and sequence != "exact":
+        raise ExperimentError("verdicts['alternative']: 'greater' (one-sided) needs "
+                              "sequence='exact'")
+    margin = verdicts.get("margin")
+    if margin is not None:
+        span = None if reward_range is None else reward_range[1] - reward_range[0]
+        margin = _real(margin)
+        if margin is None or not margin > 0 or (span is not None and not margin < span):
+            raise ExperimentError(
+                "verdicts['margin'] must be a number > 0" + (
+                    f" and < hi − lo = {span:g} (a difference of means in the range)"
+                    if span is not None else "") + f", got {verdicts.get('margin')!r}")
+    return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share, alternative,
+                       margin)
 
 
 def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float] | None
@@ -160,4 +193,5 @@ def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float]
     return VerdictSpec(stored["reward_type"], None if rng is None else tuple(map(float, rng)),
                        stored["sequence"], float(stored["tune_n"]),
                        None if stored.get("tau") is None else float(stored["tau"]),
-                       float(stored["control_share"]))
+                       float(stored["control_share"]), stored.get("alternative", "two-sided"),
+                       None if stored.get("margin") is None else float(stored["margin"]))
