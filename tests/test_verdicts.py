@@ -429,3 +429,29 @@ def test_status_shows_decisions_with_a_margin(tmp_path):
                    verdicts={"margin": 0.05})
     assert state.arms.loc["treatment", "decision"] == "equivalent"
     assert "margin 0.05" in str(state)
+
+
+def test_the_command_line_creates_with_a_reward_type_and_plans(tmp_path, capsys):
+    import json
+
+    from banditkit.cli import main
+
+    path = tmp_path / "cli.sqlite"
+    assert main(["experiment", "create", str(path), "--algorithm", "FixedAllocation",
+                 "--arms", "control,b", "--seed", "0", "--reward-type", "bounded",
+                 "--reward-range", "0", "5", "--tune-n", "2000"]) == 0
+    with Experiment.open(path, readonly=True) as exp:
+        assert exp.verdict_spec.reward_range == (0.0, 5.0)
+        assert exp.verdict_spec.tune_n == 2000
+    assert main(["experiment", "create", str(tmp_path / "bad.sqlite"), "--algorithm",
+                 "FixedAllocation", "--arms", "a,b", "--seed", "0", "--reward-type", "bounded",
+                 "--reward-range", "5", "0"]) == 2
+    assert "reward_range must be two finite numbers lo < hi" in capsys.readouterr().err
+    assert not (tmp_path / "bad.sqlite").exists()
+    assert main(["experiment", "plan", "--base-rate", "0.1", "--mde", "0.05",
+                 "--daily-units", "1000", "--runs", "50", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["runs"] == 50 and got["expected_units"] > 0 and got["sequence"] == "exact"
+    assert main(["experiment", "plan", "--base-rate", "0.1", "--mde", "-1",
+                 "--daily-units", "1000"]) == 2
+    assert "mde must be" in capsys.readouterr().err
