@@ -1,10 +1,11 @@
-# The measurements of docs/experiment.md's "Verdicts" section, in parallel processes (the
-# numbers do not depend on --workers). Run from the repository root:  bash benchmarks/verdicts_all.sh  (WORKERS=N, OUT=folder)
+# The measurements of docs/experiment.md's "Verdicts" section (the numbers do not depend on
+# WORKERS). Run from the repository root:  WORKERS=2 OUT=/tmp bash benchmarks/verdicts_all.sh
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 OUT=${OUT:-.}
 B=benchmarks/bench_verdicts.py
-W=${WORKERS:-16}
-timeout 170 python3 $B speed --runs 300 --workers $W > $OUT/speed_binary.json; cat $OUT/speed_binary.json
-timeout 100 python3 $B speed --runs 300 --workers $W --reward beta --step 100 --width-at 5000 --cap 10000 --tune-n 2000 > $OUT/speed_beta.json; cat $OUT/speed_beta.json
-timeout 170 python3 $B revenue --runs ${REVENUE_RUNS:-64} --workers $W --step 5000 --cap 400000 --tune-n 100000 > $OUT/revenue.json; cat $OUT/revenue.json
-timeout 90 python3 $B floor --runs 100 > $OUT/floor.json; cat $OUT/floor.json
+W=${WORKERS:-2}
+python3 $B speed --runs 300 --workers $W > $OUT/speed_binary.json
+python3 $B speed --runs 60 --workers $W --reward beta --step 250 --width-at 5000 --cap 10000 --tune-n 2000 > $OUT/speed_beta.json
+python3 $B revenue --runs 16 --workers $W --step 10000 --cap 400000 --tune-n 100000 > $OUT/revenue.json
+python3 $B floor --runs 30 > $OUT/floor.json
+cat $OUT/speed_binary.json $OUT/speed_beta.json $OUT/revenue.json $OUT/floor.json
