@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_verdicts.py revenue [--runs 100] [--seed 0]
     .venv/bin/python benchmarks/bench_verdicts.py plan [--runs 300] [--seed 0]
     .venv/bin/python benchmarks/bench_verdicts.py floor [--runs 100] [--seed 0]
+    .venv/bin/python benchmarks/bench_verdicts.py cover [--runs 300] [--seed 12]
     (any of them: --workers N runs the experiments in N processes; the same numbers)
 
 **speed** (issue 23, "What it must show"): a 50/50 ``FixedAllocation`` test, control 0.10 against
@@ -166,7 +167,7 @@ def summary(result: Speed) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["speed", "revenue", "plan", "floor"])
+    parser.add_argument("what", choices=["speed", "revenue", "plan", "floor", "cover"])
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reward", choices=["binary", "beta"], default="binary")
@@ -211,6 +212,9 @@ def main() -> None:
                                                                method="inverted_cdf")),
                           "undecided": int(np.isinf(u).sum()),
                           "predicted": predicted.as_json()}, indent=1))
+    elif args.what == "cover":
+        print(json.dumps([coverage(args.runs, args.seed, means)
+                          for means in ((0.30, 0.25, 0.45), (0.05, 0.05, 0.05))], indent=1))
     else:
         print(json.dumps({"runs": args.runs, "seed": args.seed,
                           **control_floor(args.runs, args.seed)}, indent=1))
@@ -260,6 +264,45 @@ def control_floor(runs: int, seed: int, floors: tuple[float, ...] = (0.0, 0.1, 0
                            if np.isfinite(first).any() else None,
                            "reward_per_unit": float(np.mean(rewards))}
     return out
+
+
+
+def coverage(runs: int, seed: int, means: tuple[float, ...], horizon: int = 10_000,
+             batch_size: int = 200) -> dict:
+    """BatchedThompson without a control floor (the paper's rule) on Bernoulli arms, a look at
+    every batch end: the share of runs in which any exact difference interval ever excludes
+    the true difference, and the control's units at the end (median)."""
+    from banditkit.live.problem import LiveArms
+    from banditkit.live.statistics import ArmSums, compare
+    from banditkit.registry import make_policy
+
+    mu = np.asarray(means, dtype=float)
+    K = mu.size
+    looks_n, looks_s, run_of = [], [], []
+    for r in range(runs):
+        noise = stream(seed, "cover", r)
+        policy = make_policy("BatchedThompson", LiveArms(K, None, None),
+                             stream(seed, "cover-xi", r), horizon=horizon,
+                             batch_size=batch_size, draws=500)
+        n, S = np.zeros(K), np.zeros(K)
+        while (batch := policy.next_batch()) is not None:
+            pulls = np.bincount(batch.arms, weights=batch.counts, minlength=K)
+            got = noise.binomial(pulls.astype(np.int64), mu).astype(float)
+            policy.observe(batch, got[batch.arms])
+            n, S = n + pulls, S + got
+            looks_n.append(n)
+            looks_s.append(S)
+            run_of.append(r)
+    N, T = np.array(looks_n), np.array(looks_s)
+    c = compare(ArmSums(N, N, T, T, np.ones(N.shape, bool)), (0.0, 1.0),
+                intervals="anytime", alpha=0.05, control=0)
+    truth = mu - mu[0]
+    miss = ((c.diff_low[:, 1:] > truth[1:]) | (c.diff_high[:, 1:] < truth[1:])).any(axis=1)
+    run = np.array(run_of)
+    per_run = np.bincount(run, weights=miss, minlength=runs) > 0
+    last = np.r_[np.diff(run) != 0, True]
+    return {"means": list(means), "runs": runs, "miscoverage": float(per_run.mean()),
+            "control_units_median": float(np.median(N[last][:, 0]))}
 
 
 if __name__ == "__main__":

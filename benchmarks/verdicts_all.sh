@@ -9,3 +9,4 @@ python3 $B speed --runs 60 --workers $W --reward beta --step 250 --width-at 5000
 python3 $B revenue --runs 16 --workers $W --step 10000 --cap 400000 --tune-n 100000 > $OUT/revenue.json
 python3 $B floor --runs 30 > $OUT/floor.json
 cat $OUT/speed_binary.json $OUT/speed_beta.json $OUT/revenue.json $OUT/floor.json
+python3 $B cover --runs 300 --seed 12 > $OUT/cover.json
