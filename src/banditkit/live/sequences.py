@@ -7,9 +7,10 @@ status, or every look of many simulated runs at once), so a status costs O(arms)
 Exact: a discrete mixture of empirical-Bernstein supermartingales
 ------------------------------------------------------------------
 For ξ ≥ −1 and λ ∈ [0, 1), exp(λξ − ψ_E(λ)ξ²) ≤ 1 + λξ with ψ_E(λ) = −log(1 − λ) − λ (Fan,
-Grama & Liu 2015, Stoch. Proc. Appl. 125, eq. (4.11); Howard, Ramdas, McAuliffe & Sekhon 2021,
-Ann. Statist. 49(2), Lemma 5/Theorem 4 use it for their empirical-Bernstein bound with
-V_t = Σ(X_i − X̂_i)²). Taking ξ_i = Z_i with E[Z_i | past] = 0 and Z_i ≥ −1:
+Grama & Liu 2015, "Exponential inequalities for martingales with applications", Electron. J.
+Probab. 20; the inequality behind the empirical-Bernstein bound of Howard, Ramdas, McAuliffe
+& Sekhon 2021, Ann. Statist. 49(2), Theorem 4, with V_t = Σ(X_i − X̂_i)²; checked numerically
+in tests/test_verdicts.py). Taking ξ_i = Z_i with E[Z_i | past] = 0 and Z_i ≥ −1:
 
     E_λ(t) = exp(λ Σ Z_i − ψ_E(λ) Σ Z_i²)
 
