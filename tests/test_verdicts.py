@@ -5,6 +5,7 @@ reward types declared at create, FixedAllocation, the control floor and the plan
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -455,3 +456,28 @@ def test_the_command_line_creates_with_a_reward_type_and_plans(tmp_path, capsys)
     assert main(["experiment", "plan", "--base-rate", "0.1", "--mde", "-1",
                  "--daily-units", "1000"]) == 2
     assert "mde must be" in capsys.readouterr().err
+
+
+def test_the_http_service_creates_with_a_reward_type_and_shows_the_verdicts(tmp_path):
+    # a real server on 127.0.0.1 (banditkit serve), an SQLite folder as its database
+    pytest.importorskip("starlette")
+    from service_support import Server, call
+
+    db = tmp_path / "db"
+    db.mkdir()
+    server = Server(db)
+    try:
+        status, created = call(server.port, "POST", "/experiments", {
+            "name": "ab", "algorithm": "FixedAllocation", "arms": ["control", "b"],
+            "seed": 0, "reward_type": "bounded", "reward_range": [0, 10],
+            "verdicts": {"margin": 1}})
+        assert status == 201, created
+        status, state = call(server.port, "GET", "/experiments/ab/status")
+        assert status == 200 and state["verdicts"]["reward_range"] == [0.0, 10.0]
+        assert state["verdicts"]["margin"] == 1.0
+        status, refused = call(server.port, "POST", "/experiments", {
+            "name": "bad", "algorithm": "FixedAllocation", "arms": ["a", "b"], "seed": 0,
+            "reward_type": "bounded", "reward_range": [10, 0]})
+        assert status == 400 and "reward_range must be two" in json.dumps(refused)
+    finally:
+        server.stop()

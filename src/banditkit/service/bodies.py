@@ -61,7 +61,8 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     list of lists, one row per arm) with optional ``arms`` naming the rows."""
     fields = _fields(body, ("name", "algorithm", "seed"),
                      ("arms", "features", "horizon", "params", "thresholds", "order",
-                      "guardrails", "guardrail_alpha"),
+                      "guardrails", "guardrail_alpha", "reward_type", "reward_range",
+                      "verdicts"),
                      "POST /experiments")
     name = fields.pop("name")
     features = fields.pop("features", None)

@@ -60,7 +60,13 @@ def openapi() -> dict[str, Any]:
                   "order": {"enum": ["shuffled", "batch"]},
                   "guardrails": {"type": ["array", "null"], "items": _OBJECT,
                                  "description": "metric, rule, margin, range (docs/experiment.md)"},
-                  "guardrail_alpha": {"type": "number"}}}
+                  "guardrail_alpha": {"type": "number"},
+                  "reward_type": {"enum": ["binary", "bounded", "continuous", None],
+                                  "description": "the metric, for the verdicts"},
+                  "reward_range": {"type": ["array", "null"], "items": {"type": "number"}},
+                  "verdicts": {"type": ["object", "null"],
+                               "description": "sequence, tune_n, tau, control_share, "
+                               "alternative, margin (docs/experiment.md)"}}}
     experiment = {
         f"/experiments/{{name}}/{verb}": {"parameters": [_NAME], "post": spec}
         for verb, spec in {
