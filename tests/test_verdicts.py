@@ -433,8 +433,6 @@ def test_status_shows_decisions_with_a_margin(tmp_path):
 
 
 def test_the_command_line_creates_with_a_reward_type_and_plans(tmp_path, capsys):
-    import json
-
     from banditkit.cli import main
 
     path = tmp_path / "cli.sqlite"
@@ -444,6 +442,9 @@ def test_the_command_line_creates_with_a_reward_type_and_plans(tmp_path, capsys)
     with Experiment.open(path, readonly=True) as exp:
         assert exp.verdict_spec.reward_range == (0.0, 5.0)
         assert exp.verdict_spec.tune_n == 2000
+    capsys.readouterr()
+    assert main(["experiment", "status", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdicts"]["reward_type"] == "bounded"
     assert main(["experiment", "create", str(tmp_path / "bad.sqlite"), "--algorithm",
                  "FixedAllocation", "--arms", "a,b", "--seed", "0", "--reward-type", "bounded",
                  "--reward-range", "5", "0"]) == 2

@@ -463,7 +463,7 @@ def _status(args: argparse.Namespace) -> int:
                    "finished": state.finished, "recommendation": state.recommendation,
                    "intervals": state.intervals, "alpha": state.alpha,
                    "control": state.control, "warnings": state.warnings,
-                   "paused": state.paused,
+                   "paused": state.paused, "verdicts": state.verdicts,
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
         json.dump(summary, sys.stdout, indent=2, default=json_default)
