@@ -18,6 +18,7 @@ from scipy import integrate, stats
 
 from banditkit import Experiment, ExperimentError
 from banditkit.live.anytime import PRIOR, confidence_sequence, log_mixture
+from banditkit.live.sequences import bernstein_sequence, difference_sequence
 from banditkit.live.statistics import ArmSums, arm_table, missing_outcome_warnings
 
 ROOT = Path(__file__).parent.parent
@@ -83,7 +84,10 @@ def test_a_sequence_covers_iid_means_at_every_n_simultaneously():
 
 
 # -- the table status shows ---------------------------------------------------------------------
-def test_each_arm_gets_alpha_over_k_and_differences_come_from_the_arms_intervals():
+def test_each_arm_gets_alpha_over_k_and_differences_get_their_own_sequences():
+    # arms' intervals: the beta-binomial sequence at alpha/K (0/1 rewards); differences: the
+    # direct sequence (banditkit.live.sequences) at alpha(1 - s)/(K - 1), with the control's
+    # own sequence at alpha*s bounding the nuisance (s = control_share = 0.1)
     sums = _sums([100, 80, 120], [30, 40, 20])
     frame = arm_table(["a", "b", "c"], sums, (0.0, 1.0), intervals="anytime", alpha=0.05,
                       control=0)
@@ -91,17 +95,25 @@ def test_each_arm_gets_alpha_over_k_and_differences_come_from_the_arms_intervals
                                     0.05 / 3)
     np.testing.assert_allclose(frame["low"], low)
     np.testing.assert_allclose(frame["high"], high)
-    np.testing.assert_allclose(frame["diff_low"][1:], low[1:] - high[0])
-    np.testing.assert_allclose(frame["diff_high"][1:], high[1:] - low[0])
+    cl, ch = confidence_sequence(30, 100, 0.05 * 0.1)
+    dl, dh = difference_sequence(np.array([100, 80, 120]), np.array([30.0, 40, 20]),
+                                 np.array([30.0, 40, 20]), 0, cl, ch, 0.05 * 0.9 / 2)
+    np.testing.assert_allclose(frame["diff_low"][1:], dl[1:])
+    np.testing.assert_allclose(frame["diff_high"][1:], dh[1:])
     np.testing.assert_allclose(frame["diff"][1:], [0.5 - 0.3, 20 / 120 - 0.3])
     assert np.isnan(frame.loc["a", "diff"]) and frame.loc["a", "verdict"] == "control"
 
 
 def test_rewards_are_rescaled_from_the_reward_range():
-    # rewards in [-1, 1]: 10 rewards summing to 4 are 10 rescaled ones summing to (4 + 10)/2
-    frame = arm_table(["a", "b"], _sums([10, 10], [4.0, -2.0], binary=False), (-1.0, 1.0),
-                      intervals="anytime", alpha=0.05, control=0)
-    low, high = confidence_sequence(np.array([7.0, 4.0]), np.array([10, 10]), 0.025)
+    # rewards in [-1, 1]: 10 rewards summing to 4 are 10 rescaled ones summing to (4 + 10)/2;
+    # not 0/1, so the arms get the empirical-Bernstein sequence
+    sums = _sums([10, 10], [4.0, -2.0], binary=False)
+    frame = arm_table(["a", "b"], sums, (-1.0, 1.0), intervals="anytime", alpha=0.05,
+                      control=0)
+    n = np.array([10.0, 10.0])
+    scaled = np.array([7.0, 4.0])
+    scaled_sq = (sums.total_sq + 2 * sums.total + n) / 4
+    low, high = bernstein_sequence(n, scaled, scaled_sq, 0.025)
     np.testing.assert_allclose(frame["low"], -1 + 2 * low)
     np.testing.assert_allclose(frame["high"], -1 + 2 * high)
 
@@ -310,15 +322,24 @@ def test_a_file_from_before_control_existed_compares_with_the_first_arm(tmp_path
         assert exp.status().control == "a"
 
 
-def test_an_algorithm_without_a_reward_range_says_it_has_no_anytime_interval(tmp_path):
-    # UCB1 assumes [0, 1] by default; reward_range=None runs it on unbounded rewards
+def test_an_algorithm_without_a_reward_range_gets_the_asymptotic_sequence(tmp_path):
+    # UCB1 assumes [0, 1] by default; reward_range=None runs it on unbounded rewards: the
+    # rewards are continuous, the asymptotic sequence applies, infinite below 100 rewards
     with Experiment.create(tmp_path / "u.sqlite", algorithm="UCB1", arms=["a", "b"], seed=0,
-                           horizon=50, params={"reward_range": None}) as exp:
+                           horizon=500, params={"reward_range": None}) as exp:
         for _ in range(4):
             got = exp.assign(1)
             exp.record(got["unit"], [1.0])
         state = exp.status()
         fixed = exp.status(intervals="fixed")
-    assert state.arms["low"].isna().all() and "unavailable" in str(state)
-    assert set(state.arms["verdict"]) == {"control", "undecided"}
-    assert fixed.arms["low"].notna().all()
+        assert np.isneginf(state.arms["low"]).all() and "continuous" in str(state)
+        assert set(state.arms["verdict"]) == {"control", "undecided"}
+        assert fixed.arms["low"].notna().all()
+        for i in range(300):
+            got = exp.assign(1)
+            exp.record(got["unit"], [5.0 + (i % 3) + (got["arm"][0] == "b")])
+        state = exp.status()
+    many = state.arms["recorded"] >= 100
+    assert many.any() and state.verdicts["sequence"] == "asymptotic"
+    assert np.isfinite(state.arms["low"][many]).all()
+    assert np.isneginf(state.arms["low"][~many]).all()

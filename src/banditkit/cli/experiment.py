@@ -82,6 +82,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="zero (such a unit scores reward 0: a conversion that did not "
                         "happen; the default for rewards in [0, 1]) or expire (it is withdrawn "
                         "and its slot handed to another unit; the default otherwise)")
+    create.add_argument("--reward-type", choices=("binary", "bounded", "continuous"),
+                        default=None, help="what the rewards are, for the verdicts (default: "
+                        "bounded on the algorithm's reward range, else continuous)")
+    create.add_argument("--reward-range", type=float, nargs=2, default=None,
+                        metavar=("LO", "HI"), help="the rewards' bounds (--reward-type bounded)")
+    create.add_argument("--sequence", choices=("exact", "asymptotic", "msprt"), default=None,
+                        help="the confidence sequence of the verdicts (default: exact for "
+                        "bounded rewards, asymptotic for continuous ones)")
+    create.add_argument("--tune-n", type=float, default=None, metavar="N",
+                        help="units per arm where the sequences are narrowest (default 10000)")
+    create.add_argument("--tau", type=float, default=None,
+                        help="the mSPRT's mixture s.d. (with --sequence msprt)")
+
+    plan = actions.add_parser("plan", help="expected and 90th-percentile units and days to a "
+                              "verdict of the sequential test (simulated; writes nothing)")
+    what = plan.add_mutually_exclusive_group(required=True)
+    what.add_argument("--base-rate", type=float, help="the control's conversion rate (0/1)")
+    what.add_argument("--mean", type=float, help="the control's mean (with --variance)")
+    plan.add_argument("--variance", type=float, default=None, help="per-unit variance")
+    plan.add_argument("--mde", type=float, required=True,
+                      help="minimum detectable effect (absolute difference of means)")
+    plan.add_argument("--daily-units", type=float, required=True,
+                      help="units a day over both arms")
+    plan.add_argument("--alpha", type=float, default=0.05)
+    plan.add_argument("--look-every", type=int, default=None, metavar="UNITS",
+                      help="units per arm between looks (default: a day's)")
+    plan.add_argument("--sequence", choices=("exact", "asymptotic", "msprt"), default=None)
+    plan.add_argument("--tune-n", type=float, default=10_000)
+    plan.add_argument("--reward-range", type=float, nargs=2, default=None,
+                      metavar=("LO", "HI"))
+    plan.add_argument("--runs", type=int, default=1000)
+    plan.add_argument("--seed", type=int, default=0)
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     assign = actions.add_parser("assign", help="assign arms to the next N units (CSV out)")
     assign.add_argument("path", help="the experiment file")
@@ -213,7 +246,12 @@ def _create(args: argparse.Namespace) -> int:
                            guardrails=args.guardrail,
                            guardrail_alpha=args.guardrail_alpha,
                            outcome_window=args.outcome_window, missing=args.missing,
-                           overflow=args.overflow, who=args.who) as exp:
+                           overflow=args.overflow, who=args.who,
+                           reward_type=args.reward_type, reward_range=args.reward_range,
+                           verdicts={k: v for k, v in (("sequence", args.sequence),
+                                                        ("tune_n", args.tune_n),
+                                                        ("tau", args.tau)) if v is not None}
+                           ) as exp:
         print(f"created {_label(exp)} ({args.algorithm}, {len(exp.arm_names)} arms)")
         for warning in exp.create_warnings:
             print(f"banditkit experiment: warning: {warning}", file=sys.stderr)
@@ -223,6 +261,20 @@ def _create(args: argparse.Namespace) -> int:
 def _label(exp: Any) -> str:
     """How messages name an experiment: its file, or its name and database."""
     return str(exp.path) if exp.path is not None else f"{exp.name!r} in {exp.url}"
+
+
+def _plan(args: argparse.Namespace) -> int:
+    import json
+
+    from ..live.plan import plan
+
+    result = plan(mde=args.mde, daily_units=args.daily_units, base_rate=args.base_rate,
+                  mean=args.mean, variance=args.variance, alpha=args.alpha,
+                  look_every=args.look_every, sequence=args.sequence, tune_n=args.tune_n,
+                  reward_range=None if args.reward_range is None else tuple(args.reward_range),
+                  runs=args.runs, seed=args.seed)
+    print(json.dumps(result.as_json()) if args.json else str(result))
+    return 0
 
 
 def _open(args: argparse.Namespace, readonly: bool = False) -> Any:
@@ -485,6 +537,7 @@ def _status(args: argparse.Namespace) -> int:
                    "waiting_units": dataclasses.asdict(state.waiting_units),
                    "stopped": state.stopped, "archived": state.archived,
                    "overflow": state.overflow,
+                   "verdicts": state.verdicts,
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
         json.dump(summary, sys.stdout, indent=2, default=json_default)
@@ -647,4 +700,4 @@ def _guardrail(text: str) -> dict[str, Any]:
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
             "expire": _expire, "units": _units, "report": _report, "resume": _resume,
             "pause": _pause, "stop": _stop, "archive": _archive, "delete": _delete,
-            "audit": _audit}
+            "audit": _audit, "plan": _plan}

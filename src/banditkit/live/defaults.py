@@ -54,6 +54,9 @@ LIVE_DEFAULTS: dict[str, dict[str, Any]] = {
     "ReplicableBatchedElimination": {"commit": "argmax"},
     "ReplicableElimination": {"commit": "argmax"},
     "ReplicableLinearElimination": {"commit": "argmax"},
+    # issue 23: Thompson sampling starves the control the verdicts compare with; a floor of 20%
+    # (benchmarks/bench_verdicts.py floor, docs/experiment.md) keeps it measured
+    "BatchedThompson": {"control_floor": 0.2},
 }
 
 #: Parameters whose live default is another parameter's value in force, per algorithm:

@@ -76,6 +76,7 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
 from .store_base import UPGRADABLE
+from .verdict_spec import VerdictSpec, check_verdicts, spec_from_meta
 from .verify import Verification
 
 __all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
@@ -144,6 +145,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             # existed take the default too
             self.overflow: str = _overflow.check_rule(meta.get("overflow", "design"))
             self.create_warnings: list[str] = list(meta.get("create_warnings", []))
+            self._verdict_meta = meta
             features = meta["features"]
             thresholds = meta["thresholds"]
         except (KeyError, TypeError, ValueError) as error:
@@ -167,7 +169,9 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                control: str | None = None, guardrails: Sequence[Mapping[str, Any]] | None = None,
                guardrail_alpha: float = 0.05, outcome_window: float | None = None,
                missing: str | None = None, clock: Clock | None = None,
-               overflow: str = "design", who: str = "local") -> Experiment:
+               overflow: str = "design", who: str = "local", reward_type: str | None = None,
+               reward_range: Sequence[float] | None = None,
+               verdicts: Mapping[str, Any] | None = None) -> Experiment:
         """Create a new experiment: an SQLite file at ``path``, or experiment ``name`` in the
         PostgreSQL database at a ``postgresql://`` URL (:mod:`banditkit.live.store`).
 
@@ -243,6 +247,18 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             recommended or committed arm, whatever the rule but ``"off"``.
         who : str
             Who creates it, for the audit log (:meth:`audit`).
+        reward_type : {"binary", "bounded", "continuous"}, optional
+            What the rewards are, for the statistics of :meth:`status`, independently of the
+            algorithm (:mod:`banditkit.live.verdict_spec`); default: ``"bounded"`` on the
+            algorithm's reward range, or ``"continuous"`` when it declares none. ``record``
+            refuses a reward that is not 0/1 (binary) or outside ``reward_range`` (bounded).
+        reward_range : (lo, hi), optional
+            The rewards' bounds, with ``reward_type="bounded"``.
+        verdicts : dict, optional
+            ``sequence`` (``"exact"`` default for bounded rewards, ``"asymptotic"``,
+            ``"msprt"``), ``tune_n`` (units per arm where the sequences are narrowest,
+            10,000), ``tau`` (the mSPRT's mixture s.d., required with ``"msprt"``),
+            ``control_share`` (share of α on the control's own sequence, 0.1).
 
         Notes
         -----
@@ -287,6 +303,9 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         _check_clock(clock)
         overflow = _overflow.check_rule(overflow)
         who = check_who(who)
+        # the declared rewards need the algorithm's range only for their default: checked
+        # once here against a None range (names every rule), again below against the range
+        check_verdicts(reward_type, reward_range, verdicts, (0.0, 1.0))
         params = dict(params or {})
         try:
             json.dumps(params, allow_nan=False)
@@ -302,6 +321,9 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         if entry is not None and not [p for p in params if p not in entry.parameters()]:
             # unknown parameters are refused by name when the algorithm is built below
             params, live_defaults = params_in_force(algorithm, params)
+            if "control_arm" in params and "control_arm" not in given:
+                # the algorithm's control (its floor) is the experiment's control
+                params["control_arm"] = names.index(control)
         if thresholds is not None:
             values = _numbers(thresholds)
             if (values is None or values.dtype.kind == "b" or values.ndim != 1
@@ -324,8 +346,13 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         first_batch = _next_batch(first, algorithm)
         meta["create_warnings"] = horizon_warnings(first, first_batch, meta["horizon"],
                                                    names)
+        spec = check_verdicts(reward_type, reward_range, verdicts, first.reward_range)
+        meta["verdicts"] = spec.as_json()
         if missing is None:
-            missing = _default_missing(first.reward_range, first.n_costs)
+            # a binary metric's unanswered unit did not convert; a continuous one's is unknown
+            missing = ("zero" if spec.reward_type == "binary" and not first.n_costs
+                       else "expire" if spec.reward_type == "continuous"
+                       else _default_missing(first.reward_range, first.n_costs))
         meta.update(OutcomeWindow(window, missing, defaults).as_meta())
         if X is not None:
             try:  # features an algorithm never reads would be silently dropped: refuse them
@@ -934,6 +961,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             algorithm = self._algorithm
             assert algorithm is not None
             self._check_range(ids, values, algorithm.reward_range, "reward")
+            self._check_declared(ids, values)
             if cost_values is not None:
                 for j in range(cost_values.shape[1]):
                     self._check_range(ids, cost_values[:, j], algorithm.cost_range, "cost")
@@ -1023,6 +1051,24 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         if not np.isfinite(values).all():
             raise ExperimentError("costs must be finite")
         return values
+
+    @property
+    def verdict_spec(self) -> VerdictSpec:
+        """The declared rewards and sequences (:mod:`banditkit.live.verdict_spec`)."""
+        algorithm_range = None if self._algorithm is None else self._algorithm.reward_range
+        return spec_from_meta(self._verdict_meta, algorithm_range)
+
+    def _check_declared(self, ids: np.ndarray, values: np.ndarray) -> None:
+        """Rewards against the declared ``reward_type`` (0/1, or in ``reward_range``)."""
+        spec = self.verdict_spec
+        if spec.reward_type == "binary":
+            bad = np.flatnonzero((values != 0) & (values != 1))
+            if bad.size:
+                i = int(bad[0])
+                raise ExperimentError(f"rewards must be 0 or 1 (reward_type='binary'): unit "
+                                      f"{int(ids[i])} got {values[i]:g}")
+        elif spec.reward_type == "bounded":
+            self._check_range(ids, values, spec.reward_range, "reward")
 
     @staticmethod
     def _check_range(ids: np.ndarray, values: np.ndarray,

@@ -6,7 +6,7 @@ methods use its store, algorithm and arms)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ from .statistics import (
 )
 from .status import ExperimentStatus
 from .store import CHUNK, Connection
+from .verdict_spec import VerdictSpec, check_verdicts
 
 __all__ = ["COUNTS", "Reading", "decision"]
 
@@ -68,7 +69,8 @@ class Reading:
     """Methods of :class:`banditkit.Experiment` (see the module docstring)."""
 
     def status(self, intervals: str = "anytime", alpha: float = 0.05,
-               count: str = "resolved") -> ExperimentStatus:
+               count: str = "resolved", verdicts: Mapping[str, Any] | None = None
+               ) -> ExperimentStatus:
         """Per-arm counts, means, intervals, differences to the control, warnings, and where the
         algorithm stands.
 
@@ -90,6 +92,11 @@ class Reading:
             counted. ``"recorded"``: every outcome recorded so far, the behaviour before
             outcome windows — valid only when whether an outcome has arrived does not depend on
             its value.
+        verdicts : dict, optional
+            Show this look with other sequence options than the stored ones (keys of
+            ``Experiment.create(verdicts=...)``, e.g. ``{"sequence": "msprt", "tau": 0.01}``),
+            on the same data: to compare methods, not to pick the one that decides (choosing
+            among several after seeing them spends α once per method tried).
 
         Notes
         -----
@@ -103,6 +110,13 @@ class Reading:
             raise ExperimentError(f"count must be 'resolved' (each arm's units in assignment "
                                   f"order up to its first still waiting) or 'recorded' (every "
                                   f"outcome recorded so far), got {count!r}")
+        spec = self.verdict_spec
+        if verdicts is not None:
+            spec = check_verdicts(spec.reward_type, spec.reward_range,
+                                  {**{k: v for k, v in spec.as_json().items()
+                                      if k in ("tune_n", "control_share", "margin")},
+                                   **dict(verdicts)}
+                                  if isinstance(verdicts, Mapping) else verdicts, None)
         with self._transaction() as conn:
             if not self.readonly:
                 self._resolve(conn)
@@ -122,7 +136,7 @@ class Reading:
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             prefix = read_prefix(conn, len(self.arm_names), len(self.guardrails))
-            frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count)
+            frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count, spec)
             uncounted = int(frame["recorded"].sum() + frame["overflow_recorded"].sum()
                             - frame["counted"].sum()) if count == "resolved" else 0
             # the missing-outcome check on the prefix: units expired there count as lost
@@ -164,7 +178,8 @@ class Reading:
                 info=dict(algorithm.info), intervals=intervals, alpha=alpha,
                 control=self.control, warnings=warnings,
                 interval_note=describe(intervals, alpha, len(self.arm_names),
-                                       algorithm.reward_range),
+                                       algorithm.reward_range, spec),
+                verdicts=spec.as_json(),
                 leader=None if arm is None else self.arm_names[arm], reason=reason,
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
@@ -197,7 +212,8 @@ class Reading:
         return pd.DataFrame(rows, columns=columns)
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
-                   alpha: float, prefix: Any, count: str) -> pd.DataFrame:
+                   alpha: float, prefix: Any, count: str, spec: VerdictSpec
+                   ) -> pd.DataFrame:
         """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
         (count, sum, sum of squares, and whether any reward is other than 0/1) — of the
         resolved prefix, or (``count="recorded"``) of every recorded outcome: O(K) Python work
@@ -229,7 +245,8 @@ class Reading:
                            totals[0, :, 1] + (totals[1, :, 1] if both else 0),
                            binary[0] & (binary[1] if both else True))
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
-                          alpha=alpha, control=self.arm_names.index(self.control))
+                          alpha=alpha, control=self.arm_names.index(self.control),
+                          spec=spec)
         frame["recorded"] = counts[0, :, 1]
         frame["overflow"] = counts[1, :, 0]
         frame["overflow_recorded"] = counts[1, :, 1]

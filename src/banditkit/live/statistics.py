@@ -5,15 +5,16 @@ the control arm with a verdict, and the missing-outcome check — all from per-a
 Two kinds of interval (``intervals=``):
 
 ``"anytime"`` (default)
-    Confidence sequences (:mod:`banditkit.live.anytime`), valid at every look at once. The
-    error α is split evenly over the K arms: each arm's sequence has level 1 − α/K, so by the
-    union bound the event E = "every arm's interval holds at every look" has probability
-    ≥ 1 − α. On E, μ_a − μ_c ∈ [low_a − high_c, high_a − low_c] for every arm a and the control
-    c at every look, so the differences' intervals and the verdicts hold on the same event:
-    the chance that any interval shown at any look (arms or differences) misses its target,
-    or that any verdict is wrong, is at most α, however often one looks and however the
-    algorithm allocated its pulls. Rewards are rescaled from the algorithm's reward range to
-    [0, 1]; an algorithm that declares none gets no anytime interval (NaN).
+    Confidence sequences (:mod:`banditkit.live.sequences`), valid at every look at once, on the
+    reward type the experiment declared (:mod:`banditkit.live.verdict_spec`). Each arm's own
+    interval has level 1 − α/K (all K together: 1 − α). The differences to the control come
+    from a sequence **on each difference directly**: with the default ``sequence="exact"``
+    (bounded rewards) the control's own sequence gets α·s (s = ``control_share``, 0.1) and each
+    of the K − 1 differences α(1 − s)/(K − 1), so the chance that any difference's interval at
+    any look misses, or that any verdict is wrong, is at most α, however often one looks and
+    however the algorithm allocated its pulls. ``"asymptotic"`` and ``"msprt"`` (normal
+    approximations, valid as n grows) give each difference α/(K − 1). Rewards are rescaled
+    from the declared range to [0, 1] for the exact sequences.
 ``"fixed"``
     Fixed-n intervals at level 1 − α each (Wilson's for 0/1 rewards, Student-t otherwise,
     clipped to the reward range; differences: Newcombe's interval for 0/1 rewards, the mean
@@ -33,8 +34,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .anytime import bounded_sequence, confidence_sequence, difference_bounds
+from .anytime import confidence_sequence
 from .journal import ExperimentError
+from .sequences import (
+    asymptotic_difference,
+    asymptotic_mean,
+    bernstein_sequence,
+    difference_sequence,
+    msprt_difference,
+)
+from .verdict_spec import VerdictSpec, check_verdicts
 
 __all__ = [
     "INTERVALS",
@@ -89,6 +98,7 @@ class Comparison:
     diff_low: np.ndarray
     diff_high: np.ndarray
     verdict: np.ndarray
+    decision: np.ndarray | None = None
 
 
 def check_intervals(intervals: object) -> str:
@@ -105,65 +115,118 @@ def check_alpha(alpha: object, name: str = "alpha") -> float:
 
 
 def describe(intervals: str, alpha: float, n_arms: int,
-             reward_range: tuple[float, float] | None) -> str:
+             reward_range: tuple[float, float] | None, spec: VerdictSpec | None = None) -> str:
     """One line saying which intervals a status shows and what they are valid for."""
     level = f"{100 * (1 - alpha):g}%"
     if intervals == "fixed":
         return (f"intervals: fixed-n {level} (each valid only for ONE look decided in advance; "
                 "repeated looks err far more often)")
-    if reward_range is None:
-        return ("intervals: anytime-valid unavailable (the algorithm declares no reward range, "
-                "which confidence sequences for bounded rewards need): low/high are NaN")
-    return (f"intervals: anytime-valid {level} (confidence sequences: every arm, difference and "
-            f"verdict holds at every look together; alpha = {alpha:g} split over {n_arms} arms)")
+    spec = spec if spec is not None else check_verdicts(None, None, None, reward_range)
+    return (f"intervals: anytime-valid {level} (confidence sequences: every difference and "
+            f"verdict holds at every look together; each arm's interval at alpha/{n_arms}; "
+            f"{spec.describe()})")
 
 
 def arm_table(names: list[str], sums: ArmSums, reward_range: tuple[float, float] | None,
-              *, intervals: str, alpha: float, control: int) -> pd.DataFrame:
+              *, intervals: str, alpha: float, control: int,
+              spec: VerdictSpec | None = None) -> pd.DataFrame:
     """The ``arms`` frame of a status (one look): assigned, recorded, mean, low, high, diff,
     diff_low, diff_high, verdict (see the module docstring for the intervals' meaning)."""
-    c = compare(sums, reward_range, intervals=intervals, alpha=alpha, control=control)
-    return pd.DataFrame({"assigned": sums.assigned.astype(np.int64),
-                         "recorded": sums.n.astype(np.int64), "mean": c.mean, "low": c.low,
-                         "high": c.high, "diff": c.diff, "diff_low": c.diff_low,
-                         "diff_high": c.diff_high, "verdict": c.verdict},
-                        index=pd.Index(names, name="arm"))
+    c = compare(sums, reward_range, intervals=intervals, alpha=alpha, control=control,
+                spec=spec)
+    frame = pd.DataFrame({"assigned": sums.assigned.astype(np.int64),
+                          "recorded": sums.n.astype(np.int64), "mean": c.mean, "low": c.low,
+                          "high": c.high, "diff": c.diff, "diff_low": c.diff_low,
+                          "diff_high": c.diff_high, "verdict": c.verdict},
+                         index=pd.Index(names, name="arm"))
+    if c.decision is not None:
+        frame["decision"] = c.decision
+    return frame
 
 
 def compare(sums: ArmSums, reward_range: tuple[float, float] | None, *, intervals: str,
-            alpha: float, control: int) -> Comparison:
+            alpha: float, control: int, spec: VerdictSpec | None = None) -> Comparison:
     """Means, intervals, differences to arm ``control`` and verdicts, elementwise over any
-    leading axes of ``sums`` (one status, or every look of many simulated runs at once)."""
+    leading axes of ``sums`` (one status, or every look of many simulated runs at once).
+    ``spec`` (default: bounded on ``reward_range``, else continuous) says which sequences."""
     n = np.asarray(sums.n, dtype=float)
-    K = n.shape[-1]
     has = n > 0
     mean = np.divide(sums.total, n, out=np.full(n.shape, np.nan), where=has)
     if intervals == "anytime":
-        low, high = _anytime(sums, reward_range, alpha / K)
+        spec = spec if spec is not None else check_verdicts(None, None, None, reward_range)
+        low, high, diff_low, diff_high = _anytime(sums, spec, alpha, control)
     else:
         low, high = _fixed(sums, mean, reward_range, alpha)
+        diff_low, diff_high = _fixed_difference(sums, mean, control, alpha)
     low, high = np.where(has, low, np.nan), np.where(has, high, np.nan)
     diff = mean - mean[..., control, None]
-    if intervals == "anytime":
-        # on the event that every arm's sequence holds, the difference lies between these
-        diff_low, diff_high = difference_bounds(low, high, control)
-    else:
-        diff_low, diff_high = _fixed_difference(sums, mean, control, alpha)
     verdict = np.where(diff_low > 0, "better", np.where(diff_high < 0, "worse", "undecided"))
     verdict = verdict.astype(object)
     verdict[..., control] = "control"
+    decision = None
+    if intervals == "anytime" and spec is not None and spec.margin is not None:
+        m = spec.margin
+        decision = np.where(
+            diff_low > 0, "better", np.where(
+                diff_high < 0, "worse", np.where(
+                    (diff_low > -m) & (diff_high < m), "equivalent", np.where(
+                        diff_low > -m, "non-inferior", "undecided")))).astype(object)
+        decision[..., control] = "control"
     for column in (diff, diff_low, diff_high):
         column[..., control] = np.nan
-    return Comparison(mean, low, high, diff, diff_low, diff_high, verdict)
+    return Comparison(mean, low, high, diff, diff_low, diff_high, verdict, decision)
 
 
-def _anytime(sums: ArmSums, reward_range: tuple[float, float] | None, alpha: float
-             ) -> tuple[np.ndarray, np.ndarray]:
+def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each arm's sequence at α/K and each difference's (module docstring), in reward units."""
     n = np.asarray(sums.n, dtype=float)
-    if reward_range is None:
-        return np.full(n.shape, np.nan), np.full(n.shape, np.nan)
-    lo, hi = reward_range
-    return bounded_sequence(sums.total, n, float(lo), float(hi), alpha)
+    total = np.asarray(sums.total, dtype=float)
+    total_sq = np.asarray(sums.total_sq, dtype=float)
+    K = n.shape[-1]
+    per_difference = alpha / max(K - 1, 1)
+    if spec.reward_type == "continuous":
+        low, high = asymptotic_mean(n, total, total_sq, alpha / K, n_tune=spec.tune_n)
+    else:
+        lo, hi = spec.reward_range
+        span = hi - lo
+        # the rewards rescaled to [0, 1]: Σx' = (S − n·lo)/span, Σx'² = (Q − 2·lo·S + n·lo²)/span²
+        scaled = np.clip((total - n * lo) / span, 0.0, n)
+        scaled_sq = np.clip((total_sq - 2 * lo * total + n * lo * lo) / span ** 2,
+                            np.divide(scaled ** 2, np.maximum(n, 1)), scaled)
+        a, b = _arm_sequence(n, scaled, scaled_sq, sums.binary, alpha / K, spec.tune_n)
+        low, high = lo + span * a, lo + span * b
+    if spec.sequence == "exact":
+        share = spec.control_share
+        c_low, c_high = _arm_sequence(n[..., control], scaled[..., control],
+                                      scaled_sq[..., control],
+                                      np.asarray(sums.binary)[..., control], alpha * share,
+                                      spec.tune_n)
+        side = "lower" if spec.alternative == "greater" else "two"
+        d_low, d_high = difference_sequence(n, scaled, scaled_sq, control, c_low, c_high,
+                                            alpha * (1 - share) / max(K - 1, 1),
+                                            n_tune=spec.tune_n, side=side)
+        d_low, d_high = span * d_low, span * d_high
+        if side == "lower":  # one-sided: no upper end
+            d_high = np.where(np.isnan(d_high), np.nan, np.inf)
+    elif spec.sequence == "asymptotic":
+        d_low, d_high = asymptotic_difference(n, total, total_sq, control, per_difference,
+                                              n_tune=spec.tune_n)
+    else:
+        d_low, d_high = msprt_difference(n, total, total_sq, control, per_difference,
+                                         tau=float(spec.tau))
+    return low, high, d_low, d_high
+
+
+def _arm_sequence(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, binary: np.ndarray,
+                  alpha: float, n_tune: float) -> tuple[np.ndarray, np.ndarray]:
+    """One arm's sequence on [0, 1]: the beta-binomial mixture (:mod:`banditkit.live.anytime`;
+    exact for 0/1 rewards, tightest at small n) where every reward is 0/1, the
+    variance-adaptive empirical-Bernstein mixture (:mod:`banditkit.live.sequences`) otherwise."""
+    a, b = confidence_sequence(total, n, alpha)
+    c, d = bernstein_sequence(n, total, total_sq, alpha, n_tune=n_tune)
+    binary = np.asarray(binary, dtype=bool)
+    return np.where(binary, a, c), np.where(binary, b, d)
 
 
 def _fixed(sums: ArmSums, mean: np.ndarray, reward_range: tuple[float, float] | None,

@@ -110,6 +110,9 @@ class ExperimentStatus:
         Once finished or stopped, what it decided, shown first: ``winner`` (the rollout arm)
         and ``why``, its ``diff`` to the ``control`` with ``diff_low``/``diff_high`` and
         ``verdict``, the arms ``eliminated``, and ``stopped_by``.
+    verdicts : dict
+        The declared reward type and range and the sequences the verdicts use
+        (:class:`banditkit.live.verdict_spec.VerdictSpec`, as stored).
     """
 
     arms: pd.DataFrame
@@ -161,6 +164,7 @@ class ExperimentStatus:
                     f"{d['diff_high']:.4g}] ({d['verdict']})")
         gone = (f"; eliminated: {', '.join(d['eliminated'])}" if d["eliminated"] else "")
         return f"{head}: winner {d['winner']} ({d['why']}); {diff}{gone}"
+    verdicts: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
         state = ("finished" if self.finished else

@@ -17,6 +17,7 @@ from .batched_elimination import BatchedElimination
 from .batched_thompson import BatchedThompson
 from .bayes_ucb import BayesUCB
 from .exp3_ix import EXP3IX
+from .fixed_allocation import FixedAllocation
 from .kl_ucb import KLUCB
 from .moss import MOSS
 from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
@@ -30,6 +31,7 @@ __all__ = [
     "batched_thompson",
     "bayes_ucb",
     "exp3_ix",
+    "fixed_allocation",
     "kl_ucb",
     "klucb_lockstep",
     "moss",
@@ -153,12 +155,23 @@ def batched_thompson(env: Environment, rng: np.random.Generator, *,
                      horizon: int | None = None, batch_size: int = 1000,
                      min_share: float = 0.01, posterior: str = "beta", draws: int = 10_000,
                      prior: tuple[float, float] = (1.0, 1.0), sigma: float = 1.0,
-                     reward_range: tuple[float, float] | str | None = "default"
-                     ) -> BatchedThompson:
+                     reward_range: tuple[float, float] | str | None = "default",
+                     control_floor: float = 0.0, control_arm: int = 0) -> BatchedThompson:
     """Batched Thompson sampling: batches by posterior P(best), minimum share per arm."""
     return BatchedThompson(env.n_arms, rng, batch_size=batch_size, min_share=min_share,
                            posterior=posterior, draws=draws, prior=prior, sigma=sigma,
-                           horizon=horizon, reward_range=reward_range)
+                           horizon=horizon, reward_range=reward_range,
+                           control_floor=control_floor, control_arm=control_arm)
+
+
+@register_policy("FixedAllocation")
+def fixed_allocation(env: Environment, rng: np.random.Generator, *,
+                     horizon: int | None = None, weights: Sequence[float] | None = None,
+                     batch_size: int = 1000,
+                     reward_range: tuple[float, float] | None = None) -> FixedAllocation:
+    """A fixed-split A/B/n test: batches split by fixed weights (default equal)."""
+    return FixedAllocation(env.n_arms, weights=weights, batch_size=batch_size, horizon=horizon,
+                           reward_range=reward_range)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     fields = _fields(body, ("name", "algorithm", "seed"),
                      ("arms", "features", "horizon", "params", "thresholds", "order",
                       "guardrails", "guardrail_alpha", "outcome_window", "missing",
-                      "overflow"),
+                      "overflow", "reward_type", "reward_range", "verdicts"),
                      "POST /experiments")
     name = fields.pop("name")
     features = fields.pop("features", None)

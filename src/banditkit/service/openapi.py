@@ -77,7 +77,13 @@ def openapi() -> dict[str, Any]:
                               "reward 0, or withdrawn (default: zero for rewards in [0, 1])"},
                   "overflow": {"enum": ["design", "uniform", "control", "off"],
                                "description": "units beyond the algorithm's slots "
-                               "(docs/service.md)"}}}
+                               "(docs/service.md)"},
+                  "reward_type": {"enum": ["binary", "bounded", "continuous", None],
+                                  "description": "the metric, for the verdicts"},
+                  "reward_range": {"type": ["array", "null"], "items": {"type": "number"}},
+                  "verdicts": {"type": ["object", "null"],
+                               "description": "sequence, tune_n, tau, control_share, "
+                               "alternative, margin (docs/experiment.md)"}}}
     experiment = {
         f"/experiments/{{name}}/{verb}": {"parameters": [_NAME], "post": spec}
         for verb, spec in {

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..live import Experiment, ExperimentError
 from ..live.statistics import ArmSums, compare
+from ..live.verdict_spec import spec_from_meta
 from .jsonable import to_json
 
 __all__ = ["render_page", "write_page"]
@@ -230,10 +231,8 @@ def _legend(ax: Any, title: str) -> None:
 
 def _means_title(status: Any) -> str:
     level = f"{100 * (1 - status.alpha):g}%"
-    if status.intervals == "anytime" and status.reward_range is not None:
-        return f"Mean reward per arm with its anytime-valid {level} interval"
     if status.intervals == "anytime":
-        return "Mean reward per arm (no interval: the algorithm declares no reward range)"
+        return f"Mean reward per arm with its anytime-valid {level} interval"
     return f"Mean reward per arm with its fixed-n {level} interval (valid for one look only)"
 
 
@@ -273,8 +272,9 @@ def _means_plot(ax: Any, live: pd.DataFrame, names: list[str],
             total_sq[j, i] = (v[seen] ** 2).sum()
             binary[j, i] = np.isin(v[seen], (0.0, 1.0)).all()
     control = names.index(status.control) if status.control in names else 0
+    spec = spec_from_meta({"verdicts": status.verdicts or None}, status.reward_range)
     c = compare(ArmSums(n, n, total, total_sq, binary), status.reward_range,
-                intervals=status.intervals, alpha=status.alpha, control=control)
+                intervals=status.intervals, alpha=status.alpha, control=control, spec=spec)
     for i, name in enumerate(names):
         if not n[-1, i]:
             continue

@@ -1,0 +1,171 @@
+"""Planning a live test: how many units, and how many days, until the sequential test calls the
+treatment ``better``?
+
+:func:`plan` answers by its own simulation of the experiment's sufficient statistics: each run
+adds ``look_every`` units per arm per look to two arms (control at the base rate or mean, the
+treatment at base + ``mde``), and at every look applies
+:func:`banditkit.live.statistics.compare` — the function :meth:`banditkit.Experiment.status`
+calls — with the same spec (reward type, sequence, tuning, α). A run stops at its first
+``better``; its units per arm are recorded. The expected (mean) and 90th-percentile units and
+days come from ``runs`` simulated runs (seeded), with the fixed-n sample size of a two-sided
+z-test at 80% power beside them. Binary rewards are simulated exactly (binomial counts);
+a mean and variance are simulated by normal sums with that variance (rewards inside
+``reward_range`` for the exact sequence): the plan of a metric with a skewed distribution
+is only as good as that approximation at the sample sizes it predicts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from ..rng import stream
+from .journal import ExperimentError
+from .statistics import ArmSums, check_alpha, compare
+from .verdict_spec import check_verdicts
+
+__all__ = ["Plan", "plan"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`plan` predicts (units are per arm; days for all arms' traffic)."""
+
+    expected_units: float
+    p90_units: float
+    expected_days: float
+    p90_days: float
+    fixed_n_units: float
+    decided_share: float
+    runs: int
+    sequence: str
+    seed: int
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"sequential test ({self.sequence}): expected {self.expected_units:,.0f} units "
+                f"per arm ({self.expected_days:.1f} days), 90th percentile "
+                f"{self.p90_units:,.0f} ({self.p90_days:.1f} days); fixed-n at 80% power: "
+                f"{self.fixed_n_units:,.0f} per arm; {self.decided_share:.0%} of {self.runs} "
+                f"simulated runs decided by the cap (seed {self.seed})")
+
+
+def _positive(value: object, name: str) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+            or not math.isfinite(float(value)) or not float(value) > 0):
+        raise ExperimentError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
+         mean: float | None = None, variance: float | None = None, alpha: float = 0.05,
+         look_every: int | None = None, sequence: str | None = None, tune_n: float = 10_000,
+         reward_range: tuple[float, float] | None = None, runs: int = 1000,
+         max_units: int | None = None, seed: int = 0) -> Plan:
+    """Expected and 90th-percentile units per arm and days to a ``better`` verdict.
+
+    Parameters
+    ----------
+    mde : float
+        The minimum detectable effect: treatment mean − control mean (absolute), > 0.
+    daily_units : float
+        Units a day over both arms (50/50 split).
+    base_rate : float, optional
+        A conversion rate in (0, 1) (binary rewards). Or give ``mean`` and ``variance``.
+    mean, variance : float, optional
+        The control's mean and the per-unit variance (continuous or bounded rewards).
+    alpha : float
+        The test's error probability over all looks.
+    look_every : int, optional
+        Units per arm between two looks (default: a day's traffic per arm).
+    sequence : {"exact", "asymptotic", "msprt"}, optional
+        Default: exact for binary or bounded (``reward_range``) rewards, else asymptotic.
+        The mSPRT's τ is taken equal to ``mde``.
+    tune_n : float
+        The sequences' tuning (units per arm), as ``Experiment.create(verdicts=...)``.
+    reward_range : (lo, hi), optional
+        Bounds of a bounded metric (with ``mean``/``variance``).
+    runs : int
+        Simulated runs (≥ 10).
+    max_units : int, optional
+        Cap per arm (default: 20 × the fixed-n sample size); runs undecided by then count at
+        the cap in the percentiles and lower ``decided_share``.
+    seed : int
+        Seed of the simulation.
+    """
+    mde = _positive(mde, "mde")
+    daily_units = _positive(daily_units, "daily_units")
+    alpha = check_alpha(alpha)
+    if base_rate is not None:
+        if mean is not None or variance is not None:
+            raise ExperimentError("give base_rate (binary rewards) or mean and variance, not "
+                                  "both")
+        p = _positive(base_rate, "base_rate")
+        if not p < 1:
+            raise ExperimentError(f"base_rate must be a rate in (0, 1), got {base_rate!r}")
+        if not p + mde < 1:
+            raise ExperimentError(f"base_rate + mde must be < 1 (rates), got {p + mde:g}")
+        mu, var, kind = p, p * (1 - p), "binary"
+    else:
+        if mean is None or variance is None:
+            raise ExperimentError("give base_rate, or both mean and variance")
+        if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(
+                mean):
+            raise ExperimentError(f"mean must be a finite number, got {mean!r}")
+        mu, var = float(mean), _positive(variance, "variance")
+        kind = "continuous" if reward_range is None else "bounded"
+    options: dict = {"tune_n": tune_n}
+    if sequence is not None:
+        options["sequence"] = sequence
+    if sequence == "msprt":
+        options["tau"] = mde  # the mixture's scale at the effect sought
+    spec = check_verdicts(kind, reward_range, options, None)
+    if spec.reward_range is not None and not (
+            spec.reward_range[0] <= mu and mu + mde <= spec.reward_range[1]):
+        raise ExperimentError(f"mean and mean + mde must lie in reward_range "
+                              f"{spec.reward_range}")
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 10:
+        raise ExperimentError(f"runs must be an integer >= 10, got {runs!r}")
+    z = NormalDist().inv_cdf
+    var_treat = (mu + mde) * (1 - mu - mde) if kind == "binary" else var
+    fixed = (z(1 - alpha / 2) + z(0.8)) ** 2 * (var + var_treat) / mde ** 2
+    step = int(look_every) if look_every is not None else max(1, int(daily_units / 2))
+    if step < 1:
+        raise ExperimentError(f"look_every must be >= 1, got {look_every!r}")
+    cap = int(max_units) if max_units is not None else int(20 * fixed) + step
+    rng = stream(seed, "plan")
+    means = np.array([mu, mu + mde])
+    sds = np.sqrt([var, var_treat])
+    n = np.zeros((runs, 2))
+    S = np.zeros((runs, 2))
+    Q = np.zeros((runs, 2))
+    units = np.full(runs, float(cap))
+    decided = np.zeros(runs, dtype=bool)
+    per_arm = 0
+    while per_arm < cap and not decided.all():
+        per_arm += step
+        if kind == "binary":
+            S += rng.binomial(step, means, size=(runs, 2))
+            Q = S
+        else:  # normal sums; Q such that the sample variance is the variance given
+            S += rng.normal(step * means, np.sqrt(step) * sds, size=(runs, 2))
+        n += step
+        if kind != "binary":
+            Q = (n - 1) * sds ** 2 + S ** 2 / n
+        live = ~decided
+        sums = ArmSums(n[live], n[live], S[live], Q[live],
+                       np.full((int(live.sum()), 2), kind == "binary"))
+        verdict = compare(sums, spec.reward_range, intervals="anytime", alpha=alpha,
+                          control=0, spec=spec).verdict[:, 1]
+        hit = np.flatnonzero(live)[verdict == "better"]
+        units[hit] = per_arm
+        decided[hit] = True
+    days = units * 2 / daily_units
+    return Plan(float(units.mean()), float(np.percentile(units, 90, method="inverted_cdf")),
+                float(days.mean()), float(np.percentile(days, 90, method="inverted_cdf")),
+                float(fixed), float(decided.mean()), runs, spec.sequence, int(seed))
