@@ -268,8 +268,10 @@ class Resolving:
                         else "it is withdrawn and its slot handed out again")
                 then = (f"its window closes at {waiting.resolves_at}, when {rule} "
                         f"(missing={window.missing!r}), or record its outcome before")
-            out.append(f"assign hands out no unit: the current batch is all assigned and waits "
-                       f"for {waiting.units} unit(s) without an outcome; {oldest}; {then}")
+            meanwhile = ("assign hands out no unit" if getattr(self, "overflow", "off") == "off"
+                         else "assign serves overflow units only (never shown to the algorithm)")
+            out.append(f"{meanwhile}: the algorithm's batch is all assigned and waits for "
+                       f"{waiting.units} unit(s) without an outcome; {oldest}; {then}")
         if waiting.overdue:
             out.append(f"{waiting.overdue} unit(s) are past their outcome window and are "
                        "resolved by the next call that writes (this experiment was read with "
