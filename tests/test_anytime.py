@@ -233,9 +233,9 @@ def test_a_clean_experiment_with_answers_still_coming_does_not_warn(tmp_path):
         answered = units[units["arm"] != "c"]
         exp.record(answered["unit"], np.ones(len(answered)))
         state = exp.status()  # c's 450 units have not answered *yet*: no missing outcomes
-    # only the outcome window's note that the batch waits (overflow serves meanwhile)
+    # only the outcome window's note that the batch waits
     (waiting,) = state.warnings
-    assert waiting.startswith("assign serves overflow units only") and "450 unit(s)" in waiting
+    assert "the algorithm's batch is all assigned and waits for 450 unit(s)" in waiting
     assert state.arms.loc["c", "recorded"] == 0
 
 
