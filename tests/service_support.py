@@ -20,14 +20,23 @@ class Server:
     """``banditkit serve --db DB --port 0`` in a child process; ``port`` once it listens."""
 
     def __init__(self, db: Path, *, token: str | None = None, max_body: int | None = None,
-                 env: dict[str, str] | None = None, wait: bool = True) -> None:
-        command = [sys.executable, "-m", "banditkit", "serve", "--db", str(db), "--port", "0"]
+                 env: dict[str, str] | None = None, wait: bool = True,
+                 options: tuple[str, ...] = (), fd_limit: int | None = None) -> None:
+        command = [sys.executable, "-m", "banditkit", "serve", "--db", str(db), "--port", "0",
+                   *options]
         if token is not None:
             command += ["--token", token]
         if max_body is not None:
             command += ["--max-body", str(max_body)]
+
+        def limit_fds() -> None:  # in the child, before it runs: its RLIMIT_NOFILE
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True,
-                                        env={**os.environ, **(env or {})})
+                                        env={**os.environ, **(env or {})},
+                                        preexec_fn=None if fd_limit is None else limit_fds)
         if wait:
             self.wait()
 
@@ -60,6 +69,16 @@ class Server:
                 time.sleep(0.05)
         raise RuntimeError("the server never answered /health")
 
+    def descriptors(self) -> int:
+        """File descriptors the server process holds now, its reader processes included."""
+        total = 0
+        for pid in [self.process.pid, *_children(self.process.pid)]:
+            try:
+                total += len(os.listdir(f"/proc/{pid}/fd"))
+            except OSError:
+                pass
+        return total
+
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, as a crash."""
         if self.process.poll() is None:
@@ -76,6 +95,21 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.process.stderr.close()
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (Linux ``/proc``)."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            text = Path(f"/proc/{parent}/task/{parent}/children").read_text()
+        except OSError:
+            continue
+        kids = [int(k) for k in text.split()]
+        found += kids
+        todo += kids
+    return found
 
 
 def call(port: int, method: str, path: str, body: Any = None, *, token: str | None = None,
