@@ -11,6 +11,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,21 @@ class Server:
     def wait(self) -> Server:
         """Until it answers (servers started with ``wait=False`` start side by side)."""
         self.port = self._port()
+        # from now on its standard error is read as it comes: a server that logs much (its
+        # accept loop out of descriptors logs every second) would otherwise block on a full
+        # pipe and answer nothing
+        self.log: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
         self._wait_healthy()
         return self
+
+    def _drain(self) -> None:
+        try:
+            for line in self.process.stderr:
+                self.log.append(line)
+                del self.log[:-200]
+        except (OSError, ValueError):  # closed by stop() or kill()
+            pass
 
     def _port(self) -> int:
         deadline = time.monotonic() + 60

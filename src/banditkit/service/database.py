@@ -53,6 +53,7 @@ class ExperimentDatabase(Catalog):
         self.check_name(name)
         experiment = self._opened(name)
         if experiment is None:
+            self._room_to_open()
             try:
                 experiment = self._reachable(lambda: Experiment.open(self.url, name=name))
             except ExperimentNotFound:
@@ -62,6 +63,7 @@ class ExperimentDatabase(Catalog):
 
     def create(self, name: str, **definition: Any) -> Experiment:
         self.check_name(name)
+        self._room_to_open()
         try:
             experiment = self._reachable(
                 lambda: Experiment.create(self.url, name=name, **definition))

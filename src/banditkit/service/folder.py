@@ -79,6 +79,7 @@ class ExperimentFolder(Catalog):
         final = self.path(name)
         if final.exists():
             raise Conflict(f"an experiment named {name!r} exists already")
+        self._room_to_open()
         temporary = self.root / f".{name}.{uuid.uuid4().hex}.creating"
         try:
             Experiment.create(temporary, **definition).close()  # close: WAL folded in

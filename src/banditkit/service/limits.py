@@ -95,9 +95,12 @@ def descriptors_left() -> int | None:
     or ``None`` where the system does not tell (no ``/proc/self/fd``)."""
     import resource
 
+    import errno
+
     try:
-        used = len(os.listdir("/proc/self/fd"))
-    except OSError:
-        return None
+        used = len(os.listdir("/proc/self/fd"))  # this listing takes one descriptor itself
+    except OSError as error:
+        # not even one left to list them with: none left
+        return 0 if error.errno in (errno.EMFILE, errno.ENFILE) else None
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     return None if soft == resource.RLIM_INFINITY else soft - used

@@ -32,6 +32,13 @@ def with_header_timeout(seconds: float) -> type:
         _header_timer: asyncio.TimerHandle | None = None
         _cycle_at_start: Any = None
 
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            # a connection that never sends a byte is cut as well (half-open connections
+            # held a descriptor each for ever)
+            self._cycle_at_start = self.cycle
+            self._header_timer = self.loop.call_later(seconds, self._headers_too_slow)
+
         def data_received(self, data: bytes) -> None:
             if self._header_timer is None and (self.cycle is None
                                                or self.cycle.response_complete):
