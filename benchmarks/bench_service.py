@@ -215,7 +215,8 @@ def run_load(store: Store, servers: int, clients: int, round_trips: int, units: 
         started = [s.wait() for s in started]
         conn = http.client.HTTPConnection("127.0.0.1", started[0].port, timeout=120)
         conn.request("POST", "/experiments", json.dumps({"name": name, "seed": seed,
-                                                         **DEFINITION}))
+                                                         **DEFINITION}),
+                     {"Content-Type": "application/json"})
         response = conn.getresponse()
         assert response.status == 201, response.read()
         conn.close()

@@ -93,9 +93,8 @@ RESERVE = 16
 def descriptors_left() -> int | None:
     """File descriptors this process may still open (its soft ``RLIMIT_NOFILE`` less those open),
     or ``None`` where the system does not tell (no ``/proc/self/fd``)."""
-    import resource
-
     import errno
+    import resource
 
     try:
         used = len(os.listdir("/proc/self/fd"))  # this listing takes one descriptor itself

@@ -12,7 +12,11 @@ snapshot of the store, replaying first what was observed since, as any process o
 
 The page is cached per experiment and *version*: the status the reader computes anyway (from the
 running totals) is its fingerprint, and the page (which reads every unit and draws three plots)
-is drawn again only when that status changed. Reads in flight are bounded (``max_reads``: one
+is drawn again only when that status changed, and at most once every :data:`PAGE_MIN_AGE`
+seconds (an experiment under load changes on every call; the page says when it was made and
+reloads itself every 30 s). Reader processes run at a lower CPU priority (``nice``
+:data:`READER_NICE`): on a machine short of cores, the writer's calls go first, and reads
+take what is left. Reads in flight are bounded (``max_reads``: one
 more is 503 with ``Retry-After``), and a read still waiting for a reader after ``queue_timeout``
 seconds is dropped unrun (503).
 """
@@ -22,7 +26,9 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import os
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +42,10 @@ __all__ = ["KINDS", "ReadSpec", "Readers", "read_bytes"]
 
 #: What a reader answers: the status (JSON), the units (JSON), the page (HTML).
 KINDS = ("status", "units", "page")
+#: Seconds a drawn page is served before it is drawn again for a newer version.
+PAGE_MIN_AGE = 2.0
+#: How much lower the reader processes' CPU priority is than the server's.
+READER_NICE = 10
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,8 @@ class _Reader:
     def __init__(self, spec: ReadSpec) -> None:
         self.spec = spec
         self.open: OrderedDict[str, Experiment] = OrderedDict()
-        self.pages: OrderedDict[str, tuple[str, str]] = OrderedDict()  # name -> (status, html)
+        # name -> (status it was drawn from, when, html)
+        self.pages: OrderedDict[str, tuple[str, float, str]] = OrderedDict()
         self.identity: dict[str, Any] = {}  # name -> the file's identity when opened
         if spec.url is not None:
             from ..live.postgres_store import use_pool
@@ -123,13 +134,14 @@ class _Reader:
             if kind == "status":
                 return text.encode()
             cached = self.pages.get(name)
-            if cached is not None and cached[0] == text:
+            if cached is not None and (cached[0] == text
+                                       or time.monotonic() - cached[1] < PAGE_MIN_AGE):
                 self.pages.move_to_end(name)
-                return cached[1].encode()
+                return cached[2].encode()
             from .page import render_page
 
             page = render_page(experiment, title=name, refresh=30, status=status)
-            self.pages[name] = (text, page)
+            self.pages[name] = (text, time.monotonic(), page)
             while len(self.pages) > self.spec.max_open:
                 self.pages.popitem(last=False)
             return page.encode()
@@ -166,6 +178,10 @@ _READER: _Reader | None = None
 
 def _start(spec: ReadSpec) -> None:
     global _READER
+    try:
+        os.nice(READER_NICE)
+    except OSError:  # not allowed here: same priority
+        pass
     _READER = _Reader(spec)
 
 
