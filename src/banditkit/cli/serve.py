@@ -43,9 +43,13 @@ def _seconds(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    import dataclasses
+
     from ..service.limits import DEFAULT_MAX_BODY, Limits
 
-    defaults = Limits()
+    # the class's defaults, without building one (which imports the library: --help stays
+    # light, tests/test_startup.py)
+    defaults = argparse.Namespace(**{f.name: f.default for f in dataclasses.fields(Limits)})
 
     parser.add_argument("--db", required=True, metavar="DIR_OR_URL",
                         help="a folder of SQLite experiments (DIR/NAME.sqlite; it must exist), "
