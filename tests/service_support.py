@@ -112,17 +112,18 @@ class Server:
 
 
 def _children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (Linux ``/proc``)."""
+    """Every descendant of ``pid`` (Linux ``/proc``), whichever of its threads started them
+    (the server's reader processes are started from a thread other than its main one)."""
     found, todo = [], [pid]
     while todo:
         parent = todo.pop()
-        try:
-            text = Path(f"/proc/{parent}/task/{parent}/children").read_text()
-        except OSError:
-            continue
-        kids = [int(k) for k in text.split()]
-        found += kids
-        todo += kids
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += kids
+            todo += kids
     return found
 
 

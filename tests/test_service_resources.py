@@ -93,3 +93,37 @@ def test_experiments_of_a_database_share_a_bounded_pool_and_a_client_error_opens
         assert after_now <= 2 + 1 and after_opened - opened <= 1, (opened, after_opened)
     finally:
         server.stop()
+
+
+def test_reader_processes_end_with_a_server_killed_with_sigkill(tmp_path):
+    """A crash cannot stop the readers: they notice their server is gone and end (54 were left
+    waiting for ever on the development machine before)."""
+    import time
+
+    from service_support import _children
+
+    server = Server(tmp_path, options=("--readers", "2"))
+    _touch(server.port, "ab")
+    readers = _children(server.process.pid)
+    assert len(readers) >= 2, readers
+    server.kill()
+    deadline = time.monotonic() + 10
+    alive = readers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in alive if _running(pid)]
+    assert not alive, alive
+
+
+def _running(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie has ended; only its parent has not read its status yet
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False

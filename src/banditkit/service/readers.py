@@ -56,12 +56,6 @@ class ReadSpec:
     url: str | None = None
     max_open: int = 64
 
-    def public(self, message: str) -> str:
-        """No path of the server's disk in a message a client sees (as the catalog's)."""
-        if self.root is None:
-            return message
-        return message.replace(f"{self.root}/", "").replace(self.root, "the folder")
-
 
 class _Reader:
     """The read-only experiments of one reader (process or thread) and its page cache."""
@@ -182,23 +176,31 @@ def _start(spec: ReadSpec) -> None:
         os.nice(READER_NICE)
     except OSError:  # not allowed here: same priority
         pass
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True,
+                     name="banditkit-orphan-watch").start()
     _READER = _Reader(spec)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this reader once its server is gone. A server killed with SIGKILL (a crash, the
+    kill tests) cannot stop its readers, and they would otherwise wait for work for ever
+    (54 of them were left on the development machine before this)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
 
 
 def _read_in_process(kind: str, name: str) -> bytes:
     assert _READER is not None
     try:
         return _READER.checked(kind, name)
-    except ExperimentError as error:  # the message without paths, as a plain error to pickle
-        raise type(error)(_READER.spec.public(str(error))) from None
+    except ExperimentError as error:  # a plain error of its kind, to pickle (the app's answer
+        raise type(error)(str(error)) from None  # leaves paths out, as for the writer's)
 
 
 def read_bytes(reader: _Reader, kind: str, name: str) -> bytes:
     """One read on ``reader`` (the thread fallback)."""
-    try:
-        return reader.checked(kind, name)
-    except ExperimentError as error:
-        raise type(error)(reader.spec.public(str(error))) from None
+    return reader.checked(kind, name)
 
 
 class Readers:
