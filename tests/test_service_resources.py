@@ -127,3 +127,59 @@ def _running(pid: int) -> bool:
             return stat.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_refused_call_keeps_the_replayed_algorithm_and_changes_no_decision(tmp_path):
+    """Every few calls a record the library refuses (a unit never assigned, a reward out of
+    range, a unit recorded with another reward): the experiment keeps its algorithm (no
+    rebuild and full replay on the next call, which every such 400 of the service cost), and
+    the run ends with the decisions of ``simulate`` on the same rewards."""
+    import numpy as np
+
+    from banditkit import Experiment, ExperimentError, simulate
+    from banditkit.live.defaults import params_in_force
+    from banditkit.registry import make_policy
+    from banditkit.rng import as_generator
+    from live_support import TableBandit, Where, reward_table, unit_rewards
+
+    means = [0.2, 0.5, 0.8]
+    table = reward_table(means)
+    params = params_in_force(DEFINITION["algorithm"], DEFINITION["params"])[0]
+    env = TableBandit(table)
+    algo = make_policy(DEFINITION["algorithm"], env, as_generator(DEFINITION["seed"]),
+                       horizon=DEFINITION["horizon"], **params)
+    trial = simulate(algo, env, horizon=DEFINITION["horizon"], seed=0)
+    path = tmp_path / "e.sqlite"
+    where = Where(str(path))
+    rng = np.random.default_rng(5)
+    refused = kept = 0
+    with Experiment.create(path, **DEFINITION) as exp:
+        waiting: list[int] = []
+        recorded: list[int] = []
+        for _ in range(20_000):
+            if rng.random() < 0.2 and recorded:
+                before = exp._algorithm
+                bad = [([10**6], [1.0]), ([waiting[0]] if waiting else [recorded[0]], [2.0]),
+                       ([recorded[0]], [1.0 - unit_rewards(where, [recorded[0]], table)[0]])]
+                units, rewards = bad[int(rng.integers(len(bad)))]
+                try:
+                    exp.record(units, rewards)
+                except ExperimentError:
+                    refused += 1
+                    kept += exp._algorithm is before and before is not None
+                continue
+            if rng.random() < 0.6 or not waiting:
+                got = exp.assign(int(rng.integers(1, 40)))["unit"].tolist()
+                if not got and not waiting:
+                    assert exp.status().finished
+                    break
+                waiting += got
+            else:
+                rng.shuffle(waiting)
+                k = int(rng.integers(1, len(waiting) + 1))
+                take, waiting = waiting[:k], waiting[k:]
+                exp.record(take, unit_rewards(where, take, table))
+                recorded += take
+        assert refused >= 20 and kept == refused, (refused, kept)
+    with Experiment.open(path) as again:
+        assert again.decisions().same_as(trial.decisions)
