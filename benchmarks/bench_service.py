@@ -10,6 +10,12 @@ threads with one keep-alive ``http.client`` connection each, to 127.0.0.1 only, 
 servers in turn; a configuration stops at the round-trip target or its time limit, whichever
 comes first.
 
+Beside it, in the same run and on the same servers, the machine's ceiling for a request that
+does nothing: the same number of clients (keep-alive, spread over the servers alike) loop on
+``GET /health`` for ``--health-seconds`` before the round trips start; the table shows its
+requests/s and the round trips/s as a share of it (issue 26's goal with 32 clients: at least
+35% on SQLite, 20% on PostgreSQL; a round trip is two requests).
+
 Checked from the store after each configuration (``Experiment.open(...).units()``, the same on
 both backends): every unit whose record call returned is stored with the reward sent (else
 *lost*); no unit was handed to two clients, no (batch, slot) holds two live units, and no unit
@@ -178,6 +184,34 @@ class Client(threading.Thread):
                 self.conn.close()
 
 
+def health_rate(ports: list[int], clients: int, seconds: float) -> float:
+    """Requests/s of ``GET /health`` from ``clients`` keep-alive clients spread over the
+    servers, for ``seconds``."""
+    counts = [0] * clients
+    deadline = time.monotonic() + seconds
+
+    def loop(i: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", ports[i % len(ports)], timeout=120)
+        try:
+            while time.monotonic() < deadline:
+                conn.request("GET", "/health")
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"/health: {response.status}")
+                counts[i] += 1
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(clients)]
+    begin = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / (time.perf_counter() - begin)
+
+
 def kill_and_restart(store: Store, started: list[Server], ports: list[int], name: str,
                      workers: list[Client], budget: list[int], round_trips: int) -> dict:
     """``--kill``: once half the round trips are done, SIGKILL server 0 in the middle of its
@@ -208,17 +242,20 @@ def kill_and_restart(store: Store, started: list[Server], ports: list[int], name
 
 
 def run_load(store: Store, servers: int, clients: int, round_trips: int, units: int, seed: int,
-             time_limit: float, kill: bool = False) -> dict:
+             time_limit: float, kill: bool = False, health_seconds: float = 10.0) -> dict:
     name = f"load-{os.getpid()}-{next(_NAMES)}"
     started = [Server(store.db, wait=False) for _ in range(servers)]
     try:
         started = [s.wait() for s in started]
         conn = http.client.HTTPConnection("127.0.0.1", started[0].port, timeout=120)
         conn.request("POST", "/experiments", json.dumps({"name": name, "seed": seed,
-                                                         **DEFINITION}))
+                                                         **DEFINITION}),
+                     {"Content-Type": "application/json"})
         response = conn.getresponse()
         assert response.status == 201, response.read()
         conn.close()
+        health = (health_rate([s.port for s in started], clients, health_seconds)
+                  if health_seconds > 0 else float("nan"))
         budget, lock = [round_trips], threading.Lock()
         streams = np.random.SeedSequence(seed).spawn(clients)
         begin = time.perf_counter()
@@ -240,7 +277,7 @@ def run_load(store: Store, servers: int, clients: int, round_trips: int, units: 
             "killed_at": None if killed is None else killed["killed_at"],
             "cut_requests": sum(w.cut for w in workers),
             "clients": clients, "units_per_call": units, "seconds": elapsed,
-            **_rates(workers, elapsed)}
+            "health_per_s": health, **_rates(workers, elapsed)}
 
 
 def _rates(workers: list[Client], elapsed: float) -> dict:
@@ -283,13 +320,17 @@ def verify(store: Store, name: str, workers: list[Client], killed: dict | None =
             "duplicated": duplicated}
 
 
-COLUMNS = ("backend", "servers", "round trips", "seconds", "requests/s", "round trips/s",
-           "p50 (ms)", "p99 (ms)", "empty assigns", "lost", "duplicated")
+COLUMNS = ("backend", "servers", "clients", "round trips", "seconds", "requests/s",
+           "round trips/s", "/health req/s", "round trips / /health", "p50 (ms)", "p99 (ms)",
+           "empty assigns", "lost", "duplicated")
 
 
 def row(r: dict) -> str:
-    cells = (r["backend"], r["servers"], f"{r['round_trips']:,}", f"{r['seconds']:,.0f}",
-             f"{r['requests_per_s']:,.0f}", f"{r['round_trips_per_s']:,.0f}",
+    share = r["round_trips_per_s"] / r["health_per_s"]
+    cells = (r["backend"], r["servers"], r["clients"], f"{r['round_trips']:,}",
+             f"{r['seconds']:,.0f}", f"{r['requests_per_s']:,.0f}",
+             f"{r['round_trips_per_s']:,.0f}", f"{r['health_per_s']:,.0f}",
+             f"{100 * share:.0f}%" if share == share else "–",
              f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", f"{r['empty_assigns']:,}", r["lost"],
              r["duplicated"])
     return "| " + " | ".join(str(c) for c in cells) + " |"
@@ -297,7 +338,11 @@ def row(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", type=int, nargs="+", default=[8, 32],
+                        help="client threads, one configuration each (default: 8 32)")
+    parser.add_argument("--health-seconds", type=float, default=10.0,
+                        help="seconds of GET /health before each configuration's round trips "
+                             "(default 10; 0 skips it)")
     parser.add_argument("--round-trips", type=int, default=50_000,
                         help="round trips per configuration (default 50,000)")
     parser.add_argument("--servers", type=int, nargs="+", default=[1, 2],
@@ -322,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, metavar="FILE",
                         help="also write every configuration's numbers to FILE")
     args = parser.parse_args(argv)
-    if not 1 <= args.clients <= 64 or args.round_trips < 1 or args.units < 1:
+    if not all(1 <= c <= 64 for c in args.clients) or args.round_trips < 1 or args.units < 1:
         parser.error("--clients must be in [1, 64]; --round-trips and --units >= 1")
     if any(s < 1 for s in args.servers):
         parser.error("--servers: each count must be >= 1")
@@ -332,9 +377,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.db is not None and "sqlite" in backends and args.backend is not None:
         parser.error("--db is a PostgreSQL database: drop sqlite from --backend")
     print(f"# {platform.node()} ({os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f}), python {platform.python_version()}; {args.clients} "
-          f"clients, {args.round_trips:,} round trips of {args.units} unit(s) per "
-          f"configuration, seed {args.seed}, time limit {args.time_limit:.0f} s")
+          f"{os.getloadavg()[0]:.1f}), python {platform.python_version()}; "
+          f"{'/'.join(map(str, args.clients))} clients, {args.round_trips:,} round trips of "
+          f"{args.units} unit(s) per configuration, seed {args.seed}, time limit "
+          f"{args.time_limit:.0f} s")
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS), flush=True)
     results, notes = [], []
@@ -343,10 +389,12 @@ def main(argv: list[str] | None = None) -> int:
         with opened as store:
             notes.append(f"{backend}: {store.shown}")
             for servers in args.servers:
-                r = run_load(store, servers, args.clients, args.round_trips, args.units,
-                             args.seed, args.time_limit, kill=args.kill)
-                results.append(r)
-                print(row(r), flush=True)
+                for clients in args.clients:
+                    r = run_load(store, servers, clients, args.round_trips, args.units,
+                                 args.seed, args.time_limit, kill=args.kill,
+                                 health_seconds=args.health_seconds)
+                    results.append(r)
+                    print(row(r), flush=True)
     print()
     for note in notes:
         print(f"# {note}")

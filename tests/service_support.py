@@ -11,6 +11,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,22 +21,44 @@ class Server:
     """``banditkit serve --db DB --port 0`` in a child process; ``port`` once it listens."""
 
     def __init__(self, db: Path, *, token: str | None = None, max_body: int | None = None,
-                 env: dict[str, str] | None = None, wait: bool = True) -> None:
-        command = [sys.executable, "-m", "banditkit", "serve", "--db", str(db), "--port", "0"]
+                 env: dict[str, str] | None = None, wait: bool = True,
+                 options: tuple[str, ...] = (), fd_limit: int | None = None) -> None:
+        command = [sys.executable, "-m", "banditkit", "serve", "--db", str(db), "--port", "0",
+                   *options]
         if token is not None:
             command += ["--token", token]
         if max_body is not None:
             command += ["--max-body", str(max_body)]
+
+        def limit_fds() -> None:  # in the child, before it runs: its RLIMIT_NOFILE
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True,
-                                        env={**os.environ, **(env or {})})
+                                        env={**os.environ, **(env or {})},
+                                        preexec_fn=None if fd_limit is None else limit_fds)
         if wait:
             self.wait()
 
     def wait(self) -> Server:
         """Until it answers (servers started with ``wait=False`` start side by side)."""
         self.port = self._port()
+        # from now on its standard error is read as it comes: a server that logs much (its
+        # accept loop out of descriptors logs every second) would otherwise block on a full
+        # pipe and answer nothing
+        self.log: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
         self._wait_healthy()
         return self
+
+    def _drain(self) -> None:
+        try:
+            for line in self.process.stderr:
+                self.log.append(line)
+                del self.log[:-200]
+        except (OSError, ValueError):  # closed by stop() or kill()
+            pass
 
     def _port(self) -> int:
         deadline = time.monotonic() + 60
@@ -60,6 +83,16 @@ class Server:
                 time.sleep(0.05)
         raise RuntimeError("the server never answered /health")
 
+    def descriptors(self) -> int:
+        """File descriptors the server process holds now, its reader processes included."""
+        total = 0
+        for pid in [self.process.pid, *_children(self.process.pid)]:
+            try:
+                total += len(os.listdir(f"/proc/{pid}/fd"))
+            except OSError:
+                pass
+        return total
+
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, as a crash."""
         if self.process.poll() is None:
@@ -76,6 +109,22 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.process.stderr.close()
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (Linux ``/proc``), whichever of its threads started them
+    (the server's reader processes are started from a thread other than its main one)."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += kids
+            todo += kids
+    return found
 
 
 def call(port: int, method: str, path: str, body: Any = None, *, token: str | None = None,

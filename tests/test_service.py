@@ -90,7 +90,7 @@ def _drive(ports: list[int], path: Where, name: str, table: np.ndarray, seed: in
     rng = np.random.default_rng(seed)
     waiting = []
     if adopt:
-        status, units = call(ports[0], "GET", f"/experiments/{name}/units")
+        status, units = call(ports[0], "GET", f"/experiments/{name}/units", token=token)
         assert status == 200
         waiting = [u["unit"] for u in units["units"]
                    if u["reward"] is None and u["expired_at"] is None]
@@ -103,7 +103,7 @@ def _drive(ports: list[int], path: Where, name: str, table: np.ndarray, seed: in
             assert status == 200, answer
             new = [u["unit"] for u in answer["units"]]
             if not new and not waiting:
-                status, state = call(port, "GET", f"/experiments/{name}/status")
+                status, state = call(port, "GET", f"/experiments/{name}/status", token=token)
                 if state["finished"]:
                     return
                 stalled += 1  # another client holds the batch's last units: let it answer
@@ -137,16 +137,16 @@ def test_the_api_round_trip_through_two_servers_makes_the_decisions_of_simulate(
                                {"name": "ab", **DEFINITION}, token=TOKEN)
         assert (status, created) == (201, {"name": "ab", "algorithm": "ReplicableElimination",
                                            "arms": ["a", "b", "c"]})
-        assert call(ports[1], "GET", "/experiments") == (200, {"experiments": ["ab"]})
+        assert call(ports[1], "GET", "/experiments", token=TOKEN) == (200, {"experiments": ["ab"]})
         _drive(ports, store.where("ab"), "ab", table, seed=1)
-        status, state = call(ports[1], "GET", "/experiments/ab/status")
+        status, state = call(ports[1], "GET", "/experiments/ab/status", token=TOKEN)
         assert status == 200 and state["finished"]
         assert state["pulls_observed"] == trial.n_pulls
         assert sum(a["recorded"] for a in state["arms"]) == trial.n_pulls
         assert [a["arm"] for a in state["arms"]] == ["a", "b", "c"]
         # every field of ExperimentStatus is there, whatever others add to it
         assert {f.name for f in dataclasses.fields(ExperimentStatus)} <= set(state)
-        _, units = call(ports[0], "GET", "/experiments/ab/units")
+        _, units = call(ports[0], "GET", "/experiments/ab/units", token=TOKEN)
         assert len(units["units"]) == trial.n_pulls
         with store.where("ab").open() as exp:
             assert exp.decisions().same_as(trial.decisions)
@@ -156,9 +156,9 @@ def test_the_api_round_trip_through_two_servers_makes_the_decisions_of_simulate(
         assert status == 200 and answer["units"] == []
         # the page to watch it, from either store (its content is checked in a browser by
         # tests/test_service_page.py)
-        status, page = call(ports[1], "GET", "/experiments/ab")
+        status, page = call(ports[1], "GET", "/experiments/ab", token=TOKEN)
         assert status == 200 and page.startswith("<!DOCTYPE html>") and "<svg" in page
-        _, description = call(ports[0], "GET", "/openapi.json")
+        _, description = call(ports[0], "GET", "/openapi.json", token=TOKEN)
         assert description["openapi"].startswith("3.")
         assert {"/experiments", "/experiments/{name}/assign", "/experiments/{name}/record",
                 "/experiments/{name}/status", "/health"} <= set(description["paths"])
@@ -183,7 +183,7 @@ def test_a_linear_experiment_takes_features_as_a_list_of_lists(store):
         status, answer = call(server.port, "POST", "/experiments/lin/assign", {"n": 4})
         assert status == 200 and {u["arm"] for u in answer["units"]} <= {"x", "y", "z"}
         # nothing recorded yet: means and intervals are null (JSON has no NaN)
-        status, state = call(server.port, "GET", "/experiments/lin/status")
+        status, state = call(server.port, "GET", "/experiments/lin/status", token=TOKEN)
         assert status == 200 and all(a["mean"] is None and a["low"] is None
                                      for a in state["arms"])
         assert sum(a["assigned"] for a in state["arms"]) == len(answer["units"])
@@ -275,7 +275,7 @@ BAD = [
      "name must be"),
     ("a name of 61 characters", "POST", "/experiments", {**NEW, "name": "x" * 61}, TOKEN, 400,
      "name must be 1 to 60 letters"),
-    ("a bad name in the path", "GET", "/experiments/.hidden/status", None, None, 400,
+    ("a bad name in the path", "GET", "/experiments/.hidden/status", None, TOKEN, 400,
      "name must be"),
     ("an arm name that is not a string", "POST", "/experiments",
      {**NEW, "arms": ["a", ["b"], "c"]}, TOKEN, 400, "arms must be a list of names"),
@@ -285,11 +285,11 @@ BAD = [
      "exists already"),
     ("an unknown experiment (assign)", "POST", "/experiments/nope/assign", {"n": 1}, TOKEN,
      404, "no experiment named 'nope'"),
-    ("an unknown experiment (status)", "GET", "/experiments/nope/status", None, None, 404,
+    ("an unknown experiment (status)", "GET", "/experiments/nope/status", None, TOKEN, 404,
      "no experiment named 'nope'"),
-    ("an unknown experiment (page)", "GET", "/experiments/nope", None, None, 404,
+    ("an unknown experiment (page)", "GET", "/experiments/nope", None, TOKEN, 404,
      "no experiment named 'nope'"),
-    ("an unknown route", "GET", "/nothing", None, None, 404, "Not Found"),
+    ("an unknown route", "GET", "/nothing", None, TOKEN, 404, "Not Found"),
     ("a wrong method", "DELETE", "/experiments/ab/status", None, TOKEN, 405, "Not Allowed"),
     ("no token: create", "POST", "/experiments", NEW, None, 401, "Bearer"),
     ("no token: assign", "POST", "/experiments/ab/assign", {"n": 1}, None, 401, "Bearer"),
@@ -357,7 +357,8 @@ def test_a_huge_body_without_a_length_is_cut_at_the_limit(served):
         try:
             payload = json.dumps({"units": list(range(4, 30_000)), "rewards": [1] * 29_996})
             conn.request("POST", "/experiments/ab/record", body=iter([payload.encode()]),
-                         headers={"Authorization": f"Bearer {TOKEN}"}, encode_chunked=True)
+                         headers={"Authorization": f"Bearer {TOKEN}",
+                                  "Content-Type": "application/json"}, encode_chunked=True)
             response = conn.getresponse()
             assert response.status == 413
             assert "limit of 50000 bytes" in json.loads(response.read())["error"]
@@ -366,14 +367,15 @@ def test_a_huge_body_without_a_length_is_cut_at_the_limit(served):
         assert _snapshot(server.store) == before
 
 
-def test_reads_need_no_token_and_the_token_can_come_from_the_environment(tmp_path):
+def test_reads_need_the_token_too_and_the_token_can_come_from_the_environment(tmp_path):
     server = Server(tmp_path, env={"BANDITKIT_TOKEN": "from-env"})
     try:
         assert call(server.port, "POST", "/experiments", {"name": "e", **DEFINITION},
                     token=TOKEN)[0] == 401
         assert call(server.port, "POST", "/experiments", {"name": "e", **DEFINITION},
                     token="from-env")[0] == 201
-        assert call(server.port, "GET", "/experiments/e/status")[0] == 200
+        assert call(server.port, "GET", "/experiments/e/status")[0] == 401
+        assert call(server.port, "GET", "/experiments/e/status", token="from-env")[0] == 200
     finally:
         server.stop()
 
@@ -499,9 +501,9 @@ def _sticky(port: int) -> None:
     bob = next(u for u in first["units"] if u["key"] == "bob")
     assert again["units"][0] == {**bob, "repeated": True}
     assert again["units"][1]["key"] == "carol" and not again["units"][1]["repeated"]
-    _, state = call(port, "GET", "/experiments/keyed/status")
+    _, state = call(port, "GET", "/experiments/keyed/status", token=TOKEN)
     assert sum(arm["assigned"] for arm in state["arms"]) == 4  # bob took no second slot
-    _, listed = call(port, "GET", "/experiments/keyed/units")
+    _, listed = call(port, "GET", "/experiments/keyed/units", token=TOKEN)
     assert [u["key"] for u in listed["units"]] == ["alice", "42", "bob", "carol"]
 
 
@@ -539,9 +541,9 @@ def test_a_database_that_goes_away_is_503_and_the_server_recovers_when_it_is_bac
         assert status == 200 and len(answer["units"]) == 1, answer
         # nothing was written while it was down: 4 units in all (PostgreSQL's sequences may
         # skip ids after a crash, so the new unit's id is not checked)
-        _, state = call(server.port, "GET", "/experiments/ab/status")
+        _, state = call(server.port, "GET", "/experiments/ab/status", token=TOKEN)
         assert sum(arm["assigned"] for arm in state["arms"]) == 4
-        assert call(server.port, "GET", "/experiments")[1] == {"experiments": ["ab"]}
+        assert call(server.port, "GET", "/experiments", token=TOKEN)[1] == {"experiments": ["ab"]}
     finally:
         if server is not None:
             server.kill()
@@ -572,7 +574,8 @@ def test_two_servers_creating_one_name_at_once_leave_one_experiment(store):
             thread.join(120)
         for name in names:
             assert sorted((answers[name, 0], answers[name, 1])) == [201, 409], answers
-        assert call(servers[1].port, "GET", "/experiments")[1] == {"experiments": names}
+        listed = call(servers[1].port, "GET", "/experiments", token=TOKEN)[1]
+        assert listed == {"experiments": names}
     finally:
         for server in servers:
             server.stop()

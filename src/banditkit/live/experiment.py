@@ -501,14 +501,26 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         """``store_block`` (a transaction or a group of them) entered after the file check; when
         it raises, the store has rolled back, and the in-memory algorithm may be ahead of it:
         rebuild it next time (and check the stored batches again: a batch stored in the block
-        is gone). The driver's errors become one ExperimentError."""
+        is gone). The driver's errors become one ExperimentError.
+
+        A call refused by the library's own checks (an ExperimentError: a unit never assigned,
+        a reward out of range) that observed no batch keeps the algorithm: its state is the
+        store's as of the last commit, so the next call need not rebuild and replay it all
+        (every such 400 of the service cost a full replay). Only the stored-batch check is
+        taken back to where it was (a batch this call stored is rolled back with it)."""
         self._journal.check_still_there()
+        algorithm, observed, checked = self._algorithm, self._observed, self._checked
         try:
             with store_block as inside:
                 yield inside
         except BaseException as error:
-            self._algorithm = None
-            self._checked = self._ends = None
+            refused = (type(error) is ExperimentError and algorithm is not None
+                       and self._algorithm is algorithm and self._observed == observed)
+            if refused:
+                self._checked, self._ends = checked, None
+            else:
+                self._algorithm = None
+                self._checked = self._ends = None
             if isinstance(error, self._journal.errors):
                 raise ExperimentError(f"{self._journal.label} cannot be read or written "
                                       f"({error})") from None

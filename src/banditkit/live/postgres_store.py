@@ -19,12 +19,21 @@ What the guarantees of ``docs/experiment.md`` rest on here:
   ONLY transaction (one snapshot, no lock); the server refuses any write;
 - an experiment deleted or replaced (its schema dropped, created again) while open: the value
   of ``'created'`` read with the lock differs from the one read at open, and the call is refused.
+
+Connections: an experiment opened alone holds one connection of its own. A process serving
+many experiments (``banditkit serve``) calls :func:`use_pool` first: every experiment of that
+URL then borrows a connection of one shared pool (psycopg_pool) for each transaction and gives
+it back at its end, so the sessions a process holds are bounded by the pool's size, not by its
+experiments. The schema is then chosen inside each transaction (``SET LOCAL search_path``, sent
+in the same round trip as ``BEGIN`` and the lock), so a pooled connection carries nothing of
+one experiment into the next.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -41,7 +50,14 @@ from .journal import (
 )
 from .store_base import NAME_PATTERN, Store, check_format
 
-__all__ = ["PostgresStore", "drop", "list_names", "schema_name"]
+__all__ = ["DatabaseUnreachable", "PostgresStore", "drop", "list_names", "pool_of",
+           "schema_name", "use_pool"]
+
+
+class DatabaseUnreachable(ExperimentError):
+    """The database cannot be reached (refused, down, no connection free in time): nothing of
+    the call ran, so it may be tried again."""
+
 
 _LOCK_TIMEOUT_S = 30
 _CONNECT_TIMEOUT_S = 10
@@ -98,20 +114,77 @@ def _loader_class() -> type:
     return NumberLoader
 
 
+def _configure(conn: Any) -> None:
+    # SUM of a BIGINT column is NUMERIC, which psycopg reads as Decimal: read it as int (or
+    # float), as sqlite3 reads its sums, so that counts stay ints (a status's JSON too)
+    conn.adapters.register_loader("numeric", _loader_class())
+    conn.execute(f"SET lock_timeout = '{_LOCK_TIMEOUT_S}s'")
+
+
 def _connect(url: str, *, readonly: bool = False) -> Any:
     psycopg = _psycopg()
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S)
     except psycopg.Error as error:
-        raise ExperimentError(f"cannot connect to {safe_url(url)!r}: "
-                              f"{str(error).strip()}") from None
-    # SUM of a BIGINT column is NUMERIC, which psycopg reads as Decimal: read it as int (or
-    # float), as sqlite3 reads its sums, so that counts stay ints (a status's JSON too)
-    conn.adapters.register_loader("numeric", _loader_class())
-    conn.execute(f"SET lock_timeout = '{_LOCK_TIMEOUT_S}s'")
+        raise DatabaseUnreachable(f"cannot connect to {safe_url(url)!r}: "
+                                  f"{str(error).strip()}") from None
+    _configure(conn)
     if readonly:
         conn.execute("SET default_transaction_read_only = on")
     return conn
+
+
+_POOLS: dict[str, Any] = {}
+_POOLS_LOCK = threading.Lock()
+#: Seconds a call waits for a free pooled connection before it connects on its own.
+_POOL_WAIT_S = 2.0
+#: Connections made past a pool that had none to give (closed after their one use).
+_OWN: set[int] = set()
+
+
+def use_pool(url: str, size: int) -> Any:
+    """From now on in this process, every experiment of the database at ``url`` borrows its
+    connections from one pool of at most ``size`` (a psycopg_pool ``ConnectionPool``, made on
+    the first call; later calls return it). Who needs it: a server of many experiments, whose
+    sessions would otherwise grow with its experiments (one each)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ExperimentError(f"size must be an integer >= 1, got {size!r}")
+    _psycopg()
+    try:
+        from psycopg_pool import ConnectionPool
+    except ImportError:  # pragma: no cover - in the postgres extra
+        raise ExperimentError("a connection pool needs psycopg_pool: pip install "
+                              "'banditkit[postgres]'") from None
+    with _POOLS_LOCK:
+        pool = _POOLS.get(url)
+        if pool is None:
+            pool = ConnectionPool(url, min_size=1, max_size=size, open=True,
+                                  kwargs={"autocommit": True,
+                                          "connect_timeout": _CONNECT_TIMEOUT_S},
+                                  configure=_configure, timeout=_POOL_WAIT_S,
+                                  name="banditkit")
+            _POOLS[url] = pool
+        return pool
+
+
+def pool_of(url: str) -> Any:
+    """The pool :func:`use_pool` made for ``url`` in this process, or ``None``."""
+    return _POOLS.get(url)
+
+
+def _borrow(pool: Any, url: str) -> Any:
+    """A connection of ``pool``; if none is free within ``_POOL_WAIT_S`` (every one busy, or
+    the pool still reconnecting, with its growing back-off, after the database came back), one
+    of the call's own, closed after it: a call never waits out the pool's back-off, and a
+    database that is down is answered at once (:class:`DatabaseUnreachable`)."""
+    from psycopg_pool import PoolTimeout
+
+    try:
+        return pool.getconn()
+    except PoolTimeout:
+        conn = _connect(url)
+        _OWN.add(id(conn))
+        return conn
 
 
 #: ``INSERT INTO ... VALUES (?, ..., ?) [ON CONFLICT ...]``: (head, one row's tuple, tail). A
@@ -188,8 +261,12 @@ class PostgresStore(Store):
     last_id_sql = "SELECT currval(pg_get_serial_sequence('units', 'id'))"
     types = POSTGRES_TYPES
 
-    def __init__(self, conn: Any, url: str, name: str, readonly: bool, created: str) -> None:
+    def __init__(self, conn: Any, url: str, name: str, readonly: bool, created: str,
+                 pool: Any = None) -> None:
+        #: the connection: its own, or (pooled) the one borrowed for the transaction running
         self.conn = conn
+        self._pool = pool
+        self._schema = _quoted(schema_name(name))
         self._dsn = url  # with its password: to reconnect, never printed
         self.url = safe_url(url)
         self.name = name
@@ -206,7 +283,8 @@ class PostgresStore(Store):
         transaction: two processes creating one name leave one experiment, and the other gets
         :class:`ExperimentExists`."""
         psycopg = _psycopg()
-        conn = _connect(url)
+        pool = pool_of(url)
+        conn = _connect(url) if pool is None else _borrow(pool, url)
         target = _quoted(schema_name(name))
         try:
             with conn.transaction():
@@ -225,44 +303,56 @@ class PostgresStore(Store):
                                        [(k, json.dumps(v)) for k, v in
                                         {**meta, "format": FORMAT}.items()])
         except psycopg.errors.DuplicateSchema:
-            conn.close()
+            _give_back(pool, conn)
             raise ExperimentExists(f"an experiment named {name!r} already exists in "
                                    f"{safe_url(url)!r}: open it with Experiment.open, or "
                                    "choose a new name") from None
         except psycopg.errors.UniqueViolation:  # created at the same moment by another process
-            conn.close()
+            _give_back(pool, conn)
             raise ExperimentExists(f"an experiment named {name!r} already exists in "
                                    f"{safe_url(url)!r} (created at the same moment by another "
                                    "process)") from None
         except psycopg.Error as error:
-            conn.close()
+            _give_back(pool, conn)
             raise ExperimentError(f"could not create experiment {name!r} in "
                                   f"{safe_url(url)!r}: {str(error).strip()}") from None
-        return cls._attach(conn, url, name, readonly=False)
+        return cls._attach(conn, url, name, readonly=False, pool=pool)
 
     @classmethod
     def open(cls, url: str, name: str, readonly: bool = False) -> PostgresStore:
         """Open experiment ``name`` of the database at ``url``; refused (before anything is
         written) when it does not exist, is not an experiment, or has another format."""
-        conn = _connect(url, readonly=readonly)
-        try:
+        pool = pool_of(url)
+        target = _quoted(schema_name(name))
+
+        def look(conn: Any) -> tuple[set[str], Any]:
             tables = {r[0] for r in conn.execute(
                 "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                 "WHERE n.nspname = %s AND c.relkind = 'r'", (schema_name(name),))}
+            row = (conn.execute(f"SELECT value FROM {target}.meta WHERE key = 'created'"
+                                ).fetchone() if "meta" in tables else None)
+            return tables, row
+
+        conn = _connect(url, readonly=readonly) if pool is None else None
+        try:
+            tables, row = look(conn) if pool is None else _pooled(pool, url, look)
         except _psycopg().Error as error:
-            conn.close()
+            _give_back(pool, conn)
             raise ExperimentError(f"cannot read {safe_url(url)!r}: {str(error).strip()}"
                                   ) from None
         if not tables:
-            conn.close()
+            _give_back(pool, conn)
             raise ExperimentNotFound(f"no experiment named {name!r} in {safe_url(url)!r} "
                                      "(create one with Experiment.create)")
         if not {"meta", "batches", "units"} <= tables:
-            conn.close()
+            _give_back(pool, conn)
             raise ExperimentError(f"schema {schema_name(name)!r} of {safe_url(url)!r} is not a "
                                   "banditkit experiment (it lacks the meta, batches and units "
                                   "tables)")
-        store = cls._attach(conn, url, name, readonly=readonly)
+        if pool is not None:
+            store = cls(None, url, name, readonly, None if row is None else row[0], pool)
+        else:
+            store = cls._attach(conn, url, name, readonly=readonly)
         try:
             store.format = check_format(store.meta().get("format"), readonly, store.label)
         except ExperimentError:
@@ -271,28 +361,65 @@ class PostgresStore(Store):
         return store
 
     @classmethod
-    def _attach(cls, conn: Any, url: str, name: str, readonly: bool) -> PostgresStore:
-        conn.execute(f"SET search_path TO {_quoted(schema_name(name))}")
-        row = conn.execute("SELECT value FROM meta WHERE key = 'created'").fetchone()
-        return cls(conn, url, name, readonly, None if row is None else row[0])
+    def _attach(cls, conn: Any, url: str, name: str, readonly: bool, pool: Any = None
+                ) -> PostgresStore:
+        target = _quoted(schema_name(name))
+        try:
+            row = conn.execute(f"SELECT value FROM {target}.meta WHERE key = 'created'"
+                               ).fetchone()
+            if pool is None:
+                conn.execute(f"SET search_path TO {target}")
+        except _psycopg().Error as error:
+            _give_back(pool, conn)
+            raise ExperimentError(f"cannot read {safe_url(url)!r}: {str(error).strip()}"
+                                  ) from None
+        if pool is not None:
+            _give_back(pool, conn)  # borrowed again by each transaction
+            conn = None
+        return cls(conn, url, name, readonly, None if row is None else row[0], pool)
 
     def close(self) -> None:
-        self.conn.close()
+        if self._pool is None:
+            self.conn.close()
+        elif self.conn is not None:  # closed inside a transaction: give its connection back
+            _give_back(self._pool, self.conn)
+            self.conn = None
 
     # -- transactions ------------------------------------------------------------------------
     @contextmanager
     def _one_transaction(self) -> Iterator[_Connection]:
+        if self._pool is None:
+            with self._transaction_on_connection() as conn:
+                yield conn
+            return
+        self._lend(_borrow(self._pool, self._dsn))
+        try:
+            with self._transaction_on_connection() as conn:
+                yield conn
+        finally:
+            _give_back(self._pool, self.conn)  # a broken one is dropped by the pool
+            self.conn = None
+
+    def _lend(self, conn: Any) -> None:
+        self.conn = conn
+        self._wrapped = _Connection(conn)
+
+    @contextmanager
+    def _transaction_on_connection(self) -> Iterator[_Connection]:
         psycopg = _psycopg()
         try:
-            try:
-                row = self._begin()
-            except psycopg.OperationalError:
-                if not self.conn.broken:
-                    raise
-                # the connection died between calls (a server restart, an idle timeout):
-                # nothing of this call has run, so open a new one and begin again
-                self._reconnect()
-                row = self._begin()
+            # a pool may hold several connections the database dropped: each is tried once
+            tries = 1 if self._pool is None else self._pool.max_size
+            for attempt in range(tries + 1):
+                try:
+                    row = self._begin()
+                    break
+                except psycopg.OperationalError:
+                    if not self.conn.broken or attempt == tries:
+                        raise
+                    # the connection died between calls (a server restart, an idle timeout):
+                    # nothing of this call has run, so open a new one and begin again
+                    self._reconnect()
         except psycopg.errors.LockNotAvailable as error:
             self._rollback()
             raise ExperimentError(f"{self.label} is locked by another process for more than "
@@ -318,12 +445,21 @@ class PostgresStore(Store):
 
     def _begin(self) -> Any:
         # BEGIN and the first statement in one round trip (the simple query protocol takes
-        # both): each round trip is a wait for the server process
-        cursor = self.conn.execute(_BEGIN_READ if self.readonly else _BEGIN_WRITE)
-        cursor.nextset()
+        # both): each round trip is a wait for the server process. A pooled connection is
+        # pointed at this experiment's schema in the same round trip, for this transaction only
+        begin, lock = (_BEGIN_READ if self.readonly else _BEGIN_WRITE).split("; ")
+        if self._pool is not None:
+            begin += f"; SET LOCAL search_path TO {self._schema}"
+        cursor = self.conn.execute(f"{begin}; {lock}")
+        while cursor.nextset():
+            pass
         return cursor.fetchone()
 
     def _reconnect(self) -> None:
+        if self._pool is not None:
+            _give_back(self._pool, self.conn)
+            self._lend(_borrow(self._pool, self._dsn))
+            return
         self.conn.close()
         self.conn = _connect(self._dsn, readonly=self.readonly)
         self.conn.execute(f"SET search_path TO {_quoted(schema_name(self.name))}")
@@ -338,8 +474,13 @@ class PostgresStore(Store):
             pass
 
     def meta(self) -> dict[str, Any]:
+        def rows_of(conn: Any) -> list[Any]:
+            return conn.execute(f"SELECT key, value FROM {self._schema}.meta").fetchall()
+
         try:
-            rows = self.conn.execute("SELECT key, value FROM meta").fetchall()
+            # pooled, between transactions: on a connection borrowed for this read
+            rows = (rows_of(self.conn) if self.conn is not None
+                    else _pooled(self._pool, self._dsn, rows_of))
             return {k: json.loads(v) for k, v in rows}
         except (_psycopg().Error, ValueError, TypeError) as error:
             raise ExperimentError(f"{self.label} is damaged: its meta table cannot be read "
@@ -360,22 +501,56 @@ class PostgresStore(Store):
         return ""
 
 
+def _pooled(pool: Any, url: str, read: Any) -> Any:
+    """``read(conn)`` on a borrowed connection, given back after. A connection the database
+    dropped while it idled in the pool (a restart) is only found broken on use: it is dropped
+    and the read tried on another, up to the pool's size, so one restart does not fail the
+    next few calls."""
+    psycopg = _psycopg()
+    for attempt in range(pool.max_size + 1):
+        conn = _borrow(pool, url)
+        try:
+            return read(conn)
+        except psycopg.OperationalError:
+            if not conn.broken or attempt == pool.max_size:
+                raise
+        finally:
+            _give_back(pool, conn)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _give_back(pool: Any, conn: Any) -> None:
+    """Return a borrowed connection to its pool (rolled back, or dropped if broken), or close
+    a connection of its own."""
+    if conn is None:
+        return
+    if pool is None or id(conn) in _OWN:
+        _OWN.discard(id(conn))
+        conn.close()
+    else:
+        pool.putconn(conn)
+
+
 def list_names(url: str, only: str | None = None) -> list[str]:
     """The experiments of the database at ``url`` (schemas ``bk_<name>`` holding a ``meta``
     table), sorted; ``only``: just that name, if it exists."""
-    conn = _connect(url, readonly=True)
-    try:
-        sql = ("SELECT n.nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
-               "AND c.relname = 'meta' AND c.relkind = 'r' WHERE ")
+    pool = pool_of(url)
+    sql = ("SELECT n.nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
+           "AND c.relname = 'meta' AND c.relkind = 'r' WHERE ")
+
+    def names_of(conn: Any) -> list[Any]:
         if only is None:
-            rows = conn.execute(sql + "n.nspname LIKE %s", (_PREFIX.replace("_", "\\_") + "%",)
-                                ).fetchall()
-        else:
-            rows = conn.execute(sql + "n.nspname = %s", (schema_name(only),)).fetchall()
+            return conn.execute(sql + "n.nspname LIKE %s",
+                                (_PREFIX.replace("_", "\\_") + "%",)).fetchall()
+        return conn.execute(sql + "n.nspname = %s", (schema_name(only),)).fetchall()
+
+    conn = _connect(url, readonly=True) if pool is None else None
+    try:
+        rows = names_of(conn) if pool is None else _pooled(pool, url, names_of)
     except _psycopg().Error as error:
         raise ExperimentError(f"cannot read {safe_url(url)!r}: {str(error).strip()}") from None
     finally:
-        conn.close()
+        _give_back(None, conn)
     names = (r[0][len(_PREFIX):] for r in rows)
     return sorted(n for n in names if NAME_PATTERN.fullmatch(n))
 

@@ -1,35 +1,48 @@
 """The HTTP routes: each reads its JSON body, makes one call of :class:`banditkit.Experiment`
 on the catalog's worker thread, and answers JSON. No experiment logic lives here.
 
+Reads (``status``, ``units``, the page) run in reader processes (:mod:`.readers`), off the
+writer's thread and queue. Every request first passes :mod:`.guard` (Host, token, scope, JSON
+content type).
+
 Status codes: 200 (201 for a created experiment); 400 for a request the library or the body's
-shape refuses (its one-line message); 401 for a write without the right bearer token when the
-server has one; 404 for an unknown experiment or route; 405 for a wrong method; 409 for a
-create whose name exists; 413 for a body above the limit; 503 when the experiments' database
-cannot be reached (PostgreSQL down: try again); 500 only for a server fault (a bug),
-never with a traceback in the answer. Every error is ``{"error": "<one line>"}``.
+shape refuses (its one-line message), a body nested too deep or more units than ``--max-units``
+in one call, a ``Host`` the server does not answer to; 401 for a request without the right
+bearer token when the server has one (every route but ``GET /health``); 403 for a read-only
+token on a write; 404 for an unknown experiment or route; 405 for a wrong method; 408 for a
+body not sent within ``--body-timeout``; 409 for a create whose name exists; 413 for a body
+above the limit; 415 for a body not declared ``application/json``; 503 (with ``Retry-After``)
+when the experiments' database cannot be reached (PostgreSQL down: try again), the server is out
+of file descriptors, or its queue is full; 500 only for a server fault (a bug), never with a
+traceback in the answer. Every error is ``{"error": "<one line>"}``, and no message holds a path
+of the server's disk.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ..live import Experiment, ExperimentError
 from . import bodies as body
-from .catalog import Catalog, Conflict, NotFound, Unavailable
+from .auth import Access
+from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
+from .guard import Guard
 from .jsonable import frame_records, to_json
-from .limits import DEFAULT_MAX_BODY  # 16 MiB: a record call of 100,000 units is about 2 MB
+from .limits import RESERVE, Limits, descriptors_left
 from .openapi import openapi
+from .readers import Readers, ReadSpec, units_answer
 from .routes_ops import Context, Metrics, ops_routes, who_of
 
 __all__ = ["create_app"]
@@ -37,57 +50,103 @@ __all__ = ["create_app"]
 log = logging.getLogger("banditkit.service")
 
 
-class Unauthorized(ExperimentError):
-    """A write without the server's bearer token (HTTP 401)."""
-
-
 class TooLarge(ExperimentError):
     """A body above the limit (HTTP 413)."""
 
 
-_STATUS = ((NotFound, 404), (Conflict, 409), (Unauthorized, 401), (TooLarge, 413),
+class TooSlow(ExperimentError):
+    """A body not sent within the body timeout (HTTP 408)."""
+
+
+_STATUS = ((NotFound, 404), (Conflict, 409), (TooLarge, 413), (TooSlow, 408),
            (Unavailable, 503), (ExperimentError, 400))
+#: Seconds ``/health`` keeps saying "degraded" after the process ran out of descriptors.
+DEGRADED_FOR = 30.0
 
 
-def create_app(catalog: Catalog, *, token: str | None = None,
-               max_body: int = DEFAULT_MAX_BODY) -> Starlette:
-    """The service over ``catalog``; writes need ``Authorization: Bearer <token>`` when
-    ``token`` is set; bodies above ``max_body`` bytes are refused (413)."""
-    if token is not None and not token:
-        raise ExperimentError("token must not be empty (leave it unset for no token)")
+def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | None = None,
+               limits: Limits | None = None, max_body: int | None = None,
+               bound: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = (),
+               readers: bool = True) -> Starlette:
+    """The service over ``catalog``.
+
+    Parameters
+    ----------
+    catalog : Catalog
+        The experiments (a folder or a database).
+    token, read_token : str, optional
+        With ``token``, every route but ``GET /health`` needs ``Authorization: Bearer
+        <token>``; ``read_token`` may only read (:mod:`.auth`).
+    limits : Limits, optional
+        Bounds and timeouts (:class:`~banditkit.service.limits.Limits`); ``max_body``, when
+        given, replaces ``limits.max_body``.
+    bound, allowed_hosts :
+        The address the server listens on and the further ``Host`` names it answers to.
+    readers : bool
+        Serve reads from reader processes (``limits.readers`` of them) rather than the writer.
+    """
+    limits = limits or catalog.limits
+    if max_body is not None:
+        from dataclasses import replace
+
+        limits = replace(limits, max_body=max_body)
+    access = Access(token=token, read_token=read_token, bound=bound,
+                    allowed_hosts=allowed_hosts)
+    max_body = limits.max_body
+    spec = ReadSpec(root=str(getattr(catalog, "root", "")) or None,
+                    url=getattr(catalog, "url", None), max_open=limits.max_open)
+    reader_pool = Readers(spec, limits) if readers else None
+
+    async def waited(future: Any) -> Any:
+        """A queued call's result; one not started within ``queue_timeout`` is cancelled
+        unrun (503). One that started is waited for: its answer says what was written."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)),
+                                          limits.queue_timeout)
+        except TimeoutError:
+            if future.cancel():
+                raise Busy(f"this server's writer did not reach the call within "
+                           f"{limits.queue_timeout:g} s; nothing was done: retry") from None
+            return await asyncio.wrap_future(future)
 
     async def run(call: Callable[[], Any]) -> Any:
-        return await asyncio.wrap_future(catalog.submit(call))
+        return await waited(catalog.submit(call))
 
     async def on(name: str, action: Callable[[Experiment], Any]) -> Any:
         """``action(experiment)``, committed with the other calls waiting for ``name``."""
-        return await asyncio.wrap_future(catalog.submit_call(name, action))
-
-    def check_token(request: Request) -> None:
-        if token is None:
-            return
-        given = request.headers.get("authorization", "")
-        scheme, _, value = given.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(),
-                                                                 token.encode()):
-            raise Unauthorized("this server needs 'Authorization: Bearer <token>' on every "
-                               "write" + (" (the token given is wrong)" if given else ""))
+        return await waited(catalog.submit_call(name, action))
 
     async def read(request: Request) -> dict[str, Any]:
-        """The JSON body, after the token (so that no one without it makes us read a body)."""
-        check_token(request)
+        """The JSON body (the guard has checked the token and the content type first, so
+        that no one without the token makes us read a body)."""
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > max_body:
             raise TooLarge(f"the body ({int(declared)} bytes) is above this server's limit of "
                            f"{max_body} bytes; send fewer units per call")
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_body:  # a chunked body without a length: stop reading at the limit
-                raise TooLarge(f"the body is above this server's limit of {max_body} bytes; "
-                               "send fewer units per call")
-            chunks.append(chunk)
-        return body.parse_body(b"".join(chunks))
+        try:
+            async with asyncio.timeout(limits.body_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > max_body:  # a chunked body without a length: stop at the limit
+                        raise TooLarge(f"the body is above this server's limit of {max_body} "
+                                       "bytes; send fewer units per call")
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise TooSlow(f"the body was not sent within {limits.body_timeout:g} s "
+                          "(--body-timeout)") from None
+        return body.parse_body(b"".join(chunks), limits.max_depth)
+
+    def degraded() -> str | None:
+        """Why this process cannot serve now, or ``None``."""
+        left = descriptors_left()
+        recent = (catalog.exhausted_at is not None
+                  and time.monotonic() - catalog.exhausted_at < DEGRADED_FOR)
+        if (left is not None and left < RESERVE) or recent:
+            return (f"out of file descriptors ({left} left"
+                    + (f"; a call was refused for want of them in the last "
+                       f"{DEGRADED_FOR:g} s" if recent else "") + ")")
+        return None
 
     def answer(handler: Callable[[Request], Awaitable[Response]]
                ) -> Callable[[Request], Awaitable[Response]]:
@@ -96,7 +155,9 @@ def create_app(catalog: Catalog, *, token: str | None = None,
                 return await handler(request)
             except ExperimentError as error:
                 code = next(c for kind, c in _STATUS if isinstance(error, kind))
-                return JSONResponse({"error": _one_line(error)}, status_code=code)
+                headers = {"retry-after": "1"} if code == 503 else None
+                return JSONResponse({"error": catalog.public(_one_line(error))},
+                                    status_code=code, headers=headers)
             except Exception:  # a bug: logged in full here, one line to the client
                 log.exception("%s %s failed", request.method, request.url.path)
                 return JSONResponse({"error": "internal server error (logged by the server)"},
@@ -107,6 +168,10 @@ def create_app(catalog: Catalog, *, token: str | None = None,
     async def health(request: Request) -> Response:
         from .. import __version__
 
+        why = degraded()
+        if why is not None:
+            return JSONResponse({"status": "degraded", "reason": why, "banditkit": __version__},
+                                status_code=503, headers={"retry-after": "5"})
         return JSONResponse({"status": "ok", "banditkit": __version__})
 
     @answer
@@ -134,7 +199,7 @@ def create_app(catalog: Catalog, *, token: str | None = None,
     @answer
     async def assign(request: Request) -> Response:
         name = request.path_params["name"]
-        n, keys = body.assign_arguments(await read(request))
+        n, keys = body.assign_arguments(await read(request), limits.max_units)
 
         def call(experiment: Experiment) -> dict[str, Any]:
             units = experiment.assign(n, keys=keys)
@@ -146,7 +211,8 @@ def create_app(catalog: Catalog, *, token: str | None = None,
     @answer
     async def record(request: Request) -> Response:
         name = request.path_params["name"]
-        units, rewards, costs, metrics = body.record_arguments(await read(request))
+        units, rewards, costs, metrics = body.record_arguments(await read(request),
+                                                               limits.max_units)
         recorded = await on(name, lambda e: e.record(units, rewards, costs, metrics=metrics))
         return JSONResponse({"recorded": recorded})
 
@@ -161,44 +227,49 @@ def create_app(catalog: Catalog, *, token: str | None = None,
     @answer
     async def expire(request: Request) -> Response:
         name = request.path_params["name"]
-        units, older_than = body.expire_arguments(await read(request))
+        units, older_than = body.expire_arguments(await read(request), limits.max_units)
         who = who_of(request)
         expired = await on(name, lambda e: e.expire(units, older_than=older_than, who=who))
         return JSONResponse({"expired": expired})
+
+    async def reading(kind: str, name: str, args: tuple = ()) -> Any:
+        """A read by a reader process (off the writer), or on the writer without readers."""
+        catalog.check_name(name)
+        if reader_pool is not None:
+            return await reader_pool.read(kind, name, args)
+        import json
+
+        def call(e: Experiment) -> Any:
+            if kind == "units":
+                return units_answer(e, *args)
+            if kind == "status":
+                return json.dumps(to_json(e.status())).encode()
+            from .page import render_page
+
+            return render_page(e, title=name, refresh=30).encode()
+
+        return await on(name, call)
 
     @answer
     async def units(request: Request) -> Response:
         name = request.path_params["name"]
         unanswered, after, limit, csv = body.units_arguments(
             request.query_params, request.headers.get("accept", ""))
-
-        def call(experiment: Experiment) -> Any:
-            frame = experiment.units(unanswered=unanswered, after=after, limit=limit)
-            # the next page starts after the last unit of a full one
-            last = (int(frame["unit"].iloc[-1]) if limit is not None and len(frame) == limit
-                    else None)
-            if csv:
-                return frame.to_csv(index=False), last
-            return {"units": frame_records(frame), "next_after": last}
-
-        result = await on(name, call)
+        data, last = await reading("units", name, (unanswered, after, limit, csv))
         if csv:
-            text, last = result
             headers = {} if last is None else {"X-Next-After": str(last)}
-            return Response(text, media_type="text/csv", headers=headers)
-        return JSONResponse(result)
+            return Response(data, media_type="text/csv", headers=headers)
+        return Response(data, media_type="application/json")
 
     @answer
     async def status(request: Request) -> Response:
-        name = request.path_params["name"]
-        return JSONResponse(await on(name, lambda e: to_json(e.status())))
+        data = await reading("status", request.path_params["name"])
+        return Response(data, media_type="application/json")
 
     @answer
     async def page(request: Request) -> Response:
-        from .page import render_page
-
-        name = request.path_params["name"]
-        return HTMLResponse(await on(name, lambda e: render_page(e, title=name, refresh=30)))
+        data = await reading("page", request.path_params["name"])
+        return HTMLResponse(data, headers={"cache-control": "no-store"})
 
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
@@ -222,11 +293,15 @@ def create_app(catalog: Catalog, *, token: str | None = None,
     routes += ops_routes(Context(catalog, run, on, read, answer, metrics))
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if reader_pool is not None:
+            await asyncio.get_running_loop().run_in_executor(None, reader_pool.warm)
         yield
+        if reader_pool is not None:
+            reader_pool.close()
         catalog.close()  # the experiments' connections, on the thread that opened them
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
-                    lifespan=lifespan)
+                    lifespan=lifespan, middleware=[Middleware(Guard, access=access)])
     app.add_middleware(metrics.middleware)  # type: ignore[arg-type]
     return app
 

@@ -14,6 +14,7 @@ from ..live import ExperimentError
 __all__ = [
     "BadRequest",
     "assign_arguments",
+    "check_count",
     "create_arguments",
     "expire_arguments",
     "parse_body",
@@ -27,8 +28,10 @@ class BadRequest(ExperimentError):
     """A body that is not the JSON a route takes (HTTP 400)."""
 
 
-def parse_body(raw: bytes) -> dict[str, Any]:
-    """The request's JSON object (an empty body reads as ``{}``)."""
+def parse_body(raw: bytes, max_depth: int = 32) -> dict[str, Any]:
+    """The request's JSON object (an empty body reads as ``{}``), nested at most ``max_depth``
+    levels (no route takes more than 3; a body nested thousands deep would otherwise end in
+    Python's RecursionError, a 500)."""
     if not raw.strip():
         return {}
     try:
@@ -36,9 +39,37 @@ def parse_body(raw: bytes) -> dict[str, Any]:
         body = json.loads(raw, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as error:
         raise BadRequest(f"the body is not valid JSON ({error})") from None
+    except RecursionError:
+        raise BadRequest(f"the body nests deeper than {max_depth} levels, this server's "
+                         "limit") from None
+    depth = _depth(body)
+    if depth > max_depth:
+        raise BadRequest(f"the body nests {depth} levels, deeper than {max_depth}, this "
+                         "server's limit")
     if not isinstance(body, dict):
         raise BadRequest(f"the body must be a JSON object, got {type(body).__name__}")
     return body
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar 0, ``[]`` 1), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, level)
+        stack.extend((v, level + 1) for v in item if isinstance(v, (list, dict)))
+    return deepest
+
+
+def check_count(what: str, count: int, max_units: int) -> None:
+    """Refuse more than ``max_units`` units in one call, by name, before any work."""
+    if count > max_units:
+        raise BadRequest(f"{what} must be at most {max_units} per call on this server "
+                         f"(--max-units), got {count}")
 
 
 def _no_constant(name: str) -> Any:
@@ -100,17 +131,24 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, fields
 
 
-def assign_arguments(body: Mapping[str, Any]) -> tuple[Any, Any]:
-    """``(n, keys)``: ``n`` may be omitted when ``keys`` (sticky units) are given."""
+def assign_arguments(body: Mapping[str, Any], max_units: int = 100_000) -> tuple[Any, Any]:
+    """``(n, keys)``: ``n`` may be omitted when ``keys`` (sticky units) are given; at most
+    ``max_units`` units a call."""
     fields = _fields(body, (), ("n", "keys"), "assign")
     if "n" not in fields and fields.get("keys") is None:
         raise BadRequest("assign: missing field(s) ['n'] (or give keys, one per unit)")
+    n, keys = fields.get("n"), fields.get("keys")
+    if isinstance(n, int) and not isinstance(n, bool):
+        check_count("n", n, max_units)
+    if isinstance(keys, list):
+        check_count("keys", len(keys), max_units)
     # the library refuses anything but an integer n >= 1 and a list of distinct string or
     # integer keys, one per unit, by name
     return fields.get("n"), fields.get("keys")
 
 
-def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
+def record_arguments(body: Mapping[str, Any], max_units: int = 100_000
+                     ) -> tuple[Any, Any, Any, Any]:
     """``(units, rewards, costs, metrics)`` of ``Experiment.record``."""
     fields = _fields(body, ("units", "rewards"), ("costs", "metrics"), "record")
     units, rewards = fields["units"], fields["rewards"]
@@ -118,6 +156,7 @@ def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
     for key, value in (("units", units), ("rewards", rewards)):
         if not isinstance(value, list):
             raise BadRequest(f"{key} must be a list, got {value!r}")
+    check_count("units", len(units), max_units)
     if any(isinstance(u, bool) for u in units):
         raise BadRequest("units must be integer unit ids, not true/false")
     metrics = fields.get("metrics")
@@ -128,11 +167,13 @@ def record_arguments(body: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
     return units, rewards, fields.get("costs"), metrics
 
 
-def expire_arguments(body: Mapping[str, Any]) -> tuple[Any, Any]:
+def expire_arguments(body: Mapping[str, Any], max_units: int = 100_000) -> tuple[Any, Any]:
     fields = _fields(body, (), ("units", "older_than"), "expire")
     units = fields.get("units")
     if units is not None and not isinstance(units, list):
         raise BadRequest(f"units must be a list of unit ids, got {units!r}")
+    if units is not None:
+        check_count("units", len(units), max_units)
     return units, fields.get("older_than")
 
 

@@ -20,13 +20,23 @@ experiment inside :meth:`banditkit.Experiment.group_commit`: each call is its ow
 (a call that fails changes nothing and gets its own error), the group is one commit, and no
 request of the group is answered before that commit, so a returned call is as durable as
 before. A request alone in the queue runs alone, as it did.
+
+Bounds (:class:`~banditkit.service.limits.Limits`): at most ``max_open`` experiments stay open
+(the least recently used is closed first: 3 file descriptors each on SQLite), at most
+``max_queue`` calls wait for the worker (one more is :class:`Busy`, 503 with ``Retry-After``),
+and a call still waiting after ``queue_timeout`` seconds is cancelled unrun (503). Opening an
+experiment with fewer than :data:`~banditkit.service.limits.RESERVE` file descriptors left
+closes the older half of the open ones first, and is :class:`Unavailable` (503, and ``/health``
+says so) when that is not enough.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -34,8 +44,9 @@ from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
 from ..live.store import NAME_PATTERN, NAME_RULE
+from .limits import RESERVE, Limits, descriptors_left
 
-__all__ = ["GROUP_MAX", "Catalog", "Conflict", "NotFound", "Unavailable"]
+__all__ = ["GROUP_MAX", "Busy", "Catalog", "Conflict", "NotFound", "Unavailable"]
 
 T = TypeVar("T")
 
@@ -62,7 +73,14 @@ class Conflict(ExperimentError):
 
 
 class Unavailable(ExperimentError):
-    """The store cannot be reached now (HTTP 503): the database is down or unreachable."""
+    """The store cannot be reached now (HTTP 503): the database is down or unreachable, or
+    the process is out of file descriptors."""
+
+
+class Busy(Unavailable):
+    """Too many calls waiting (HTTP 503 with ``Retry-After``): nothing was done."""
+
+    retry_after = 1
 
 
 class Catalog(ABC):
@@ -72,8 +90,14 @@ class Catalog(ABC):
     #: Where the experiments are, as the server's start-up line shows it (no password).
     where: str
 
-    def __init__(self) -> None:
-        self._open: dict[str, Experiment] = {}
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        # least recently used first; at most limits.max_open
+        self._open: OrderedDict[str, Experiment] = OrderedDict()
+        #: when this process last ran out of file descriptors (``time.monotonic()``)
+        self.exhausted_at: float | None = None
+        self._waiting = 0  # calls submitted and not yet started (the bounded queue)
+        self._count = threading.Lock()
         # one thread owns every connection (see the module docstring)
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._worker = threading.Thread(target=self._work, name="banditkit-db", daemon=True)
@@ -81,17 +105,32 @@ class Catalog(ABC):
 
     def submit(self, call: Callable[[], T]) -> Future[T]:
         """Run ``call`` alone on the worker thread (returns a concurrent future)."""
-        job = _Job(None, call)
+        return self._enqueue(_Job(None, call))
+
+    def _enqueue(self, job: _Job) -> Future:
+        with self._count:
+            if self._waiting >= self.limits.max_queue:
+                raise Busy(f"{self._waiting} calls are waiting for this server's writer (its "
+                           f"limit, --max-queue {self.limits.max_queue}); nothing was done: "
+                           "retry in a moment")
+            self._waiting += 1
         self._jobs.put(job)
         return job.future
+
+    def _started(self, count: int) -> None:
+        with self._count:
+            self._waiting -= count
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for the worker now."""
+        return self._waiting
 
     def submit_call(self, name: str, action: Callable[[Experiment], T]) -> Future[T]:
         """Run ``action(experiment)`` on the experiment ``name`` on the worker thread, in one
         commit with the other calls for ``name`` waiting at that moment (see the module
         docstring); the future is set only once its commit is done."""
-        job = _Job(name, action)
-        self._jobs.put(job)
-        return job.future
+        return self._enqueue(_Job(name, action))
 
     # -- the worker thread -------------------------------------------------------------------
     def _work(self) -> None:
@@ -109,6 +148,7 @@ class Catalog(ABC):
                     stop = True
                     break
                 jobs.append(job)
+            self._started(len(jobs))
             start = 0
             while start < len(jobs):  # consecutive calls for one experiment form a group
                 end = start + 1
@@ -208,6 +248,41 @@ class Catalog(ABC):
         """Experiments this process holds open."""
         return len(self._open)
 
+    # -- the experiments kept open (worker thread only) ---------------------------------------
+    def _opened(self, name: str) -> Experiment | None:
+        """The open experiment ``name``, now the most recently used, or ``None``."""
+        experiment = self._open.get(name)
+        if experiment is not None:
+            self._open.move_to_end(name)
+        return experiment
+
+    def _keep(self, name: str, experiment: Experiment) -> None:
+        """Keep ``experiment`` open as the most recently used; close the least recently used
+        beyond ``max_open``."""
+        self._open[name] = experiment
+        self._open.move_to_end(name)
+        while len(self._open) > self.limits.max_open:
+            self.forget(next(iter(self._open)))
+
+    def _room_to_open(self) -> None:
+        """Before opening one more experiment: with fewer than RESERVE descriptors left, close
+        the least recently used half of the open ones; refuse (503) if that is not enough."""
+        left = descriptors_left()
+        if left is None or left >= RESERVE:
+            return
+        for name in list(self._open)[: max(1, len(self._open) // 2)]:
+            self.forget(name)
+        left = descriptors_left()
+        if left is not None and left < RESERVE:
+            self.exhausted_at = time.monotonic()
+            raise Unavailable(f"this server is out of file descriptors ({left} left of its "
+                              "limit); nothing was done: retry later (an operator raises "
+                              "ulimit -n or lowers --max-open)")
+
+    def public(self, message: str) -> str:
+        """``message`` as a client may see it: no path of the server's disk in it."""
+        return message
+
     def forget(self, name: str) -> None:
         """Close ``name`` if it is open, so that the next :meth:`get` opens it afresh."""
         experiment = self._open.pop(name, None)
@@ -220,6 +295,10 @@ class Catalog(ABC):
             for name in list(self._open):
                 self.forget(name)
 
-        self.submit(close_all).result()
+        job = _Job(None, close_all)  # past the queue's bound: closing must not be refused
+        with self._count:
+            self._waiting += 1
+        self._jobs.put(job)
+        job.future.result()
         self._jobs.put(None)
         self._worker.join()

@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 from ..live import Experiment, ExperimentError
 from ..live.journal import ExperimentExists, ExperimentNotFound
 from ..live.store import list_experiments
-from .catalog import Catalog, Conflict, NotFound, Unavailable
+from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
+from .limits import Limits
 
 __all__ = ["ExperimentDatabase"]
 
@@ -25,14 +26,23 @@ log = logging.getLogger("banditkit.service")
 class ExperimentDatabase(Catalog):
     """The experiments of the PostgreSQL database at ``url`` (``postgresql://...``, libpq's
     forms, the socket form ``postgresql://user@/db?host=/run/postgresql`` included); refused
-    at once when the database cannot be reached."""
+    at once when the database cannot be reached.
 
-    def __init__(self, url: str) -> None:
+    Every experiment of the process shares one pool of at most ``limits.pool_size``
+    connections (psycopg_pool, :func:`banditkit.live.postgres_store.use_pool`): a call borrows
+    one for its transaction, so 1,000 experiments cost ``pool_size`` sessions, not 1,000; at
+    most ``limits.max_open`` experiments (their replayed algorithms) stay in memory."""
+
+    def __init__(self, url: str, limits: Limits | None = None) -> None:
+        from ..live.postgres_store import use_pool
+
         try:
             list_experiments(url)  # reach it now: a wrong URL is refused at start-up
         except ExperimentError as error:
             raise ExperimentError(f"--db: {error}") from None
-        super().__init__()
+        limits = limits or Limits()
+        use_pool(url, limits.pool_size)
+        super().__init__(limits)
         self.url = url
         self.where = f"database {_without_password(url)}"
 
@@ -41,13 +51,14 @@ class ExperimentDatabase(Catalog):
 
     def get(self, name: str) -> Experiment:
         self.check_name(name)
-        experiment = self._open.get(name)
+        experiment = self._opened(name)
         if experiment is None:
+            self._room_to_open()
             try:
                 experiment = self._reachable(lambda: Experiment.open(self.url, name=name))
             except ExperimentNotFound:
                 raise NotFound(f"no experiment named {name!r}") from None
-            self._open[name] = experiment
+            self._keep(name, experiment)
         return experiment
 
     def _delete(self, name: str) -> None:
@@ -55,33 +66,52 @@ class ExperimentDatabase(Catalog):
 
     def create(self, name: str, **definition: Any) -> Experiment:
         self.check_name(name)
+        self._room_to_open()
         try:
             experiment = self._reachable(
                 lambda: Experiment.create(self.url, name=name, **definition))
         except ExperimentExists:
             raise Conflict(f"an experiment named {name!r} exists already") from None
         self.forget(name)
-        self._open[name] = experiment
+        self._keep(name, experiment)
         return experiment
 
     def call(self, name: str, action: Callable[[Experiment], T]) -> T:
         experiment = self.get(name)
         try:
             return self._reachable(lambda: action(experiment))
-        except BaseException:
-            # the next call opens it afresh: a connection the database dropped (restarted,
-            # idle timeout) or an experiment dropped and created again is not used twice
+        except Busy:
+            raise
+        except (Unavailable, ExperimentNotFound):
+            # the next call opens it afresh: the database went away (the pool drops broken
+            # connections by itself), or the experiment was dropped
             self.forget(name)
+            raise
+        except ExperimentError as error:
+            # a client's mistake (a 400) keeps the experiment open: the store rolled the call
+            # back and the experiment rebuilds what it must; only an experiment deleted or
+            # replaced since it was opened is opened afresh
+            if "since it was opened" in str(error):
+                self.forget(name)
+            raise
+        except BaseException:
+            self.forget(name)  # a bug: start from the store again
             raise
 
     def _reachable(self, action: Any) -> Any:
         """``action()``, with a failure to reach the database told apart from the request's
         own mistakes: it is 503 (try again), not 400, and the client is not told where the
         database is."""
+        from ..live.postgres_store import DatabaseUnreachable
+
         try:
             return action()
         except (ExperimentNotFound, ExperimentExists):
             raise
+        except DatabaseUnreachable as error:
+            log.error("the database cannot be reached: %s", error)
+            raise Unavailable("the experiments' database cannot be reached now (logged by "
+                              "the server); try again") from None
         except ExperimentError as error:
             try:
                 list_experiments(self.url)

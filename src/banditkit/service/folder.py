@@ -12,6 +12,7 @@ from ..live import Experiment, ExperimentError
 from ..live.journal import file_identity
 from ..live.store import NAME_PATTERN
 from .catalog import Catalog, Conflict, NotFound
+from .limits import Limits
 
 __all__ = ["ExperimentFolder"]
 
@@ -19,20 +20,23 @@ SUFFIX = ".sqlite"
 
 
 class ExperimentFolder(Catalog):
-    """The experiments of one folder, opened once per process and kept open.
+    """The experiments of one folder, each opened once per process and kept open while among the
+    ``limits.max_open`` most recently used.
 
     Parameters
     ----------
     root : Path
         The folder (it must exist).
+    limits : Limits, optional
+        The server's limits (:class:`~banditkit.service.limits.Limits`).
     """
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, limits: Limits | None = None) -> None:
         root = Path(root)
         if not root.is_dir():
             raise ExperimentError(f"--db: folder {str(root)!r} does not exist")
-        super().__init__()
         self.root = root.resolve()
+        super().__init__(limits)
         self.where = f"folder {self.root}"
         # name -> the file's identity when opened: a file deleted or replaced is reopened
         self._identity: dict[str, tuple[int, int]] = {}
@@ -47,14 +51,17 @@ class ExperimentFolder(Catalog):
     def get(self, name: str) -> Experiment:
         path = self.path(name)
         identity = file_identity(path)
-        if name in self._open:
+        experiment = self._opened(name)
+        if experiment is not None:
             if self._identity[name] == identity:
-                return self._open[name]
+                return experiment
             self.forget(name)  # deleted, or replaced by another file of that name: reopen
         if identity is None:
             raise NotFound(f"no experiment named {name!r}")
+        self._room_to_open()
         experiment = Experiment.open(path)
-        self._open[name], self._identity[name] = experiment, identity
+        self._identity[name] = identity
+        self._keep(name, experiment)
         return experiment
 
     def _delete(self, name: str) -> None:
@@ -63,6 +70,15 @@ class ExperimentFolder(Catalog):
             leftover.unlink(missing_ok=True)
         self._identity.pop(name, None)
 
+
+    def forget(self, name: str) -> None:
+        super().forget(name)
+        self._identity.pop(name, None)
+
+    def public(self, message: str) -> str:
+        """No path of the server's disk: the folder is left out (``'m83.sqlite'``)."""
+        return message.replace(f"{self.root}/", "").replace(str(self.root), "the folder")
+
     def create(self, name: str, **definition: Any) -> Experiment:
         """The file is built under a hidden temporary name and linked into place, which fails
         if the name exists, so two servers creating one name at once leave one experiment,
@@ -70,6 +86,7 @@ class ExperimentFolder(Catalog):
         final = self.path(name)
         if final.exists():
             raise Conflict(f"an experiment named {name!r} exists already")
+        self._room_to_open()
         temporary = self.root / f".{name}.{uuid.uuid4().hex}.creating"
         try:
             Experiment.create(temporary, **definition).close()  # close: WAL folded in

@@ -29,6 +29,11 @@ _STYLES = ["-", "--", "-.", ":"]
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 _HATCHES = ["", "//", "..", "xx", "\\\\", "oo", "--", "++", "**", "||"]
 _POINTS = 40  # evaluation times of the curves: enough to read a trend, small SVG
+#: Arms drawn in the plots (those with the most units): 20,000 curves took 13 s to draw and
+#: could not be read; the table lists more, and ``status`` all of them.
+MAX_ARMS_DRAWN = 12
+#: Rows of the arms table (those with the most units).
+MAX_ARM_ROWS = 200
 
 
 def _style(i: int) -> dict[str, Any]:
@@ -49,14 +54,21 @@ def write_page(path: str | Path, out: str | Path) -> Path:
     return out
 
 
-def render_page(experiment: Experiment, *, title: str, refresh: int | None = None) -> str:
+def render_page(experiment: Experiment, *, title: str, refresh: int | None = None,
+                status: Any = None) -> str:
     """The page of ``experiment`` as one HTML string (``refresh``: reload every so many
-    seconds, for a page served live)."""
-    status = experiment.status()
+    seconds, for a page served live; ``status``: its status, when the caller has it). The plots
+    draw the :data:`MAX_ARMS_DRAWN` arms with the most units, the table lists
+    :data:`MAX_ARM_ROWS`: the page's size and time stay bounded with thousands of arms."""
+    status = experiment.status() if status is None else status
     units = experiment.units()
     # the algorithm's units: overflow and rollout units have no batch of their own to plot
     live = units[units["expired_at"].isna() & (units["kind"] == "algorithm")]
-    names = list(experiment.arm_names)
+    names: list[Any] = list(experiment.arm_names)
+    if len(names) > MAX_ARMS_DRAWN:
+        counts = np.bincount(live["arm_index"].to_numpy(int), minlength=len(names))
+        drawn = set(np.argsort(-counts, kind="stable")[:MAX_ARMS_DRAWN].tolist())
+        names = [n if i in drawn else None for i, n in enumerate(names)]  # None: not drawn
     bounds = status.reward_range if status.reward_range is not None else _reward_range(live)
     now = datetime.now(UTC).isoformat(timespec="seconds")
     head = (f"<meta charset='utf-8'><title>{_e(title)} · banditkit</title>"
@@ -67,6 +79,8 @@ def render_page(experiment: Experiment, *, title: str, refresh: int | None = Non
             f"{experiment.seed} · page made {now}</p>",
             _decision(status), _state(status, names), _warnings(status), "<h2>Arms</h2>",
             _arm_table(status),
+            (f"<p class='note'>The plots draw the {MAX_ARMS_DRAWN} arms with the most units "
+             f"of {len(names)}.</p>" if None in names else ""),
             "<h2>Over time</h2>",
             _figure(_units_plot, live, names, "Units assigned per arm (cumulative)"),
             _figure(_means_plot, live, names, _means_title(status), bounds=bounds,
@@ -156,11 +170,20 @@ def _warnings(status: Any) -> str:
 
 
 def _arm_table(status: Any) -> str:
-    frame = status.arms.reset_index()
+    frame = status.arms
+    more = ""
+    if len(frame) > MAX_ARM_ROWS:
+        by = frame["assigned"] if "assigned" in frame.columns else frame.iloc[:, 0]
+        order = np.argsort(-by.to_numpy(float), kind="stable")[:MAX_ARM_ROWS]
+        more = (f"<p class='note'>{len(frame) - MAX_ARM_ROWS} more arms: the table lists the "
+                f"{MAX_ARM_ROWS} with the most units; GET status lists all.</p>")
+        frame = frame.iloc[np.sort(order)]
+    frame = frame.reset_index()
     head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
     rows = "".join("<tr>" + "".join(f"<td>{_number(v)}</td>" for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
-    return f"<table id='arms'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return (f"<table id='arms'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+            + more)
 
 
 def _reward_range(live: pd.DataFrame) -> tuple[float, float] | None:
@@ -214,6 +237,8 @@ def _units_plot(ax: Any, live: pd.DataFrame, names: list[str]) -> None:
     grid = np.linspace(0.0, float(x.max()), _POINTS)
     arm = live["arm_index"].to_numpy()
     for i, name in enumerate(names):
+        if name is None:
+            continue
         mine = np.sort(x[arm == i])
         ax.plot(grid, np.searchsorted(mine, grid, side="right"), label=str(name),
                 markevery=max(1, _POINTS // 8), **_style(i))
@@ -276,7 +301,7 @@ def _means_plot(ax: Any, live: pd.DataFrame, names: list[str],
     c = compare(ArmSums(n, n, total, total_sq, binary), status.reward_range,
                 intervals=status.intervals, alpha=status.alpha, control=control, spec=spec)
     for i, name in enumerate(names):
-        if not n[-1, i]:
+        if name is None or not n[-1, i]:
             continue
         low, high = c.low[:, i], c.high[:, i]
         if bounds is not None:
@@ -323,8 +348,12 @@ def _allocation_plot(ax: Any, live: pd.DataFrame, names: list[str]) -> None:
     totals = counts.sum(axis=1).to_numpy(float)
     position = np.arange(len(counts))
     bottom = np.zeros(len(counts))
+    drawn = [i for i, name in enumerate(names) if name is not None]
+    if len(drawn) < len(names):  # the arms not drawn, as one grey segment
+        counts = counts[drawn].assign(other=counts.drop(columns=drawn).sum(axis=1))
+        names = [names[i] for i in drawn] + ["other arms"]
     for i, name in enumerate(names):
-        share = 100.0 * counts[i].to_numpy(float) / totals
+        share = 100.0 * counts.iloc[:, i].to_numpy(float) / totals
         ax.bar(position, share, bottom=bottom, label=str(name), color=_COLOURS[i % 10],
                hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white", linewidth=0.5)
         bottom += share
