@@ -15,9 +15,10 @@ $(BIN)/python:
 # `make demo` installs the `speed` extra (numba, about 210 MB): simulate, the figures and audit
 # then take the compiled engines (30-45x faster per pull for the sequential algorithms). numba
 # stays an extra, not a core dependency: a live experiment or the HTTP service never needs it,
-# and numba supports a new CPython months after its release (docs/simulate.md).
+# and numba supports a new CPython months after its release (docs/simulate.md). It installs the
+# `serve` extra too (Starlette + uvicorn, about 5 MB): the README's HTTP quick start needs it.
 $(STAMP_RUN): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[speed]"
+	$(BIN)/python -m pip install --quiet -e ".[speed,serve]"
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python

@@ -26,7 +26,10 @@ def _http_block() -> list[str]:
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_the_readme_http_quick_start_runs_as_printed(tmp_path):
-    activate, serve, *calls = _http_block()
+    activate, serve, *lines = _http_block()
+    # shell variables the curl lines use (the token and content-type headers)
+    prelude = "; ".join(c for c in lines if not c.startswith("curl"))
+    calls = [c for c in lines if c.startswith("curl")]
     # a new shell finds `banditkit` only inside the virtual environment make creates
     assert activate.startswith("source .venv/bin/activate")
     assert serve == 'mkdir exps && banditkit serve --db exps --port 8750 --token "$SECRET" &'
@@ -38,7 +41,7 @@ def test_the_readme_http_quick_start_runs_as_printed(tmp_path):
         answers = []
         for command in calls:
             line = command.replace("localhost:8750", f"127.0.0.1:{server.port}")
-            done = subprocess.run(["bash", "-c", f"curl -sS {line[len('curl '):]}"],
+            done = subprocess.run(["bash", "-c", f"{prelude}; curl -sS {line[len('curl '):]}"],
                                   cwd=tmp_path, env=env, capture_output=True, text=True,
                                   timeout=60)
             assert done.returncode == 0, done.stderr
@@ -52,3 +55,5 @@ def test_the_readme_http_quick_start_runs_as_printed(tmp_path):
     assert recorded == {"recorded": 2}
     assert sum(a["recorded"] for a in status["arms"]) == 2
     assert sum(a["assigned"] for a in status["arms"]) == 3
+    # unit 3 waits: the window the README sets is stored, and status says a unit waits
+    assert status["outcome_window"] == 86400 and status["waiting_units"]["units"] == 1
