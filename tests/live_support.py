@@ -191,7 +191,10 @@ def drive(path: Where | str, table: np.ndarray, seed: int, max_calls: int, log=N
                 exp.close()
                 exp = where.open()
             if rng.random() < 0.6 or not waiting:
-                units = exp.assign(int(rng.integers(1, 40)))["unit"].tolist()
+                frame = exp.assign(int(rng.integers(1, 40)))
+                # overflow and rollout units are never shown to the algorithm: left unanswered
+                extra = set(frame.attrs.get("overflow_units", []))
+                units = [u for u in frame["unit"].tolist() if u not in extra]
                 if not units and not waiting:
                     if exp.status().finished:
                         return

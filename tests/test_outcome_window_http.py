@@ -19,8 +19,9 @@ TOKEN = "s3cret"
 #: A real window on the server's clock: long enough for a loaded machine to assign and record
 #: the README experiment's first batch (13,824 units) inside it.
 WINDOW = 5.0
+# overflow off: these tests watch the algorithm's own batch wait and resolve
 README = {"name": "ab", "algorithm": "ReplicableElimination", "arms": ["a", "b", "c"],
-          "seed": 7, "horizon": 30000, "params": {"rho": 0.2}}
+          "seed": 7, "horizon": 30000, "params": {"rho": 0.2}, "overflow": "off"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -35,6 +36,10 @@ def server(request, tmp_path):
 
 def _post(port, path, body):
     return call(port, "POST", path, body, token=TOKEN)
+
+
+def _get(port, path, **kw):
+    return call(port, "GET", path, token=TOKEN, **kw)
 
 
 def test_the_readme_curl_flow_with_one_unit_never_answered_goes_on_after_the_window(server):
@@ -55,9 +60,9 @@ def test_the_readme_curl_flow_with_one_unit_never_answered_goes_on_after_the_win
     assert _post(port, "/experiments/ab/record",
                  {"units": ids, "rewards": [0] * len(ids)})[1] == {"recorded": len(ids)}
     _, stalled = _post(port, "/experiments/ab/assign", {"n": 10})
-    _, status = call(port, "GET", "/experiments/ab/status")
-    _, page = call(port, "GET", "/experiments/ab")
-    _, waiting = call(port, "GET", "/experiments/ab/units?unanswered=true")
+    _, status = _get(port, "/experiments/ab/status")
+    _, page = _get(port, "/experiments/ab")
+    _, waiting = _get(port, "/experiments/ab/units?unanswered=true")
     if time.time() < start + WINDOW:  # all read while unit 3's window was open
         assert stalled["units"] == [] and "1 still waiting" in stalled["reason"]
         assert status["outcome_window"] == WINDOW and status["missing"] == "zero"
@@ -68,10 +73,10 @@ def test_the_readme_curl_flow_with_one_unit_never_answered_goes_on_after_the_win
     time.sleep(max(0.0, start + WINDOW + 0.1 - time.time()))
     _, more = _post(port, "/experiments/ab/assign", {"n": 10})
     assert len(more["units"]) == 10 and {u["batch"] for u in more["units"]} == {1}
-    _, status = call(port, "GET", "/experiments/ab/status")
+    _, status = _get(port, "/experiments/ab/status")
     assert status["batches_observed"] == 1
     assert not [w for w in status["warnings"] if w.startswith("assign hands out")]
-    _, three = call(port, "GET", "/experiments/ab/units?after=2&limit=1")
+    _, three = _get(port, "/experiments/ab/units?after=2&limit=1")
     assert three["units"][0]["unit"] == 3 and three["units"][0]["imputed"] is True
     assert three["units"][0]["reward"] == 0
 
@@ -97,16 +102,21 @@ def test_an_assign_whose_client_timed_out_leaves_units_that_resolve_by_the_windo
         conn.close()
     deadline = time.time() + 30
     while True:  # the server still commits the call
-        _, waiting = call(port, "GET", "/experiments/ab/units?unanswered=true")
+        _, waiting = _get(port, "/experiments/ab/units?unanswered=true")
         if waiting["units"] or time.time() > deadline:
             break
         time.sleep(0.05)
     lost = [u["unit"] for u in waiting["units"]]
     assert lost == [1, 2, 3, 4, 5] or lost == []  # [] only if the window already closed
     time.sleep(max(0.0, start + WINDOW + 0.1 - time.time()))
-    _, after = call(port, "GET", "/experiments/ab/units?unanswered=true")
+    # reads run in read-only reader processes: they say the units are overdue, and the next
+    # call that writes (here an expire of nothing: units older than 30 years) resolves them
+    _, status = _get(port, "/experiments/ab/status")
+    assert status["waiting_units"]["overdue"] == 5
+    assert _post(port, "/experiments/ab/expire", {"older_than": 1e9}) == (200, {"expired": 0})
+    _, after = _get(port, "/experiments/ab/units?unanswered=true")
     assert after["units"] == []
-    _, units = call(port, "GET", "/experiments/ab/units")
+    _, units = _get(port, "/experiments/ab/units")
     assert all(u["imputed"] for u in units["units"])
 
 
@@ -117,18 +127,18 @@ def test_units_filters_pages_and_exports_csv(server):
     answered = list(range(1, 26, 2))
     _post(port, "/experiments/ab/record", {"units": answered, "rewards": [1] * len(answered)})
     waiting = [u for u in range(1, 26) if u not in answered]
-    _, page = call(port, "GET", "/experiments/ab/units?unanswered=true&limit=5")
+    _, page = _get(port, "/experiments/ab/units?unanswered=true&limit=5")
     assert [u["unit"] for u in page["units"]] == waiting[:5] and page["next_after"] == waiting[4]
-    _, page2 = call(port, "GET", f"/experiments/ab/units?unanswered=true&limit=5&after="
+    _, page2 = _get(port, f"/experiments/ab/units?unanswered=true&limit=5&after="
                                  f"{page['next_after']}")
     assert [u["unit"] for u in page2["units"]] == waiting[5:10]
-    _, everything = call(port, "GET", "/experiments/ab/units?unanswered=false")
+    _, everything = _get(port, "/experiments/ab/units?unanswered=false")
     assert len(everything["units"]) == 25 and everything["next_after"] is None
-    code, text = call(port, "GET", "/experiments/ab/units?unanswered=true&format=csv")
+    code, text = _get(port, "/experiments/ab/units?unanswered=true&format=csv")
     assert code == 200
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [int(r["unit"]) for r in rows] == waiting and "propensity" in rows[0]
-    code, text = call(port, "GET", "/experiments/ab/units?limit=3",
+    code, text = _get(port, "/experiments/ab/units?limit=3",
                       headers={"Accept": "text/csv"})
     assert [int(r["unit"]) for r in csv.DictReader(io.StringIO(text))] == [1, 2, 3]
     for query, message in (("unanswered=maybe", "unanswered must be true or false"),
@@ -136,7 +146,7 @@ def test_units_filters_pages_and_exports_csv(server):
                            ("after=x", "after must be an integer"),
                            ("format=xml", "format must be json or csv"),
                            ("unanswerd=true", "unknown query parameter")):
-        code, answer = call(port, "GET", f"/experiments/ab/units?{query}")
+        code, answer = _get(port, f"/experiments/ab/units?{query}")
         assert code == 400 and message in answer["error"], (query, answer)
 
 
@@ -148,7 +158,7 @@ def test_create_refuses_a_bad_window_or_rule_by_name_and_creates_nothing(server)
                                   ("missing", "drop", "missing must be 'zero'")):
         code, answer = _post(port, "/experiments", {**README, field: value})
         assert code == 400 and message in answer["error"], answer
-    assert call(port, "GET", "/experiments")[1] == {"experiments": []}
+    assert _get(port, "/experiments")[1] == {"experiments": []}
 
 
 def test_the_cli_creates_with_a_window_shows_it_and_refuses_a_bad_one(tmp_path, capsys):

@@ -282,7 +282,8 @@ def test_batched_probabilities_are_stable_with_the_default_draws():
 def test_batched_thompson_live_makes_the_decisions_of_a_simulation(tmp_path: Path):
     means = [0.3, 0.5, 0.7]
     table = reward_table(means)
-    params = {"batch_size": 40, "min_share": 0.05, "draws": 2000}
+    # control_floor given: the paper's 0 on both sides (live, 0.2 would be the default)
+    params = {"batch_size": 40, "min_share": 0.05, "draws": 2000, "control_floor": 0.0}
     env = TableBandit(table)
     trial = simulate(make_policy("BatchedThompson", env, as_generator(3), horizon=300,
                                  **params), env, horizon=300, seed=0)

@@ -33,7 +33,7 @@ def test_the_production_set_up_runs_as_printed(tmp_path):
     server = Server(tmp_path, token=secret)
     try:
         env = {**os.environ, "U": f"http://127.0.0.1:{server.port}",
-               "H": f"Authorization: Bearer {secret}"}
+               "H": f"Authorization: Bearer {secret}", "J": "Content-Type: application/json"}
         answers = []
         for command in _block():
             done = subprocess.run(["bash", "-c", command.replace("curl -s", "curl -sS", 1)],

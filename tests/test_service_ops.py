@@ -59,6 +59,10 @@ def _post(port, path, body=None):
     return call(port, "POST", path, body if body is not None else {}, token=TOKEN)
 
 
+def _get(port, path, **kw):
+    return call(port, "GET", path, **{"token": TOKEN, **kw})
+
+
 def _simulated():
     table = reward_table(MEANS)
     env = TableBandit(table)
@@ -101,7 +105,7 @@ def test_overflow_and_rollout_over_http_give_n_units_and_keep_the_decisions(serv
         if others:  # rewards far from the arms' means: shown to the algorithm, it would differ
             assert _post(port, "/experiments/ab/record", {
                 "units": others, "rewards": [1.0] * len(others)})[0] == 200
-        _, state = call(port, "GET", "/experiments/ab/status")
+        _, state = _get(port, "/experiments/ab/status")
         after_end += state["finished"]
     with store.where("ab").open() as exp:
         assert exp.decisions().same_as(trial.decisions)
@@ -112,13 +116,13 @@ def test_overflow_and_rollout_over_http_give_n_units_and_keep_the_decisions(serv
     assert [u["arm"] for u in answer["units"]] == [state["leader"]] * 3
     assert "rollout" in answer["reason"]
     # the units' CSV: kind and propensity of each
-    status, text = call(port, "GET", "/experiments/ab/units.csv")
+    status, text = _get(port, "/experiments/ab/units.csv")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert status == 200 and {r["kind"] for r in rows} == {"algorithm", "overflow", "rollout"}
     assert sum(r["kind"] == "algorithm" for r in rows) == trial.n_pulls
     assert all(r["propensity"] == "1.0" for r in rows if r["kind"] == "rollout")
-    _, state = call(port, "GET", "/experiments/ab/status")  # the 3 late units counted
-    status, text = call(port, "GET", "/experiments/ab/status.csv")
+    _, state = _get(port, "/experiments/ab/status")  # the 3 late units counted
+    status, text = _get(port, "/experiments/ab/status.csv")
     table_rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["arm"] for r in table_rows] == ["a", "b", "c"]
     assert [int(r["recorded"]) for r in table_rows] == [a["recorded"] for a in state["arms"]]
@@ -150,16 +154,16 @@ def test_stop_pause_archive_delete_over_http_are_audited_by_token_id(served):
     assert _post(port, "/experiments/op/archive") == (200, {"archived": True})
     _, answer = _post(port, "/experiments/op/assign", {"n": 6})
     assert answer["units"] == []
-    status, log = call(port, "GET", "/experiments/op/audit")
+    status, log = _get(port, "/experiments/op/audit")
     assert [r["action"] for r in log["audit"]] == ["create", "pause", "resume", "stop",
                                                     "archive"]
     assert {r["who"] for r in log["audit"]} == {WHO}  # the token's id, never the token
     assert TOKEN not in str(log)
-    _, state = call(port, "GET", "/experiments/op/status")
+    _, state = _get(port, "/experiments/op/status")
     assert state["archived"] and state["decision"]["winner"] == "c"
     assert call(port, "DELETE", "/experiments/op", token=TOKEN) == (200, {"deleted": "op"})
-    assert call(port, "GET", "/experiments") == (200, {"experiments": []})
-    assert call(port, "GET", "/experiments/op/status")[0] == 404
+    assert _get(port, "/experiments") == (200, {"experiments": []})
+    assert _get(port, "/experiments/op/status")[0] == 404
 
 
 def test_metrics_count_requests_and_show_the_queue_and_open_experiments(served):
@@ -167,8 +171,8 @@ def test_metrics_count_requests_and_show_the_queue_and_open_experiments(served):
     assert _post(port, "/experiments", {"name": "m", **DEFINITION})[0] == 201
     for _ in range(3):
         _post(port, "/experiments/m/assign", {"n": 2})
-    call(port, "GET", "/experiments/nosuch/status")
-    status, text = call(port, "GET", "/metrics")
+    _get(port, "/experiments/nosuch/status")
+    status, text = _get(port, "/metrics")
     assert status == 200
     counts = dict(re.findall(r'^banditkit_requests_total\{(.*)\} (\d+)$', text, re.M))
     assert counts['method="POST",route="/experiments/{name}/assign",code="200"'] == "3"
@@ -221,13 +225,13 @@ def test_the_list_and_the_api_page_in_a_browser(tmp_path):
         pixels = matplotlib.image.imread(shot)[..., :3]
         assert (pixels < 0.9).any(axis=2).mean() > 0.01  # text and table, not a blank page
         # the API page: built in the browser from /openapi.json, no other origin named
-        status, page = call(port, "GET", "/docs")
+        status, page = _get(port, "/docs")
         assert status == 200 and "http://" not in page and "https://" not in page
         dom = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom",
                         f"http://127.0.0.1:{port}/docs")
         assert dom.count("class=\"op\"") == sum(
             len(item) - ("parameters" in item)
-            for item in call(port, "GET", "/openapi.json")[1]["paths"].values())
+            for item in _get(port, "/openapi.json")[1]["paths"].values())
         assert "/experiments/{name}/stop" in dom and "banditkit live experiments" in dom
     finally:
         server.stop()
