@@ -211,11 +211,16 @@ def test_psycopg_is_imported_only_for_a_url(tmp_path):
     assert done.stdout.strip() == "False"
 
 
-def test_a_connection_lost_between_calls_is_opened_again(pg_experiment):
+def test_a_connection_lost_between_calls_is_opened_again(pg_experiment, monkeypatch):
     """The server dropped the experiment's connection (a restart, an idle timeout): the next
     call, of which nothing had run, reconnects and goes on; the experiment is intact."""
     import psycopg
 
+    from banditkit.live import postgres_store
+
+    # the experiment's own connection, not a pool a service test of this process left for
+    # the same URL (pooled connections are borrowed per call)
+    monkeypatch.setattr(postgres_store, "_POOLS", {})
     url, name = pg_experiment
     with Experiment.create(url, name=name, **_ARGS) as exp:
         first = exp.assign(3)
