@@ -95,14 +95,34 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
     "optimal-identification": {
         "title": "Asymptotically optimal identification",
         "paper": "Jedra & Proutière, NeurIPS 2020; Wang, Tzeng & Proutière, NeurIPS 2021; "
-                 "Degenne, Ménard, Shang & Valko, ICML 2020; Russo, Operations Research 2020",
+                 "Degenne, Ménard, Shang & Valko, ICML 2020; Russo, Operations Research 2020; "
+                 "Garivier & Kaufmann, COLT 2016; Jourdan, Degenne & Kaufmann, 2023; "
+                 "Kalyanakrishnan, Tewari, Auer & Stone, ICML 2012; Kaufmann & "
+                 "Kalyanakrishnan, COLT 2013",
         "intro": "Identifiers whose sample complexity matches the lower bound as δ → 0: "
-                 "linear Track-and-Stop, Frank-Wolfe Sampling, LinGame (GLR stopping) and "
-                 "top-two Thompson sampling.",
-        "pages": ["rage.md"],
+                 "linear Track-and-Stop, Frank-Wolfe Sampling, LinGame (GLR stopping), "
+                 "top-two Thompson sampling, and for K arms Track-and-Stop, EB-TCε and the "
+                 "LUCB / KL-LUCB baselines.",
+        "pages": ["rage.md", "k-armed.md"],
         "modules": ["banditkit.identification.track_and_stop",
                     "banditkit.identification.fw_sampling", "banditkit.identification.lingame",
-                    "banditkit.identification.top_two"],
+                    "banditkit.identification.top_two",
+                    "banditkit.identification.k_armed.track_and_stop",
+                    "banditkit.identification.k_armed.eb_tc",
+                    "banditkit.identification.k_armed.lucb"],
+    },
+    "replicable-identification": {
+        "title": "Replicable best-arm identification (ours)",
+        "paper": "banditkit's construction from Esfandiari et al., ICLR 2023 (replicable "
+                 "queries) and Fiez et al., NeurIPS 2019 (RAGE)",
+        "intro": "Identifiers whose every data-dependent decision is a replicable query: "
+                 "gap estimates rounded on a grid with offsets from the shared ξ, so two "
+                 "executions on independent data recommend the same item with probability at "
+                 "least 1 − ρ.",
+        "pages": ["replicable-bai.md"],
+        "modules": ["banditkit.identification.replicable_se",
+                    "banditkit.identification.replicable_rage",
+                    "banditkit.identification.replicable_g_bai"],
     },
     "nonstationary-identification": {
         "title": "Fixed-budget identification robust to non-stationarity (P1-RAGE)",
@@ -119,15 +139,19 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
     },
     "regret-minimisers": {
         "title": "Regret minimisers (baselines)",
-        "paper": "Auer, Cesa-Bianchi & Fischer 2002; Garivier & Cappé 2011; Agrawal & Goyal "
+        "paper": "Auer, Cesa-Bianchi & Fischer 2002; Audibert & Bubeck 2009; Garivier & "
+                 "Cappé 2011; Kaufmann, Cappé & Garivier 2012; Neu 2015; Agrawal & Goyal "
                  "2012, 2013; Abbasi-Yadkori, Pál & Szepesvári 2011",
         "intro": "The classical policies the papers compare against and a practitioner may "
-                 "run live: UCB1, KL-UCB, Thompson sampling (sequential and batched), OFUL / "
-                 "LinUCB and linear Thompson sampling.",
+                 "run live: UCB1, MOSS, KL-UCB, Bayes-UCB, Thompson sampling (sequential and "
+                 "batched), EXP3-IX, OFUL / LinUCB and linear Thompson sampling, and the "
+                 "fixed-split A/B/n test they are compared with.",
         "pages": ["regret.md", "linear-regret.md"],
         "modules": ["banditkit.policies.ucb", "banditkit.policies.kl_ucb",
                     "banditkit.policies.thompson", "banditkit.policies.batched_thompson",
-                    "banditkit.policies.oful", "banditkit.policies.linear_thompson"],
+                    "banditkit.policies.oful", "banditkit.policies.linear_thompson",
+                    "banditkit.policies.moss", "banditkit.policies.bayes_ucb",
+                    "banditkit.policies.exp3_ix", "banditkit.policies.fixed_allocation"],
     },
 }
 
