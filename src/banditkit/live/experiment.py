@@ -922,9 +922,14 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
     def _add_totals(conn: Connection, batch_id: int,
                     deltas: Mapping[int, tuple[int, int, float, float, int]]) -> None:
         """Add (assigned, recorded, reward, reward², non-binary) to the running totals of
-        (batch, arm) and of (all batches, arm), in the caller's transaction."""
-        rows = [(b, arm, *delta) for arm, delta in deltas.items()
-                for b in (batch_id, ALL_BATCHES)]
+        (batch, arm) and of (all batches, arm), in the caller's transaction; with
+        ``batch_id`` :data:`~banditkit.live.journal.OVERFLOW_TOTALS`, to the overflow totals
+        alone (the algorithm's rows never see overflow and rollout units)."""
+        targets = ((OVERFLOW_TOTALS,) if batch_id == OVERFLOW_TOTALS
+                   else (batch_id, ALL_BATCHES))
+        rows = [(b, arm, *delta) for arm, delta in deltas.items() for b in targets]
+        if not rows:
+            return
         conn.executemany(
             "INSERT INTO totals (batch, arm, assigned, recorded, reward, reward_sq, non_binary) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch, arm) DO UPDATE SET "
@@ -1030,10 +1035,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                 d[3] += r * r
                 d[4] += r not in (0.0, 1.0)
             for b, per_arm in deltas.items():
-                if b == OVERFLOW_TOTALS:
-                    _overflow.add_totals(conn, {a: tuple(d) for a, d in per_arm.items()})
-                else:
-                    self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
+                self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
             # each arm's resolved prefix moves on when its first waiting unit got its reward
             _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails))
             self._observe_if_complete(conn)
@@ -1233,11 +1235,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             b = b if kind == ALGORITHM else OVERFLOW_TOTALS
             counts.setdefault(b, {})[a] = counts.get(b, {}).get(a, 0) + 1
         for b, per_arm in counts.items():
-            deltas = {a: (-c, 0, 0.0, 0.0, 0) for a, c in per_arm.items()}
-            if b == OVERFLOW_TOTALS:
-                _overflow.add_totals(conn, deltas)
-            else:
-                self._add_totals(conn, b, deltas)
+            self._add_totals(conn, b, {a: (-c, 0, 0.0, 0.0, 0) for a, c in per_arm.items()})
 
     # -- what it knows -------------------------------------------------------------------------
     def _check_arm_index(self, arm: object) -> None:

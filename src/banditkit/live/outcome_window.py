@@ -52,7 +52,6 @@ from typing import Any
 import numpy as np
 
 from .journal import ALGORITHM, ALL_BATCHES, OVERFLOW_TOTALS, ExperimentError, parse_stamp, stamp
-from .overflow import add_totals as add_overflow_totals
 from .resolved_prefix import advance
 from .store_base import Connection
 
@@ -209,11 +208,7 @@ class Resolving:
                 b = b if kind == ALGORITHM else OVERFLOW_TOTALS  # never the batch's totals
                 counts.setdefault(b, {})[a] = counts.get(b, {}).get(a, 0) + 1
             for b, per_arm in counts.items():
-                deltas = {a: (0, c, 0.0, 0.0, 0) for a, c in per_arm.items()}
-                if b == OVERFLOW_TOTALS:
-                    add_overflow_totals(conn, deltas)
-                else:
-                    self._add_totals(conn, b, deltas)
+                self._add_totals(conn, b, {a: (0, c, 0.0, 0.0, 0) for a, c in per_arm.items()})
         else:
             conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
                              [(at, u) for u, _, _, _ in stale])
@@ -268,7 +263,7 @@ class Resolving:
                         else "it is withdrawn and its slot handed out again")
                 then = (f"its window closes at {waiting.resolves_at}, when {rule} "
                         f"(missing={window.missing!r}), or record its outcome before")
-            meanwhile = ("assign hands out no unit" if getattr(self, "overflow", "off") == "off"
+            meanwhile = ("assign hands out no unit" if self.overflow == "off"
                          else "assign serves overflow units only (never shown to the algorithm)")
             out.append(f"{meanwhile}: the algorithm's batch is all assigned and waits for "
                        f"{waiting.units} unit(s) without an outcome; {oldest}; {then}")

@@ -40,7 +40,8 @@ units only. The columns ``overflow`` and ``overflow_recorded`` count the others 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -165,9 +166,6 @@ def serve(conn: Connection, last_id_sql: str, seed: int, batch_id: int, count: i
     # the write lock is held: the new ids are consecutive and end at the last one
     (last,) = conn.execute(last_id_sql).fetchone()
     ids = list(range(last - count + 1, last + 1))
-    per_arm = np.bincount(arms, minlength=int(arms.max()) + 1)
-    add_totals(conn, {int(a): (int(per_arm[a]), 0, 0.0, 0.0, 0)
-                      for a in np.flatnonzero(per_arm)})
     return ids, arms, propensity
 
 
@@ -189,11 +187,9 @@ class Overflowing:
             raise ExperimentError(f"n: {count} units beyond the algorithm's slots; at most "
                                   f"{MAX_PER_CALL} overflow or rollout units are "
                                   "served per call (assign in several calls)")
-        store = self._journal
         if pending is None:
             arm, why = self._rollout_arm(conn)
-            ids, arms, _ = serve(conn, store.last_id_sql, self.seed, batch_id, count,
-                                 now=self._stamp(), rollout_arm=arm)
+            ids, arms = self._serve(conn, batch_id, count, rollout_arm=arm)
             return ids, arms, (f"{count} rollout unit(s) on {self.arm_names[arm]!r} ({why}): "
                                "the experiment is finished or stopped; they are not shown "
                                "to the algorithm")
@@ -202,27 +198,19 @@ class Overflowing:
         shares = design_shares(self.overflow, batch, len(self.arm_names),
                                self.arm_names.index(self.control),
                                None if active is None else list(active))
-        ids, arms, _ = serve(conn, store.last_id_sql, self.seed, batch_id, count,
-                             now=self._stamp(), shares=shares)
+        ids, arms = self._serve(conn, batch_id, count, shares=shares)
         return ids, arms, (f"{count} overflow unit(s) (rule {self.overflow!r}): batch "
                            f"{batch_id + 1}'s {batch.n_pulls} slot(s) are all assigned and the "
                            "algorithm waits for their rewards; overflow units are not shown "
                            "to it")
 
-
-
-def add_totals(conn: Connection,
-               deltas: Mapping[int, tuple[int, int, float, float, int]]) -> None:
-    """Add (assigned, recorded, reward, reward², non-binary) to the overflow totals of each
-    arm (batch −2 only: never the algorithm's per-batch or all-batch rows)."""
-    if not deltas:
-        return
-    conn.executemany(
-        "INSERT INTO totals (batch, arm, assigned, recorded, reward, reward_sq, non_binary) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch, arm) DO UPDATE SET "
-        "assigned = totals.assigned + excluded.assigned, "
-        "recorded = totals.recorded + excluded.recorded, "
-        "reward = totals.reward + excluded.reward, "
-        "reward_sq = totals.reward_sq + excluded.reward_sq, "
-        "non_binary = totals.non_binary + excluded.non_binary",
-        [(OVERFLOW_TOTALS, arm, *delta) for arm, delta in deltas.items()])
+    def _serve(self, conn: Connection, batch_id: int, count: int, **rule: Any
+               ) -> tuple[list[int], np.ndarray]:
+        """:func:`serve` at the experiment's clock, its units counted in the overflow totals
+        (``Experiment._add_totals`` with :data:`~banditkit.live.journal.OVERFLOW_TOTALS`)."""
+        ids, arms, _ = serve(conn, self._journal.last_id_sql, self.seed, batch_id, count,
+                             now=self._stamp(), **rule)
+        per_arm = np.bincount(arms)
+        self._add_totals(conn, OVERFLOW_TOTALS, {int(a): (int(per_arm[a]), 0, 0.0, 0.0, 0)
+                                                 for a in np.flatnonzero(per_arm)})
+        return ids, arms
