@@ -304,7 +304,8 @@ def verify(store: Store, name: str, workers: list[Client], killed: dict | None =
         units = exp.units()
     live = units[units["expired_at"].isna()]
     stored = dict(zip(live["unit"].tolist(), live["reward"].tolist(), strict=True))
-    slot_dupes = int(live.duplicated(["batch", "slot"]).sum())
+    # overflow units hold no slot of the algorithm's (slot -1): only its own units can collide
+    slot_dupes = int(live[live["kind"] == "algorithm"].duplicated(["batch", "slot"]).sum())
     lost = sum(1 for u, r in recorded.items() if stored.get(u) != r)
     orphans = [] if killed is None else killed["orphans"]
     expired = set(units.loc[units["expired_at"].notna(), "unit"].tolist())
