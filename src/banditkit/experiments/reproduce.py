@@ -135,7 +135,8 @@ def default_reproduce_out(quick: bool) -> Path:
 def reproduce(papers: Sequence[str] = ("all",), *, quick: bool = False,
               workers: int | None = None, backend: str | Backend = "processes",
               scheduler: str | None = None, seed: int = 0, out: str | Path | None = None,
-              progress: bool = True, command: str = "") -> ReproduceResult:
+              progress: bool = True, command: str = "",
+              only: Sequence[str] | None = None) -> ReproduceResult:
     """Run (or resume) every figure of ``papers`` and compare with the references.
 
     Parameters
@@ -152,6 +153,8 @@ def reproduce(papers: Sequence[str] = ("all",), *, quick: bool = False,
         :func:`default_reproduce_out`).
     command : str
         The command line, recorded in the report.
+    only : sequence of str, optional
+        Run only these figures of the papers (a subset, e.g. for comparing backends).
 
     Returns
     -------
@@ -163,6 +166,12 @@ def reproduce(papers: Sequence[str] = ("all",), *, quick: bool = False,
         An unknown paper or backend; a run folder holding another configuration.
     """
     keys = paper_keys(list(papers))
+    if only is not None:
+        known = {e.figure for p in keys for e in paper_figures(p)}
+        unknown = sorted(set(only) - known)
+        if unknown:
+            raise ValueError(f"only: {', '.join(unknown)} not a figure of "
+                             f"{', '.join(keys)}")
     if not isinstance(backend, Backend) and backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     if scheduler is not None and backend != "dask":
@@ -178,6 +187,8 @@ def reproduce(papers: Sequence[str] = ("all",), *, quick: bool = False,
     try:
         for paper in keys:
             for entry in paper_figures(paper):
+                if only is not None and entry.figure not in only:
+                    continue
                 outcomes.append(_figure(entry, paper, quick=quick, seed=seed, root=root,
                                         runner=runner, progress=progress))
     finally:
