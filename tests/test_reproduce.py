@@ -69,7 +69,7 @@ def test_the_report_lists_every_figure_and_reference_with_source_ours_and_verdic
     for entry in entries:
         rows = tables[entry.figure]
         assert len(rows) == len(entry.references), entry.figure
-        for row, ref in zip(rows, entry.references):
+        for row, ref in zip(rows, entry.references, strict=True):
             point, _, _, algorithm, stated, source, ours, trials, verdict = row
             assert (int(point), algorithm) == (ref.point, ref.algorithm)
             assert re.search(r"\d", stated) and stated == ref.stated
@@ -209,12 +209,12 @@ def test_a_two_worker_dask_cluster_gives_the_same_numbers(tmp_path):
     assert dask.backend == "dask" and procs.backend == "processes"
     assert [f.figure for f in procs.figures] == [f.figure for f in dask.figures] == SUBSET
     compared = 0
-    for a, b in zip(procs.figures, dask.figures):
+    for a, b in zip(procs.figures, dask.figures, strict=True):
         assert a.result.summary.equals(b.result.summary), a.figure
         assert (a.result.pairs is None) == (b.result.pairs is None)
         if a.result.pairs is not None:
             assert a.result.pairs.equals(b.result.pairs), a.figure
-        for ca, cb in zip(a.comparisons, b.comparisons):
+        for ca, cb in zip(a.comparisons, b.comparisons, strict=True):
             assert (ca.ours, ca.verdict) == (cb.ours, cb.verdict)
             compared += ca.ours is not None
     assert compared == 12  # fig1d's d = 20, fig2a's T = 1010, Alg. 4 at T = 10^6, 10^9, 10^12
