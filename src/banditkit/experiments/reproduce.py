@@ -107,6 +107,7 @@ class ReproduceResult:
             "points": len(points), "references": len(comparisons),
             "trials": sum(f.trials for f in outcomes),
             "seconds": sum(f.seconds for f in outcomes),
+            "run_seconds": sum(f.run_seconds for f in outcomes),
         }
         for v in VERDICTS:
             counts[v] = sum(c.verdict == v for c in comparisons)
