@@ -114,6 +114,8 @@ def test_anchors_follow_mkdocs_slugs():
     ("<=", 0.3, 0.0, 0.31, 0.9, "differs"),
     (">=", 100.0, 0.0, 50.0, 100.0, "within noise"),
     (">=", 100.0, 0.0, 50.0, 99.0, "differs"),
+    (">=", 100.0, 5.0, 50.0, 96.0, "within noise"),
+    ("<=", 0.3, 0.05, 0.34, 0.9, "within noise"),
 ])
 def test_verdict_at_the_boundaries(relation, value, tol, lo, hi, verdict):
     ref = dataclasses.replace(REF, relation=relation, value=value, tolerance=tol)
@@ -192,6 +194,9 @@ def test_a_quick_point_is_the_papers_only_with_the_same_parameters_and_horizon()
     assert run_point_of(fig4, fig4.quick_version(), 0) is None
     fig1 = get_figure("replicable-bandits:fig1")  # regret at another horizon is not the paper's
     assert run_point_of(fig1, fig1.quick_version(), 0) is None
+    ucb = get_figure("replicable-bandits:ucb-baseline")  # same point, only the horizon differs
+    assert ucb.quick_version().points == ucb.points
+    assert run_point_of(ucb, ucb.quick_version(), 0) is None
 
 
 def test_figure_references_lookup():
