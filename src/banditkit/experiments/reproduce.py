@@ -217,7 +217,8 @@ def _figure(entry: FigureReferences, paper: str, *, quick: bool, seed: int, root
             reason = (f"needs a data set that is not installed: run `{DATA_COMMAND}`, then "
                       f"the same command again ({str(error).splitlines()[0]})")
             return FigureOutcome(entry.figure, paper, entry, "skipped", 0.0, None,
-                                 compare_figure(full, None, entry.references, None, reason),
+                                 compare_figure(full, None, entry.references, None,
+                                                f"figure skipped, `{DATA_COMMAND}` first"),
                                  skip_reason=reason)
     result = run_figure(entry.figure, quick=quick, backend=runner, seed=seed, out=folder,
                         progress=progress)
