@@ -18,7 +18,8 @@ from banditkit.experiments.backends import DaskBackend
 from banditkit.experiments.figures import get_figure
 from banditkit.experiments.paper_references import PAPERS, all_figure_references
 from banditkit.experiments.reproduce import reproduce
-from banditkit.experiments.reproduce_compare import compare_figure
+from banditkit.experiments.reproduce_compare import compare_figure, judge
+from banditkit.experiments.reproduce_report import _fmt
 from banditkit.experiments.runner import default_out, load_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -123,6 +124,24 @@ def test_quick_comparisons_are_real_where_the_quick_point_is_the_papers(quick):
     assert all(r[-1].startswith("not compared") for r in fig2a if r[1] == "T=11")
     # a regret at another horizon is never compared with the paper's
     assert all(r[-1].startswith("not compared") for r in tables["replicable-bandits:fig1"])
+    # every compared row prints ours as the stored trials give it, with the verdict's rule
+    checked = 0
+    for entry in all_figure_references():
+        folder = quick["out"] / "runs" / default_out(entry.figure, False).name
+        if not (folder / "results.sqlite").exists():
+            continue
+        full = get_figure(entry.figure)
+        run = load_run(folder)
+        for cmp, row in zip(compare_figure(full, full.quick_version(), entry.references, run),
+                            tables[entry.figure], strict=True):
+            if cmp.ours is None:
+                assert row[6] == "–" and row[-1].startswith("not compared")
+                continue
+            o = cmp.ours
+            assert row[6] == f"{_fmt(o.value)} [{_fmt(o.lo)}, {_fmt(o.hi)}] ({o.interval})"
+            assert row[-1].startswith(judge(cmp.reference, o))
+            checked += 1
+    assert checked == 12
 
 
 def test_figures_needing_data_are_skipped_with_the_command_or_run(quick):
