@@ -246,3 +246,18 @@ def test_a_two_worker_dask_cluster_gives_the_same_numbers(quick, tmp_path):
             assert (ca.ours, ca.verdict) == (cb.ours, cb.verdict)
             compared += ca.ours is not None
     assert compared == 12  # fig1d's d = 20, fig2a's T = 1010, Alg. 4 at T = 10^6, 10^9, 10^12
+
+
+def test_a_stopped_reproduction_resumes_where_it_stopped(tmp_path):
+    """The run folders are ``banditkit run``'s: a second call runs only what is missing."""
+    first = reproduce(["rage"], quick=True, backend="serial", out=tmp_path, progress=False,
+                      only=["rage:fig1d"])
+    [fig] = first.figures
+    assert fig.result.ran == len(fig.result.trials) > 0
+    again = reproduce(["rage"], quick=True, backend="serial", out=tmp_path, progress=False,
+                      only=["rage:fig1d"])
+    assert again.figures[0].result.ran == 0
+    assert again.figures[0].result.summary.equals(fig.result.summary)
+    assert [c.ours for c in again.figures[0].comparisons] == [c.ours for c in fig.comparisons]
+    with pytest.raises(ValueError, match="only: rage:fig1c"):
+        reproduce(["p1-rage"], quick=True, out=tmp_path, only=["rage:fig1c"])
