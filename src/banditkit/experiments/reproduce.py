@@ -225,6 +225,8 @@ def _figure(entry: FigureReferences, paper: str, *, quick: bool, seed: int, root
     plots = [p for p in write_plots(result) if p.suffix == ".png"]
     write_report(result)
     comparisons = compare_figure(full, run, entry.references, result)
+    # the curves were for the plots; a full reproduction keeps 24 figures' results in memory
+    result.curves = result.curves.iloc[0:0]
     return FigureOutcome(entry.figure, paper, entry, "run", time.perf_counter() - start, result,
                          comparisons, plots, folder)
 
