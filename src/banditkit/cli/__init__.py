@@ -5,8 +5,8 @@ Layers (imports go down only, so the package has no import cycle):
 * :mod:`.args` (argument types: ``--param K=V``, integers) and :mod:`.output` (the one-line
   refusal, JSON of numpy values) import nothing of banditkit;
 * the command modules import those two and the library: :mod:`.figures` (``list``, ``run``,
-  ``plot``, ``report``), :mod:`.audit`, :mod:`.experiment` (``experiment create|assign|...``),
-  :mod:`.serve` (the HTTP service);
+  ``plot``, ``report``), :mod:`.reproduce`, :mod:`.audit`, :mod:`.experiment`
+  (``experiment create|assign|...``), :mod:`.serve` (the HTTP service);
 * this module, the dispatch, imports the command modules and none of them imports it.
 
 Subcommands are registered in :data:`SUBCOMMANDS`: each is a name, a help line, a function adding
@@ -24,7 +24,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from . import audit, experiment, figures, serve
+from . import audit, experiment, figures, reproduce, serve
 from .args import key_value, non_negative_int, positive_int, unique_params
 
 __all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "key_value", "main", "non_negative_int",
@@ -48,6 +48,9 @@ SUBCOMMANDS: list[Subcommand] = [
                figures.run_dir_arguments, figures.plot),
     Subcommand("report", "rewrite the report of a run folder from its database",
                figures.run_dir_arguments, figures.report),
+    Subcommand("reproduce", "run every figure of the papers and compare with the papers' "
+               "numbers: one report (markdown and HTML)", reproduce.add_arguments,
+               reproduce.run),
     Subcommand("audit", "replicability audit: pairs of executions sharing internal randomness",
                audit.add_arguments, audit.run),
     Subcommand("experiment", "a live experiment: create, assign, record, status, units, expire "
