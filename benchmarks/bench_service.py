@@ -356,7 +356,8 @@ def verify(store: Store, name: str, workers: list[Client], killed: dict | None =
 
 COLUMNS = ("backend", "servers", "clients", "round trips", "seconds", "requests/s",
            "round trips/s", "/health req/s", "round trips / /health", "p50 (ms)", "p99 (ms)",
-           "server CPU ms / round trip", "server CPU ms / /health", "CPU share",
+           "server CPU ms / round trip", "server CPU ms / /health",
+           "client CPU ms / round trip", "client CPU ms / /health", "CPU share",
            "empty assigns", "lost", "duplicated")
 
 
@@ -368,6 +369,7 @@ def row(r: dict) -> str:
              f"{100 * share:.0f}%" if share == share else "–",
              f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
              f"{1000 * r['trip_cpu'][0]:.2f}", f"{1000 * r['health_cpu'][0]:.2f}",
+             f"{1000 * r['trip_cpu'][1]:.2f}", f"{1000 * r['health_cpu'][1]:.2f}",
              # a /health request's CPU (servers + clients) over a round trip's: the share of
              # the rates on a machine where CPU is what bounds both
              f"{100 * sum(r['health_cpu']) / sum(r['trip_cpu']):.0f}%",

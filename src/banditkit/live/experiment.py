@@ -759,7 +759,9 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             batch_id = self._observed if pending is not None else max(self._observed - 1, 0)
             if pending is not None:
                 batch_id, batch = pending
-                ids, arms = self._hand_out(conn, batch_id, batch, min(wanted, batch.n_pulls))
+                handed = self._hand_out(conn, batch_id, batch, min(wanted, batch.n_pulls))
+                assert handed is not None  # not ``whole``: never None
+                ids, arms = handed
             if pending is None and self._observed == 0:
                 self._pending(conn)  # stopped before any call: file the units under batch 0
             extra_ids, extra_arms, why = self._serve_overflow(conn, pending, batch_id,
@@ -781,10 +783,56 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         unit, arm, batch_ids, key, repeated = rows
         return Assignment(unit, arm, batch_ids, self.arm_names, reason, extra_ids, key, repeated)
 
-    def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int
-                  ) -> tuple[list[int], np.ndarray]:
+    def assign_many(self, counts: Sequence[int]) -> list[Assignment] | None:
+        """Several ``assign(n)`` calls without keys, made at once, served in one call: for
+        each, the units :meth:`assign_rows` gives it when the calls run one after another in
+        this order (the same slots, arms and ids), or ``None`` — and nothing assigned — when
+        that is not certain: the pending batch lacks a slot for every unit (some call would
+        get overflow or rollout units, or fewer than asked), or the experiment is stopped or
+        paused. The caller then makes the calls one by one.
+
+        Who needs it: ``banditkit serve``, whose writer runs the ``assign`` requests waiting
+        together (group commit, :mod:`banditkit.service.catalog`): one call's fixed work
+        (the transaction's checks, the batch, the totals) instead of one per request.
+        A call's units are the next slots in the batch's order, which does not depend on how
+        the slots are cut into calls (:mod:`.slots`), so the split is exact.
+
+        Parameters
+        ----------
+        counts : sequence of int
+            Each call's ``n`` (>= 1).
+        """
+        self._check_writable("assign")
+        for n in counts:
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+                raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
+        total = sum(int(n) for n in counts)
+        with self._transaction() as conn:
+            self._resolve(conn)  # as each call would (their windows close in the same instant)
+            state = self._ops_state(conn)
+            if state.get("stopped") is not None or self._paused(conn, state):
+                return None
+            pending = self._pending(conn)
+            if pending is None:
+                return None
+            batch_id, batch = pending
+            handed = self._hand_out(conn, batch_id, batch, total, whole=True)
+            if handed is None:
+                return None
+            ids, arms = handed[0], handed[1].tolist()
+        parts, start = [], 0
+        for n in counts:
+            stop = start + int(n)
+            parts.append(Assignment(ids[start:stop], arms[start:stop], [batch_id] * int(n),
+                                    self.arm_names, None, []))
+            start = stop
+        return parts
+
+    def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int,
+                  whole: bool = False) -> tuple[list[int], np.ndarray] | None:
         """Insert up to ``n`` new units into the pending batch's next slots (expired units'
-        slots first): their ids and arms, in slot-order."""
+        slots first): their ids and arms, in slot-order. With ``whole``, all ``n`` or none:
+        ``None`` (nothing written) when fewer than ``n`` slots are left."""
         # slots of expired units first (a partial index holds the expired ones only)
         reoffer = [r[0] for r in conn.execute(
             "SELECT DISTINCT slot FROM units u WHERE batch = ? AND expired_at IS NOT NULL "
@@ -794,6 +842,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         (handed,) = conn.execute("SELECT handed FROM batches WHERE id = ?",
                                  (batch_id,)).fetchone()
         take = min(batch.n_pulls - handed, n - len(reoffer))
+        if whole and len(reoffer) + take < n:
+            return None
         if isinstance(batch, IIDBatch):
             # i.i.d. pulls are in a random order already (exchangeable: a drift during the
             # batch cannot line up with the arms), so the slots go out in draw order,

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
+from ..live.assignment import Assignment
 from ..live.store import NAME_PATTERN, NAME_RULE
 from .limits import RESERVE, Limits, descriptors_left
 
@@ -57,11 +58,14 @@ GROUP_MAX = 64
 @dataclass
 class _Job:
     """A request for the worker: ``action(experiment name)`` when ``name`` is set, else
-    ``action()`` alone."""
+    ``action()`` alone. A plain assign (``n`` units, no keys) also says so, ``assign = n``
+    and ``answer(assignment)``, so that the assigns of a group can be served in one call."""
 
     name: str | None
     action: Callable[..., Any]
     future: Future = field(default_factory=Future)
+    assign: int | None = None
+    answer: Callable[[Assignment], Any] | None = None
 
 
 class NotFound(ExperimentError):
@@ -132,6 +136,15 @@ class Catalog(ABC):
         docstring); the future is set only once its commit is done."""
         return self._enqueue(_Job(name, action))
 
+    def submit_assign(self, name: str, n: int, answer: Callable[[Assignment], T]
+                      ) -> Future[T]:
+        """``answer(experiment.assign_rows(n))`` as :meth:`submit_call` runs it; with other
+        plain assigns of the same group, served by one
+        :meth:`~banditkit.Experiment.assign_many` when the batch has a slot for every unit
+        (the same units each call would get; see the module docstring)."""
+        return self._enqueue(_Job(name, lambda e: answer(e.assign_rows(n)), assign=n,
+                                  answer=answer))
+
     # -- the worker thread -------------------------------------------------------------------
     def _work(self) -> None:
         while True:
@@ -172,15 +185,39 @@ class Catalog(ABC):
         if not jobs:
             return
 
+        def alone(job: _Job, experiment: Experiment) -> tuple[bool, Any]:
+            try:
+                return True, job.action(experiment)
+            except Exception as error:  # this call changed nothing: its own answer
+                return False, error
+
         def together(experiment: Experiment) -> list[tuple[bool, Any]]:
-            outcomes: list[tuple[bool, Any]] = []
+            plain = [i for i, job in enumerate(jobs) if job.assign is not None]
+            if len(plain) < 2:
+                with experiment.group_commit():
+                    return [alone(job, experiment) for job in jobs]
+            # the calls of a group are concurrent (none is answered yet), so any order is
+            # one they could have run in: the others first (a record may complete the batch
+            # and give the assigns its successor's slots), then the assigns as one call
+            outcomes: list[tuple[bool, Any] | None] = [None] * len(jobs)
             with experiment.group_commit():
-                for job in jobs:
+                for i, job in enumerate(jobs):
+                    if job.assign is None:
+                        outcomes[i] = alone(job, experiment)
+                try:
+                    parts = experiment.assign_many([jobs[i].assign for i in plain])
+                except Exception:  # each call then gets its own answer, or its own error
+                    parts = None
+                for k, i in enumerate(plain):
+                    job = jobs[i]
+                    if parts is None:
+                        outcomes[i] = alone(job, experiment)
+                        continue
                     try:
-                        outcomes.append((True, job.action(experiment)))
-                    except Exception as error:  # this call changed nothing: its own answer
-                        outcomes.append((False, error))
-            return outcomes
+                        outcomes[i] = (True, job.answer(parts[k]))  # type: ignore[misc]
+                    except Exception as error:
+                        outcomes[i] = (False, error)
+            return outcomes  # type: ignore[return-value]
 
         try:
             outcomes = self.call(jobs[0].name, together)  # type: ignore[arg-type]
