@@ -368,14 +368,18 @@ def row(r: dict) -> str:
              f"{r['round_trips_per_s']:,.0f}", f"{r['health_per_s']:,.0f}",
              f"{100 * share:.0f}%" if share == share else "–",
              f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
-             f"{1000 * r['trip_cpu'][0]:.2f}", f"{1000 * r['health_cpu'][0]:.2f}",
-             f"{1000 * r['trip_cpu'][1]:.2f}", f"{1000 * r['health_cpu'][1]:.2f}",
+             *(_ms(1000 * r[k][i]) for i in (0, 1) for k in ("trip_cpu", "health_cpu")),
              # a /health request's CPU (servers + clients) over a round trip's: the share of
-             # the rates on a machine where CPU is what bounds both
-             f"{100 * sum(r['health_cpu']) / sum(r['trip_cpu']):.0f}%",
+             # the rates on a machine where CPU is what bounds both (– after --kill: the
+             # killed server's CPU is gone with it)
+             _ms(100 * sum(r["health_cpu"]) / sum(r["trip_cpu"]), "{:.0f}%"),
              f"{r['empty_assigns']:,}", r["lost"],
              r["duplicated"])
     return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _ms(value: float, form: str = "{:.2f}") -> str:
+    return "–" if value != value else form.format(value)
 
 
 def main(argv: list[str] | None = None) -> int:
