@@ -130,3 +130,48 @@ def test_assign_many_refuses_a_read_only_experiment(tmp_path):
     with Experiment.open(tmp_path / "e.sqlite", readonly=True) as exp, \
             pytest.raises(ExperimentError, match="read-only"):
         exp.assign_many([1])
+
+
+def test_record_many_counts_each_call_as_alone_and_refuses_all_or_nothing(tmp_path):
+    with Experiment.create(tmp_path / "one.sqlite", **DEFINITION) as one, \
+            Experiment.create(tmp_path / "many.sqlite", **DEFINITION) as many:
+        for exp in (one, many):
+            exp.assign(30)  # the first batch (18 slots) and 12 overflow units
+            exp.record([1, 2], [1.0, 0.0])
+        # unit 2 again with its reward (a retried call: counts 0), the rest of the batch,
+        # which completes it, and overflow units
+        calls = [([2, 3], [0.0, 1.0]), ([4, 5, 6], [1.0, 1.0, 0.0]),
+                 (list(range(7, 19)), [0.0] * 12), ([19, 25], [1.0, 0.0])]
+        alone = [one.record(units, rewards) for units, rewards in calls]
+        assert many.record_many(calls) == alone == [1, 3, 12, 2]
+        assert one.status().batches_observed == many.status().batches_observed == 1
+        assert one.status().arms.equals(many.status().arms)
+        columns = ["unit", "batch", "arm", "reward"]
+        assert one.units()[columns].equals(many.units()[columns])
+        before = many.units()["reward"].notna().sum()
+        for bad in ([([26], [1.0]), ([999], [1.0])],  # a unit never assigned
+                    [([26], [1.0]), ([26, 27], [1.0, 0.0])],  # a unit in two calls
+                    [([26], [1.0]), ([27], [2.0])]):  # a reward out of range
+            with pytest.raises(ExperimentError):
+                many.record_many(bad)
+            assert many.units()["reward"].notna().sum() == before  # nothing recorded
+
+
+def test_a_group_of_records_answers_each_and_a_refused_one_alone(tmp_path):
+    (tmp_path / "folder").mkdir()
+    catalog = ExperimentFolder(tmp_path / "folder")
+    try:
+        catalog.submit(lambda: catalog.create("e", **DEFINITION, who="test")).result()
+        catalog.submit_call("e", lambda e: e.assign(10)).result()
+
+        def plain(units, rewards):
+            return _Job("e", lambda e: e.record(units, rewards), record=(units, rewards))
+
+        got = _catalog_group(catalog, [plain([1, 2], [1.0, 0.0]), plain([3], [1.0]),
+                                       plain([999], [1.0]), plain([2, 4], [0.0, 1.0])])
+        assert got[:2] == [2, 1] and got[3] == 1
+        assert isinstance(got[2], ExperimentError) and "999" in str(got[2])
+        units = catalog.submit_call("e", lambda e: e.units()).result()
+        assert units["reward"].notna().sum() == 4
+    finally:
+        catalog.close()

@@ -1009,6 +1009,48 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             Units newly recorded.
         """
         self._check_writable("record")
+        ids, values, cost_values, metric_values = self._record_inputs(units, rewards, costs,
+                                                                      metrics)
+        with self._transaction() as conn:
+            return len(self._record_in(conn, ids, values, cost_values, metric_values))
+
+    def record_many(self, calls: Sequence[tuple[Sequence[int], Sequence[float]]]
+                    ) -> list[int]:
+        """Several ``record(units, rewards)`` calls (no costs, no metrics), made at once, as one
+        call: each call's count of units newly recorded, as when the calls run one after
+        another in this order. All or nothing: when any call would be refused, or a unit is
+        in two of them, it raises (ExperimentError) and records none; the caller then makes
+        the calls one by one, so that each gets its own answer.
+
+        Who needs it: ``banditkit serve``, whose writer runs the ``record`` requests waiting
+        together (group commit, :mod:`banditkit.service.catalog`). A unit is recorded once
+        whichever call carries it, a batch is observed when its last unit is recorded, and a
+        guardrail breach pauses the experiment in the same transaction, so one call gives
+        the calls' results.
+
+        Parameters
+        ----------
+        calls : sequence of (units, rewards)
+            Each call's arguments, as :meth:`record` takes them.
+        """
+        self._check_writable("record")
+        inputs = [self._record_inputs(units, rewards, None, None) for units, rewards in calls]
+        ids = np.concatenate([i[0] for i in inputs])
+        if np.unique(ids).size != ids.size:
+            raise ExperimentError("units: each unit may appear once per call")
+        values = np.concatenate([i[1] for i in inputs])
+        with self._transaction() as conn:
+            new = self._record_in(conn, ids, values, None, None)
+        ends = np.cumsum([i[0].size for i in inputs])
+        counts = np.bincount(np.searchsorted(ends, [entry[-1] for entry in new], side="right"),
+                             minlength=len(inputs))
+        return [int(c) for c in counts]
+
+    def _record_inputs(self, units: Sequence[int], rewards: Sequence[float], costs: Any,
+                       metrics: Mapping[str, Sequence[float]] | None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
+                                  np.ndarray | None]:
+        """:meth:`record`'s arguments checked before any work: ids, rewards, costs, metrics."""
         ids = _as_ids(units)
         values = _numbers(rewards)
         if values is None or values.ndim != 1 or values.size != ids.size:
@@ -1022,75 +1064,81 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
         cost_values = self._check_costs(costs, ids)
         metric_values = check_metrics(self.guardrails, metrics, ids.size)
-        with self._transaction() as conn:
-            self._resolve(conn)  # first: a unit whose window closed is refused below
-            algorithm = self._algorithm
-            assert algorithm is not None
-            self._check_range(ids, values, algorithm.reward_range, "reward")
-            self._check_declared(ids, values)
-            if cost_values is not None:
-                for j in range(cost_values.shape[1]):
-                    self._check_range(ids, cost_values[:, j], algorithm.cost_range, "cost")
-            known = self._units(conn, ids)
-            new = []
-            for i, unit in enumerate(ids.tolist()):
-                row = known.get(unit)
-                if row is None:
-                    raise ExperimentError(f"units: unit {unit} was never assigned")
-                (batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, kind,
-                 imputed) = row
-                if imputed:
-                    raise ExperimentError(
-                        f"units: unit {unit}'s outcome window ({self.window.seconds:g} s) "
-                        f"closed before its reward came, and missing='zero' recorded 0 for it; "
-                        "an outcome after the window is not recorded")
-                if kind != ALGORITHM:  # overflow and rollout: their totals, never the batch's
-                    batch_id = OVERFLOW_TOTALS
-                if expired_at is not None:
-                    raise ExperimentError(f"units: unit {unit} expired at {expired_at} (its "
-                                          "slot was offered to another unit); its reward "
-                                          "cannot be recorded")
-                unit_costs = None if cost_values is None else cost_values[i].tolist()
-                if reward is not None:
-                    if reward != values[i]:
-                        raise ExperimentError(f"units: unit {unit} already has reward {reward} "
-                                              f"(got {values[i]}); a reward is recorded once")
-                    if stored_costs is not None and json.loads(stored_costs) != unit_costs:
-                        raise ExperimentError(f"units: unit {unit} already has costs "
-                                              f"{json.loads(stored_costs)} (got {unit_costs}); "
-                                              "costs are recorded once")
-                    unit_metrics = (None if metric_values is None
-                                    else metric_values[i].tolist())
-                    if stored_metrics is not None and json.loads(stored_metrics) != unit_metrics:
-                        raise ExperimentError(f"metrics: unit {unit} already has metrics "
-                                              f"{json.loads(stored_metrics)} (got "
-                                              f"{unit_metrics}); they are recorded once")
-                    continue
-                new.append((float(values[i]), None if unit_costs is None
-                            else json.dumps(unit_costs), unit, batch_id, arm, i))
-            now = self._stamp()
-            conn.executemany("UPDATE units SET reward = ?, costs = ?, metrics = ?, "
-                             "recorded_at = ? WHERE id = ?",
-                             [(r, c, None if metric_values is None
-                               else json.dumps(metric_values[i].tolist()), now, u)
-                              for r, c, u, _, _, i in new])
-            if metric_values is not None and new:
-                self._add_metric_totals(conn, [(b, a, metric_values[i]) for *_, b, a, i in new])
-            deltas: dict[int, dict[int, list]] = {}
-            for r, _, _, b, a, _ in new:
-                d = deltas.setdefault(b, {}).setdefault(a, [0, 0, 0.0, 0.0, 0])
-                d[1] += 1
-                d[2] += r
-                d[3] += r * r
-                d[4] += r not in (0.0, 1.0)
-            for b, per_arm in deltas.items():
-                self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
-            # each arm's resolved prefix moves on when its first waiting unit got its reward
-            _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails))
-            self._observe_if_complete(conn)
-            if self.guardrails and new:
-                self._pause_on_breach(conn)
-        return len(new)
+        return ids, values, cost_values, metric_values
+
+    def _record_in(self, conn: Connection, ids: np.ndarray, values: np.ndarray,
+                   cost_values: np.ndarray | None, metric_values: np.ndarray | None
+                   ) -> list[tuple]:
+        """:meth:`record` in the caller's transaction: the units newly recorded, each as
+        (reward, costs, unit, batch, arm, index in ``ids``)."""
+        self._resolve(conn)  # first: a unit whose window closed is refused below
+        algorithm = self._algorithm
+        assert algorithm is not None
+        self._check_range(ids, values, algorithm.reward_range, "reward")
+        self._check_declared(ids, values)
+        if cost_values is not None:
+            for j in range(cost_values.shape[1]):
+                self._check_range(ids, cost_values[:, j], algorithm.cost_range, "cost")
+        known = self._units(conn, ids)
+        new = []
+        for i, unit in enumerate(ids.tolist()):
+            row = known.get(unit)
+            if row is None:
+                raise ExperimentError(f"units: unit {unit} was never assigned")
+            (batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, kind,
+             imputed) = row
+            if imputed:
+                raise ExperimentError(
+                    f"units: unit {unit}'s outcome window ({self.window.seconds:g} s) "
+                    f"closed before its reward came, and missing='zero' recorded 0 for it; "
+                    "an outcome after the window is not recorded")
+            if kind != ALGORITHM:  # overflow and rollout: their totals, never the batch's
+                batch_id = OVERFLOW_TOTALS
+            if expired_at is not None:
+                raise ExperimentError(f"units: unit {unit} expired at {expired_at} (its "
+                                      "slot was offered to another unit); its reward "
+                                      "cannot be recorded")
+            unit_costs = None if cost_values is None else cost_values[i].tolist()
+            if reward is not None:
+                if reward != values[i]:
+                    raise ExperimentError(f"units: unit {unit} already has reward {reward} "
+                                          f"(got {values[i]}); a reward is recorded once")
+                if stored_costs is not None and json.loads(stored_costs) != unit_costs:
+                    raise ExperimentError(f"units: unit {unit} already has costs "
+                                          f"{json.loads(stored_costs)} (got {unit_costs}); "
+                                          "costs are recorded once")
+                unit_metrics = (None if metric_values is None
+                                else metric_values[i].tolist())
+                if stored_metrics is not None and json.loads(stored_metrics) != unit_metrics:
+                    raise ExperimentError(f"metrics: unit {unit} already has metrics "
+                                          f"{json.loads(stored_metrics)} (got "
+                                          f"{unit_metrics}); they are recorded once")
+                continue
+            new.append((float(values[i]), None if unit_costs is None
+                        else json.dumps(unit_costs), unit, batch_id, arm, i))
+        now = self._stamp()
+        conn.executemany("UPDATE units SET reward = ?, costs = ?, metrics = ?, "
+                         "recorded_at = ? WHERE id = ?",
+                         [(r, c, None if metric_values is None
+                           else json.dumps(metric_values[i].tolist()), now, u)
+                          for r, c, u, _, _, i in new])
+        if metric_values is not None and new:
+            self._add_metric_totals(conn, [(b, a, metric_values[i]) for *_, b, a, i in new])
+        deltas: dict[int, dict[int, list]] = {}
+        for r, _, _, b, a, _ in new:
+            d = deltas.setdefault(b, {}).setdefault(a, [0, 0, 0.0, 0.0, 0])
+            d[1] += 1
+            d[2] += r
+            d[3] += r * r
+            d[4] += r not in (0.0, 1.0)
+        for b, per_arm in deltas.items():
+            self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
+        # each arm's resolved prefix moves on when its first waiting unit got its reward
+        _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails))
+        self._observe_if_complete(conn)
+        if self.guardrails and new:
+            self._pause_on_breach(conn)
+        return new
 
     def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
         m = self._problem.n_costs

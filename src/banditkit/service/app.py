@@ -218,7 +218,11 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
         name = request.path_params["name"]
         units, rewards, costs, metrics = body.record_arguments(await read(request),
                                                                limits.max_units)
-        recorded = await on(name, lambda e: e.record(units, rewards, costs, metrics=metrics))
+        if costs is None and metrics is None:  # served with the other plain records waiting
+            recorded = await waited(catalog.submit_record(name, units, rewards))
+        else:
+            recorded = await on(name, lambda e: e.record(units, rewards, costs,
+                                                         metrics=metrics))
         return JSONResponse({"recorded": recorded})
 
     @answer

@@ -59,13 +59,15 @@ GROUP_MAX = 64
 class _Job:
     """A request for the worker: ``action(experiment name)`` when ``name`` is set, else
     ``action()`` alone. A plain assign (``n`` units, no keys) also says so, ``assign = n``
-    and ``answer(assignment)``, so that the assigns of a group can be served in one call."""
+    and ``answer(assignment)``, and a plain record (no costs, no metrics) its ``record =
+    (units, rewards)``, so that those of a group can be served in one call each."""
 
     name: str | None
     action: Callable[..., Any]
     future: Future = field(default_factory=Future)
     assign: int | None = None
     answer: Callable[[Assignment], Any] | None = None
+    record: tuple[Any, Any] | None = None  # a plain record's (units, rewards)
 
 
 class NotFound(ExperimentError):
@@ -145,6 +147,14 @@ class Catalog(ABC):
         return self._enqueue(_Job(name, lambda e: answer(e.assign_rows(n)), assign=n,
                                   answer=answer))
 
+    def submit_record(self, name: str, units: Any, rewards: Any) -> Future[int]:
+        """``experiment.record(units, rewards)`` as :meth:`submit_call` runs it; with the
+        other plain records of the same group, served by one
+        :meth:`~banditkit.Experiment.record_many` (each call's count as alone), or one by
+        one when that refuses."""
+        return self._enqueue(_Job(name, lambda e: e.record(units, rewards),
+                                  record=(units, rewards)))
+
     # -- the worker thread -------------------------------------------------------------------
     def _work(self) -> None:
         while True:
@@ -193,17 +203,32 @@ class Catalog(ABC):
 
         def together(experiment: Experiment) -> list[tuple[bool, Any]]:
             plain = [i for i, job in enumerate(jobs) if job.assign is not None]
-            if len(plain) < 2:
+            records = [i for i, job in enumerate(jobs) if job.record is not None]
+            if len(plain) < 2 and len(records) < 2:
                 with experiment.group_commit():
                     return [alone(job, experiment) for job in jobs]
             # the calls of a group are concurrent (none is answered yet), so any order is
-            # one they could have run in: the others first (a record may complete the batch
-            # and give the assigns its successor's slots), then the assigns as one call
+            # one they could have run in: the others first, then the records as one call (a
+            # record may complete the batch and give the assigns its successor's slots),
+            # then the assigns as one call
             outcomes: list[tuple[bool, Any] | None] = [None] * len(jobs)
             with experiment.group_commit():
                 for i, job in enumerate(jobs):
-                    if job.assign is None:
+                    if job.assign is None and job.record is None:
                         outcomes[i] = alone(job, experiment)
+                try:
+                    counts = (experiment.record_many([jobs[i].record  # type: ignore[misc]
+                                                      for i in records])
+                              if len(records) > 1 else None)
+                except Exception:  # some call is refused: each then gets its own answer
+                    counts = None
+                for k, i in enumerate(records):
+                    outcomes[i] = ((True, counts[k]) if counts is not None
+                                   else alone(jobs[i], experiment))
+                if len(plain) < 2:
+                    for i in plain:
+                        outcomes[i] = alone(jobs[i], experiment)
+                    return outcomes  # type: ignore[return-value]
                 try:
                     parts = experiment.assign_many([jobs[i].assign for i in plain])
                 except Exception:  # each call then gets its own answer, or its own error
