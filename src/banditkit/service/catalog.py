@@ -19,7 +19,12 @@ waiting when it becomes free (up to :data:`GROUP_MAX`) and runs the consecutive 
 experiment inside :meth:`banditkit.Experiment.group_commit`: each call is its own savepoint
 (a call that fails changes nothing and gets its own error), the group is one commit, and no
 request of the group is answered before that commit, so a returned call is as durable as
-before. A request alone in the queue runs alone, as it did.
+before. A request alone in the queue runs alone, as it did. Within a group, the plain records
+(:meth:`submit_record`) and then the plain assigns (:meth:`submit_assign`) run after the other
+calls, each kind as one call (:meth:`banditkit.Experiment.record_many`,
+:meth:`banditkit.Experiment.assign_many`): the calls of a group are concurrent, so any order is
+one they could have run in, and each request gets what it would get alone in that order; when
+the one call cannot promise that, they run one by one.
 
 Bounds (:class:`~banditkit.service.limits.Limits`): at most ``max_open`` experiments stay open
 (the least recently used is closed first: 3 file descriptors each on SQLite), at most
