@@ -723,9 +723,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
 
     def assign_rows(self, n: int | None = None, keys: Sequence[str | int] | None = None
                     ) -> Assignment:
-        """:meth:`assign`, its units as plain lists (:class:`~banditkit.live.assignment.
-        Assignment`; ``.frame()`` is what ``assign`` returns): the same call, the same units,
-        without building a DataFrame (about 1 ms a call), for servers (``banditkit serve``)."""
+        """:meth:`assign`, its units as plain lists (an
+        :class:`~banditkit.live.assignment.Assignment`, whose ``.frame()`` is what ``assign``
+        returns): the same call, the same units, without building a DataFrame (about 1 ms a
+        call), for servers (``banditkit serve``)."""
         self._check_writable("assign")
         if keys is not None:
             keys = _as_keys(keys, n)
