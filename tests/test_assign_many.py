@@ -175,3 +175,22 @@ def test_a_group_of_records_answers_each_and_a_refused_one_alone(tmp_path):
         assert units["reward"].notna().sum() == 4
     finally:
         catalog.close()
+
+
+def test_the_service_answer_from_plain_lists_equals_the_frames_records(tmp_path):
+    """``Assignment.records()`` (what ``POST .../assign`` answers) is the records of the
+    DataFrame ``assign`` returns, field for field, with and without keys, and when closed."""
+    from banditkit.service.jsonable import frame_records
+
+    with Experiment.create(tmp_path / "e.sqlite", **DEFINITION) as exp:
+        cases = [exp.assign_rows(3), exp.assign_rows(keys=["u1", 7, "u1x"]),
+                 exp.assign_rows(keys=["u1", "new"]), exp.assign_rows(30)]
+        exp.pause("by hand for the test")
+        cases += [exp.assign_rows(2), exp.assign_rows(keys=["u2"])]
+        for case in cases:
+            frame = case.frame()
+            assert case.records() == frame_records(frame)
+            assert frame.attrs == {"reason": case.reason,
+                                   "overflow_units": case.overflow_units}
+        assert cases[2].records()[0]["repeated"] is True and cases[3].overflow_units
+        assert cases[4].records() == [] and "paused" in cases[4].reason

@@ -79,11 +79,3 @@ class Assignment:
                  "key": k, "repeated": bool(r)}
                 for u, a, b, k, r in zip(self.unit, self.arm_index, self.batch, self.key,
                                          self.repeated, strict=True)]
-
-    def part(self, start: int, stop: int) -> Assignment:
-        """Units ``start .. stop − 1`` as an assignment of their own (no keys), with the
-        overflow units among them: one caller's share of calls served together."""
-        unit = self.unit[start:stop]
-        overflow = set(self.overflow_units)
-        return Assignment(unit, self.arm_index[start:stop], self.batch[start:stop],
-                          self.arm_names, self.reason, [u for u in unit if u in overflow])
