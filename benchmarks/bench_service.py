@@ -14,7 +14,11 @@ Beside it, in the same run and on the same servers, the machine's ceiling for a 
 does nothing: the same number of clients (keep-alive, spread over the servers alike) loop on
 ``GET /health`` for ``--health-seconds`` before the round trips start; the table shows its
 requests/s and the round trips/s as a share of it (issue 26's goal with 32 clients: at least
-35% on SQLite, 20% on PostgreSQL; a round trip is two requests).
+35% on SQLite, 20% on PostgreSQL; a round trip is two requests). On a shared machine both
+rates move with what else runs; the table also shows the CPU each costs (user + system, from
+``/proc``): the servers' CPU per round trip and per ``/health`` request, and the *CPU share*,
+a ``/health`` request's CPU over a round trip's, servers and clients (this process) together,
+which is what the share of the rates comes to where CPU bounds both.
 
 Checked from the store after each configuration (``Experiment.open(...).units()``, the same on
 both backends): every unit whose record call returned is stored with the reward sent (else
@@ -60,6 +64,7 @@ MEANS = [0.10, 0.11, 0.12]  # close arms: elimination takes long, batches stay b
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"],
               "horizon": 10_000_000, "params": {"rho": 0.3, "beta": 3}}
 _NAMES = itertools.count()
+_health_count, _health_lock = [0], threading.Lock()  # /health requests sent, for their CPU
 
 
 @dataclass(frozen=True)
@@ -184,6 +189,21 @@ class Client(threading.Thread):
                 self.conn.close()
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds (user + system, all threads) the processes ``pids`` have used so far, from
+    ``/proc`` (NaN where there is none). A rate depends on what else the machine runs; the CPU
+    a request costs does much less, so the table shows both (the machine is often shared)."""
+    try:
+        total = 0
+        for pid in pids:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+        return total / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def health_rate(ports: list[int], clients: int, seconds: float) -> float:
     """Requests/s of ``GET /health`` from ``clients`` keep-alive clients spread over the
     servers, for ``seconds``."""
@@ -201,6 +221,8 @@ def health_rate(ports: list[int], clients: int, seconds: float) -> float:
                     raise RuntimeError(f"/health: {response.status}")
                 counts[i] += 1
         finally:
+            with _health_lock:
+                _health_count[0] += counts[i]
             conn.close()
 
     threads = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(clients)]
@@ -254,8 +276,16 @@ def run_load(store: Store, servers: int, clients: int, round_trips: int, units: 
         response = conn.getresponse()
         assert response.status == 201, response.read()
         conn.close()
+        pids = [s.process.pid for s in started]
+        cpu = (cpu_seconds(pids), time.process_time())
+        before = _health_count[0]
         health = (health_rate([s.port for s in started], clients, health_seconds)
                   if health_seconds > 0 else float("nan"))
+        asked = _health_count[0] - before
+        # CPU per /health request: the servers', and the clients' (this process)
+        health_cpu = ((cpu_seconds(pids) - cpu[0]) / max(asked, 1),
+                      (time.process_time() - cpu[1]) / max(asked, 1))
+        cpu = (cpu_seconds(pids), time.process_time())
         budget, lock = [round_trips], threading.Lock()
         streams = np.random.SeedSequence(seed).spawn(clients)
         begin = time.perf_counter()
@@ -270,6 +300,8 @@ def run_load(store: Store, servers: int, clients: int, round_trips: int, units: 
         for worker in workers:
             worker.join()
         elapsed = time.perf_counter() - begin
+        trips = max(sum(w.trips for w in workers), 1)
+        trip_cpu = ((cpu_seconds(pids) - cpu[0]) / trips, (time.process_time() - cpu[1]) / trips)
     finally:
         for server in started:
             server.stop()
@@ -277,7 +309,8 @@ def run_load(store: Store, servers: int, clients: int, round_trips: int, units: 
             "killed_at": None if killed is None else killed["killed_at"],
             "cut_requests": sum(w.cut for w in workers),
             "clients": clients, "units_per_call": units, "seconds": elapsed,
-            "health_per_s": health, **_rates(workers, elapsed)}
+            "health_per_s": health, "health_cpu": health_cpu, "trip_cpu": trip_cpu,
+            **_rates(workers, elapsed)}
 
 
 def _rates(workers: list[Client], elapsed: float) -> dict:
@@ -323,6 +356,8 @@ def verify(store: Store, name: str, workers: list[Client], killed: dict | None =
 
 COLUMNS = ("backend", "servers", "clients", "round trips", "seconds", "requests/s",
            "round trips/s", "/health req/s", "round trips / /health", "p50 (ms)", "p99 (ms)",
+           "server CPU ms / round trip", "server CPU ms / /health",
+           "client CPU ms / round trip", "client CPU ms / /health", "CPU share",
            "empty assigns", "lost", "duplicated")
 
 
@@ -332,9 +367,19 @@ def row(r: dict) -> str:
              f"{r['seconds']:,.0f}", f"{r['requests_per_s']:,.0f}",
              f"{r['round_trips_per_s']:,.0f}", f"{r['health_per_s']:,.0f}",
              f"{100 * share:.0f}%" if share == share else "–",
-             f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", f"{r['empty_assigns']:,}", r["lost"],
+             f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
+             *(_ms(1000 * r[k][i]) for i in (0, 1) for k in ("trip_cpu", "health_cpu")),
+             # a /health request's CPU (servers + clients) over a round trip's: the share of
+             # the rates on a machine where CPU is what bounds both (– after --kill: the
+             # killed server's CPU is gone with it)
+             _ms(100 * sum(r["health_cpu"]) / sum(r["trip_cpu"]), "{:.0f}%"),
+             f"{r['empty_assigns']:,}", r["lost"],
              r["duplicated"])
     return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _ms(value: float, form: str = "{:.2f}") -> str:
+    return "–" if value != value else form.format(value)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -85,6 +85,21 @@ def test_slot_order_is_the_same_whatever_the_call_sizes_and_keyed_by_seed_and_ba
     assert far.min() >= 0 and far.max() < 10**9 and np.unique(far).size == 5
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 16, 17, 1000, 2**40 + 3])
+def test_slot_order_of_a_few_slots_in_python_integers_equals_numpy(n, monkeypatch):
+    """Calls of a few positions (an ``assign(1)``) go through Python integers: the same slots,
+    position by position and in any call size, as the numpy path gives them."""
+    from banditkit.live import slots
+
+    span = min(n, 300)
+    short = [slot_order(seed, 2, n, p, 1)[0] for seed in (5, 2**62 + 1) for p in range(span)]
+    blocks = [slot_order(5, 2, n, p, min(16, span - p)) for p in range(0, span, 16)]
+    monkeypatch.setattr(slots, "_SCALAR_MAX", 0)  # numpy for every call from here
+    vector = np.concatenate([slot_order(seed, 2, n, 0, span) for seed in (5, 2**62 + 1)])
+    np.testing.assert_array_equal(short, vector)
+    np.testing.assert_array_equal(np.concatenate(blocks), vector[:span])
+
+
 def test_slot_order_mixes_arms_over_time():
     """A batch in arm order (arm 0's pulls first): in the shuffled order every tenth of the
     batch gets each arm about a third of the time, as a randomised order must."""

@@ -36,7 +36,9 @@ def parse_body(raw: bytes, max_depth: int = 32) -> dict[str, Any]:
         return {}
     try:
         # NaN and Infinity are not JSON: refuse them here rather than pass them on
-        body = json.loads(raw, parse_constant=_no_constant)
+        # one decoder for every body (json.loads with an option builds a new one per call);
+        # bytes decoded as json.loads decodes them (UTF-8, -16 or -32 by their first bytes)
+        body = _DECODER.decode(raw.decode(json.detect_encoding(raw), "surrogatepass"))
     except (ValueError, UnicodeDecodeError) as error:
         raise BadRequest(f"the body is not valid JSON ({error})") from None
     except RecursionError:
@@ -74,6 +76,9 @@ def check_count(what: str, count: int, max_units: int) -> None:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def _fields(body: Mapping[str, Any], required: tuple[str, ...], optional: tuple[str, ...],

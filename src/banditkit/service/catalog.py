@@ -19,7 +19,12 @@ waiting when it becomes free (up to :data:`GROUP_MAX`) and runs the consecutive 
 experiment inside :meth:`banditkit.Experiment.group_commit`: each call is its own savepoint
 (a call that fails changes nothing and gets its own error), the group is one commit, and no
 request of the group is answered before that commit, so a returned call is as durable as
-before. A request alone in the queue runs alone, as it did.
+before. A request alone in the queue runs alone, as it did. Within a group, the plain records
+(:meth:`submit_record`) and then the plain assigns (:meth:`submit_assign`) run after the other
+calls, each kind as one call (:meth:`banditkit.Experiment.record_many`,
+:meth:`banditkit.Experiment.assign_many`): the calls of a group are concurrent, so any order is
+one they could have run in, and each request gets what it would get alone in that order; when
+the one call cannot promise that, they run one by one.
 
 Bounds (:class:`~banditkit.service.limits.Limits`): at most ``max_open`` experiments stay open
 (the least recently used is closed first: 3 file descriptors each on SQLite), at most
@@ -43,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
+from ..live.assignment import Assignment
 from ..live.store import NAME_PATTERN, NAME_RULE
 from .limits import RESERVE, Limits, descriptors_left
 
@@ -57,11 +63,16 @@ GROUP_MAX = 64
 @dataclass
 class _Job:
     """A request for the worker: ``action(experiment name)`` when ``name`` is set, else
-    ``action()`` alone."""
+    ``action()`` alone. A plain assign (``n`` units, no keys) also says so, ``assign = n``
+    and ``answer(assignment)``, and a plain record (no costs, no metrics) its ``record =
+    (units, rewards)``, so that those of a group can be served in one call each."""
 
     name: str | None
     action: Callable[..., Any]
     future: Future = field(default_factory=Future)
+    assign: int | None = None
+    answer: Callable[[Assignment], Any] | None = None
+    record: tuple[Any, Any] | None = None  # a plain record's (units, rewards)
 
 
 class NotFound(ExperimentError):
@@ -132,6 +143,23 @@ class Catalog(ABC):
         docstring); the future is set only once its commit is done."""
         return self._enqueue(_Job(name, action))
 
+    def submit_assign(self, name: str, n: int, answer: Callable[[Assignment], T]
+                      ) -> Future[T]:
+        """``answer(experiment.assign_rows(n))`` as :meth:`submit_call` runs it; with other
+        plain assigns of the same group, served by one
+        :meth:`~banditkit.Experiment.assign_many` when the batch has a slot for every unit
+        (the same units each call would get; see the module docstring)."""
+        return self._enqueue(_Job(name, lambda e: answer(e.assign_rows(n)), assign=n,
+                                  answer=answer))
+
+    def submit_record(self, name: str, units: Any, rewards: Any) -> Future[int]:
+        """``experiment.record(units, rewards)`` as :meth:`submit_call` runs it; with the
+        other plain records of the same group, served by one
+        :meth:`~banditkit.Experiment.record_many` (each call's count as alone), or one by
+        one when that refuses."""
+        return self._enqueue(_Job(name, lambda e: e.record(units, rewards),
+                                  record=(units, rewards)))
+
     # -- the worker thread -------------------------------------------------------------------
     def _work(self) -> None:
         while True:
@@ -172,15 +200,54 @@ class Catalog(ABC):
         if not jobs:
             return
 
+        def alone(job: _Job, experiment: Experiment) -> tuple[bool, Any]:
+            try:
+                return True, job.action(experiment)
+            except Exception as error:  # this call changed nothing: its own answer
+                return False, error
+
         def together(experiment: Experiment) -> list[tuple[bool, Any]]:
-            outcomes: list[tuple[bool, Any]] = []
+            plain = [i for i, job in enumerate(jobs) if job.assign is not None]
+            records = [i for i, job in enumerate(jobs) if job.record is not None]
+            if len(plain) < 2 and len(records) < 2:
+                with experiment.group_commit():
+                    return [alone(job, experiment) for job in jobs]
+            # the calls of a group are concurrent (none is answered yet), so any order is
+            # one they could have run in: the others first, then the records as one call (a
+            # record may complete the batch and give the assigns its successor's slots),
+            # then the assigns as one call
+            outcomes: list[tuple[bool, Any] | None] = [None] * len(jobs)
             with experiment.group_commit():
-                for job in jobs:
+                for i, job in enumerate(jobs):
+                    if job.assign is None and job.record is None:
+                        outcomes[i] = alone(job, experiment)
+                try:
+                    counts = (experiment.record_many([jobs[i].record  # type: ignore[misc]
+                                                      for i in records])
+                              if len(records) > 1 else None)
+                except Exception:  # some call is refused: each then gets its own answer
+                    counts = None
+                for k, i in enumerate(records):
+                    outcomes[i] = ((True, counts[k]) if counts is not None
+                                   else alone(jobs[i], experiment))
+                if len(plain) < 2:
+                    for i in plain:
+                        outcomes[i] = alone(jobs[i], experiment)
+                    return outcomes  # type: ignore[return-value]
+                try:
+                    parts = experiment.assign_many([jobs[i].assign for i in plain])
+                except Exception:  # each call then gets its own answer, or its own error
+                    parts = None
+                for k, i in enumerate(plain):
+                    job = jobs[i]
+                    if parts is None:
+                        outcomes[i] = alone(job, experiment)
+                        continue
                     try:
-                        outcomes.append((True, job.action(experiment)))
-                    except Exception as error:  # this call changed nothing: its own answer
-                        outcomes.append((False, error))
-            return outcomes
+                        outcomes[i] = (True, job.answer(parts[k]))  # type: ignore[misc]
+                    except Exception as error:
+                        outcomes[i] = (False, error)
+            return outcomes  # type: ignore[return-value]
 
         try:
             outcomes = self.call(jobs[0].name, together)  # type: ignore[arg-type]
