@@ -22,6 +22,7 @@ from banditkit.envs.linear import LinearBandit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
+from banditkit.identification.k_armed.eb_tc import EBTC
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
 from banditkit.identification.top_two import TopTwoThompson
@@ -83,6 +84,11 @@ CASES = {
     "TTTS-gaussian": (lambda e, r: TopTwoThompson(e.n_arms, r, delta=0.1, posterior="gaussian",
                                                   sigma=0.5), GAUSS, 4000,
                       ("compiled kernel", None)),
+    "EBTC-bernoulli": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5), BERN, 6000,
+                       ("compiled kernel", None)),
+    "EBTC-gaussian-heuristic": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5, epsilon0=0.0,
+                                                  threshold="heuristic"), GAUSS, 6000,
+                                ("compiled kernel", None)),
 }
 
 
@@ -118,6 +124,19 @@ def compare(name: str, n_trials: int = 3) -> dict:
     out["distinct"] = len({json.dumps(_facts(t)) for t in slow_all}) > 1 or name.startswith(
         ("XY", "LinGapE", "TrackAndStop", "FWS", "LinGame"))
     return out
+
+
+def test_ebtcs_kernel_stops_on_the_first_batch_as_the_loop_does():
+    """A gap so wide that the Chernoff rule fires once every arm has been pulled once: the
+    kernel checks the rule after the first batch, as the class does after every batch."""
+    env = GaussianBandit(np.array([0.0, 10.0]), sigma=1.0)
+    alg = EBTC(2, 0.5)
+    if jit.available():
+        assert alg.engine(env, 100).name == "compiled kernel"
+    fast = simulate(alg, env, horizon=100, seed=3)
+    slow = simulate(EBTC(2, 0.5), env, horizon=100, seed=3, engine="reference")
+    assert _facts(fast) == _facts(slow)
+    assert fast.n_pulls == 2 and fast.stopped and fast.recommendation == 1
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
