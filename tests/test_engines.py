@@ -23,6 +23,7 @@ from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
 from banditkit.identification.k_armed.eb_tc import EBTC
+from banditkit.identification.k_armed.lucb import KLLUCB
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
 from banditkit.identification.top_two import TopTwoThompson
@@ -84,6 +85,11 @@ CASES = {
     "TTTS-gaussian": (lambda e, r: TopTwoThompson(e.n_arms, r, delta=0.1, posterior="gaussian",
                                                   sigma=0.5), GAUSS, 4000,
                       ("compiled kernel", None)),
+    "KLLUCB-bernoulli": (lambda e, r: KLLUCB(e.n_arms, 0.1), BERN, 6000,
+                         ("compiled kernel", None)),
+    "KLLUCB-gaussian-heuristic": (lambda e, r: KLLUCB(e.n_arms, 0.1, threshold="heuristic",
+                                                      model="gaussian", sigma=0.5), GAUSS,
+                                  6001, ("compiled kernel", None)),
     "EBTC-bernoulli": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5), BERN, 6000,
                        ("compiled kernel", None)),
     "EBTC-gaussian-heuristic": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5, epsilon0=0.0,
@@ -124,6 +130,19 @@ def compare(name: str, n_trials: int = 3) -> dict:
     out["distinct"] = len({json.dumps(_facts(t)) for t in slow_all}) > 1 or name.startswith(
         ("XY", "LinGapE", "TrackAndStop", "FWS", "LinGame"))
     return out
+
+
+@pytest.mark.parametrize("horizon", [100, 101])
+def test_kl_lucbs_kernel_cuts_its_last_batch_at_the_horizon_as_simulate_does(horizon):
+    """K = 4 and two pulls a round: T = 101 cuts the last batch to h_t, T = 100 does not."""
+    alg = KLLUCB(4, 0.1)
+    if jit.available():
+        assert alg.engine(BERN, horizon).name == "compiled kernel"
+    fast = simulate(alg, BERN, horizon=horizon, seed=4)
+    slow = simulate(KLLUCB(4, 0.1), BERN, horizon=horizon, seed=4, engine="reference")
+    assert _facts(fast) == _facts(slow) and fast.n_pulls == horizon and not fast.stopped
+    assert fast.decisions.n_batches == slow.decisions.n_batches
+    assert fast.info == slow.info  # rounds and the last gap
 
 
 def test_ebtcs_kernel_stops_on_the_first_batch_as_the_loop_does():
