@@ -24,6 +24,7 @@ from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
 from banditkit.identification.k_armed.eb_tc import EBTC
 from banditkit.identification.k_armed.lucb import KLLUCB
+from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
 from banditkit.identification.top_two import TopTwoThompson
@@ -90,6 +91,14 @@ CASES = {
     "KLLUCB-gaussian-heuristic": (lambda e, r: KLLUCB(e.n_arms, 0.1, threshold="heuristic",
                                                       model="gaussian", sigma=0.5), GAUSS,
                                   6001, ("compiled kernel", None)),
+    "KArmedTaS-D": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1), BERN, 6000,
+                    ("compiled kernel", None)),
+    "KArmedTaS-D-heuristic": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1,
+                                                              threshold="heuristic"), BERN,
+                              6000, ("compiled kernel", None)),
+    "KArmedTaS-C-gaussian": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1, tracking="C",
+                                                             model="gaussian", sigma=0.5),
+                             GAUSS, 6000, ("compiled kernel", None)),
     "EBTC-bernoulli": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5), BERN, 6000,
                        ("compiled kernel", None)),
     "EBTC-gaussian-heuristic": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5, epsilon0=0.0,
@@ -143,6 +152,22 @@ def test_kl_lucbs_kernel_cuts_its_last_batch_at_the_horizon_as_simulate_does(hor
     assert _facts(fast) == _facts(slow) and fast.n_pulls == horizon and not fast.stopped
     assert fast.decisions.n_batches == slow.decisions.n_batches
     assert fast.info == slow.info  # rounds and the last gap
+
+
+@pytest.mark.parametrize("tracking", ["D", "C"])
+def test_k_armed_track_and_stops_kernel_keeps_the_class_state(tracking):
+    """Forced pulls, the last statistic, w* and C-tracking's running sum: the kernel leaves the
+    algorithm as the protocol loop does (GK16's μ₁, Bernoulli)."""
+    env = BernoulliBandit(np.array([0.5, 0.45, 0.43, 0.4]))
+    fast_alg, slow_alg = (KArmedTrackAndStop(4, 0.2, tracking=tracking) for _ in range(2))
+    if jit.available():
+        assert fast_alg.engine(env, 50_000).name == "compiled kernel"
+    fast = simulate(fast_alg, env, horizon=50_000, seed=8)
+    slow = simulate(slow_alg, env, horizon=50_000, seed=8, engine="reference")
+    assert _facts(fast) == _facts(slow) and fast.stopped
+    assert fast.info == slow.info and (tracking == "C" or fast.info["forced"] > 0)
+    assert fast_alg.weights.tolist() == slow_alg.weights.tolist()
+    assert fast_alg._cum.tolist() == slow_alg._cum.tolist()
 
 
 def test_ebtcs_kernel_stops_on_the_first_batch_as_the_loop_does():
