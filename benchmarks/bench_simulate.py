@@ -20,8 +20,9 @@ same trials for ``simulate`` and ``engine``). ``simulate / engine`` is the faça
 and the loop agree on the capped trials (the first repeat). The instances: Bernoulli arms of
 Appendix H (6 arms 0.44...0.59) for the K-armed regret policies, 20 Gaussian unit arms in d = 5
 for OFUL and LinTS, Soare et al.'s instance (d = 5, ω = 0.01) for the linear identifiers, with
-their heuristic thresholds, and Bernoulli (0.5, 0.45, 0.42) at δ = 0.1 for top-two Thompson
-sampling.
+their heuristic thresholds, Bernoulli (0.5, 0.45, 0.42) at δ = 0.1 for top-two Thompson
+sampling, and Garivier & Kaufmann's μ₁ = (0.5, 0.45, 0.43, 0.4) at δ = 0.1 for EB-TC, KL-LUCB
+and K-armed Track-and-Stop.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.envs.multi_armed import BernoulliBandit
 from banditkit.identification.fw_sampling import FrankWolfeSampling
+from banditkit.identification.k_armed.eb_tc import EBTC
+from banditkit.identification.k_armed.lucb import KLLUCB
+from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.top_two import TopTwoThompson
 from banditkit.identification.track_and_stop import LinearTrackAndStop
@@ -48,6 +52,7 @@ from banditkit.rng import derive_seed, stream
 
 APPENDIX_H = BernoulliBandit(np.array([0.44, 0.47, 0.5, 0.53, 0.56, 0.59]))
 SOARE = make_instance("soare", d=5, omega=0.01)
+GK16_MU1 = BernoulliBandit(np.array([0.5, 0.45, 0.43, 0.4]))  # Garivier & Kaufmann 2016, §6
 TOP_TWO = BernoulliBandit(np.array([0.5, 0.45, 0.42]))
 
 
@@ -70,6 +75,9 @@ CASES: dict[str, tuple[Factory, object, int]] = {
     "TS (Gaussian)": (lambda e, r: ThompsonSampling(e.n_arms, r, posterior="gaussian"),
                       APPENDIX_H, 45_000),
     "TTTS": (lambda e, r: TopTwoThompson(e.n_arms, r, delta=0.1), TOP_TWO, 20_000),
+    "EB-TC": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5), GK16_MU1, 1_000_000),
+    "KL-LUCB": (lambda e, r: KLLUCB(e.n_arms, 0.1), GK16_MU1, 1_000_000),
+    "K-armed TaS-D": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1), GK16_MU1, 1_000_000),
     "OFUL": (lambda e, r: OFUL(e.X, reward_range=None), LINEAR, 20_000),
     "LinTS": (lambda e, r: LinearThompson(e.X, r, v=0.5, horizon=20_000, reward_range=None),
               LINEAR, 20_000),

@@ -224,7 +224,7 @@ CONSTRAINED = ConstrainedBandit(
     np.array([[0.8, 0.3, 0.4, 0.2, 0.1], [0.2, 0.3, 0.6, 0.1, 0.5]]), np.array([0.5, 0.6]),
     safe_strategy=np.array([0.0, 0.0, 0.0, 1.0, 0.0]))
 #: the registered algorithms that take a few seconds here (LPs each epoch, compiled kernels)
-SLOW = {"DEBORAH", "DEBORAS", "OptimisticConstrained", "OptimisticMixingConstrained",
+SLOW = {"DEBORAH", "DEBORAS", "OPLB", "OptimisticConstrained", "OptimisticMixingConstrained",
         "SafeOptimisticConstrained", "FrankWolfeSampling", "LinGame", "LinearTrackAndStop",
         "TopTwoThompson"}
 

@@ -22,6 +22,9 @@ from banditkit.envs.linear import LinearBandit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
+from banditkit.identification.k_armed.eb_tc import EBTC
+from banditkit.identification.k_armed.lucb import KLLUCB
+from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
 from banditkit.identification.top_two import TopTwoThompson
@@ -83,6 +86,24 @@ CASES = {
     "TTTS-gaussian": (lambda e, r: TopTwoThompson(e.n_arms, r, delta=0.1, posterior="gaussian",
                                                   sigma=0.5), GAUSS, 4000,
                       ("compiled kernel", None)),
+    "KLLUCB-bernoulli": (lambda e, r: KLLUCB(e.n_arms, 0.1), BERN, 6000,
+                         ("compiled kernel", None)),
+    "KLLUCB-gaussian-heuristic": (lambda e, r: KLLUCB(e.n_arms, 0.1, threshold="heuristic",
+                                                      model="gaussian", sigma=0.5), GAUSS,
+                                  6001, ("compiled kernel", None)),
+    "KArmedTaS-D": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1), BERN, 6000,
+                    ("compiled kernel", None)),
+    "KArmedTaS-D-heuristic": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1,
+                                                              threshold="heuristic"), BERN,
+                              6000, ("compiled kernel", None)),
+    "KArmedTaS-C-gaussian": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1, tracking="C",
+                                                             model="gaussian", sigma=0.5),
+                             GAUSS, 6000, ("compiled kernel", None)),
+    "EBTC-bernoulli": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5), BERN, 6000,
+                       ("compiled kernel", None)),
+    "EBTC-gaussian-heuristic": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5, epsilon0=0.0,
+                                                  threshold="heuristic"), GAUSS, 6000,
+                                ("compiled kernel", None)),
 }
 
 
@@ -118,6 +139,48 @@ def compare(name: str, n_trials: int = 3) -> dict:
     out["distinct"] = len({json.dumps(_facts(t)) for t in slow_all}) > 1 or name.startswith(
         ("XY", "LinGapE", "TrackAndStop", "FWS", "LinGame"))
     return out
+
+
+@pytest.mark.parametrize("horizon", [100, 101])
+def test_kl_lucbs_kernel_cuts_its_last_batch_at_the_horizon_as_simulate_does(horizon):
+    """K = 4 and two pulls a round: T = 101 cuts the last batch to h_t, T = 100 does not."""
+    alg = KLLUCB(4, 0.1)
+    if jit.available():
+        assert alg.engine(BERN, horizon).name == "compiled kernel"
+    fast = simulate(alg, BERN, horizon=horizon, seed=4)
+    slow = simulate(KLLUCB(4, 0.1), BERN, horizon=horizon, seed=4, engine="reference")
+    assert _facts(fast) == _facts(slow) and fast.n_pulls == horizon and not fast.stopped
+    assert fast.decisions.n_batches == slow.decisions.n_batches
+    assert fast.info == slow.info  # rounds and the last gap
+
+
+@pytest.mark.parametrize("tracking", ["D", "C"])
+def test_k_armed_track_and_stops_kernel_keeps_the_class_state(tracking):
+    """Forced pulls, the last statistic, w* and C-tracking's running sum: the kernel leaves the
+    algorithm as the protocol loop does (GK16's μ₁, Bernoulli)."""
+    env = BernoulliBandit(np.array([0.5, 0.45, 0.43, 0.4]))
+    fast_alg, slow_alg = (KArmedTrackAndStop(4, 0.2, tracking=tracking) for _ in range(2))
+    if jit.available():
+        assert fast_alg.engine(env, 50_000).name == "compiled kernel"
+    fast = simulate(fast_alg, env, horizon=50_000, seed=8)
+    slow = simulate(slow_alg, env, horizon=50_000, seed=8, engine="reference")
+    assert _facts(fast) == _facts(slow) and fast.stopped
+    assert fast.info == slow.info and (tracking == "C" or fast.info["forced"] > 0)
+    assert fast_alg.weights.tolist() == slow_alg.weights.tolist()
+    assert fast_alg._cum.tolist() == slow_alg._cum.tolist()
+
+
+def test_ebtcs_kernel_stops_on_the_first_batch_as_the_loop_does():
+    """A gap so wide that the Chernoff rule fires once every arm has been pulled once: the
+    kernel checks the rule after the first batch, as the class does after every batch."""
+    env = GaussianBandit(np.array([0.0, 10.0]), sigma=1.0)
+    alg = EBTC(2, 0.5)
+    if jit.available():
+        assert alg.engine(env, 100).name == "compiled kernel"
+    fast = simulate(alg, env, horizon=100, seed=3)
+    slow = simulate(EBTC(2, 0.5), env, horizon=100, seed=3, engine="reference")
+    assert _facts(fast) == _facts(slow)
+    assert fast.n_pulls == 2 and fast.stopped and fast.recommendation == 1
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

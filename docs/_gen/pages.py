@@ -78,7 +78,8 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
                  "(hard constraints: never unsafe with high probability), with optimistic "
                  "non-replicable baselines.",
         "pages": ["constrained.md"],
-        "modules": ["banditkit.policies.debora", "banditkit.policies.constrained_baselines"],
+        "modules": ["banditkit.policies.debora", "banditkit.policies.constrained_baselines",
+                    "banditkit.policies.oplb"],
     },
     "transductive-identification": {
         "title": "Transductive linear identification (RAGE)",

@@ -39,6 +39,7 @@ PROVIDERS: list[str] = ["banditkit.policies.named",
                         "banditkit.policies.linear_elimination",
                         "banditkit.policies.replicable_linear",
                         "banditkit.policies.constrained_baselines",
+                        "banditkit.policies.oplb",
                         "banditkit.policies.debora",
                         "banditkit.identification.named",
                         # issue 18: OFUL and linear Thompson sampling

@@ -30,7 +30,8 @@ def gamma_attempt_scalar(alpha: float, u_normal: float, u_accept: float,
     d = (alpha if valid else 1.0) - 1.0 / 3.0
     c = 1.0 / math.sqrt(9.0 * d)
     x = ndtri(u_normal, 0)
-    v = math.pow(1.0 + c * x, 3.0)  # numpy's ** 3 calls pow (not v·v·v)
+    y = 1.0 + c * x
+    v = y * y * y  # two IEEE products, as beta_draws.gamma_attempt: the same bits everywhere
     if not (valid and v > 0):
         return d * v, False
     return d * v, math.log(u_accept) < 0.5 * x * x + d - d * v + d * math.log(v)

@@ -99,7 +99,9 @@ def _points(instances: tuple[str, ...], deltas: tuple[float, ...]) -> tuple[dict
 
 BAI = FigureSpec(
     name="garivier-kaufmann:bai",
-    full_minutes="not measured: hours at 100 trials on 2 cores (3 trials: docs/k-armed.md)",
+    # 100 trials: 430 s of wall on 16 cores (2026-11-26; about 6,900 CPU s, 1.9 s a trial,
+    # the K-armed identifiers through the protocol loop at 40-90 µs a pull): docs/k-armed.md
+    full_minutes="7.2 min on 16 cores at 100 trials (about 2 h of CPU; docs/k-armed.md)",
     title="K-armed best-arm identification: sample complexity against δ ({trials} trials)",
     paper=PAPER,
     make_env=make_instance,

@@ -10,9 +10,10 @@ paper has no experiment; these figures are ours, each built from one of its clai
 * ``replicable-constrained:hard`` — DEBORA-H (Algorithm 4) plays safe strategies with probability
   ≥ 1 − δ (Lemma 5.1) at a regret that grows as 1/λ_min (Theorem 5.3): against the optimistic
   strategy mixed with x◇ by the same Eq. (4) without replicability
-  (:class:`~banditkit.policies.constrained_baselines.OptimisticMixingConstrained`), for Slater
-  margins λ_min ∈ {0.05, 0.1, 0.2}; below the regret curves, the rounds played with an unsafe
-  strategy and the measured non-replication of the pairs.
+  (:class:`~banditkit.policies.constrained_baselines.OptimisticMixingConstrained`) and the
+  published safe baseline OPLB (Pacchiano et al. 2021, :class:`~banditkit.policies.oplb.OPLB`),
+  for Slater margins λ_min ∈ {0.05, 0.1, 0.2}; below the regret curves, the rounds played
+  with an unsafe strategy and the measured non-replication of the pairs.
 * ``replicable-constrained:soft-long`` — Theorem 4.3's sublinear violation needs horizons where
   the paper's widths ζ_h fall below the instance's gaps (ζ ≈ 160 at T = 10⁶, ≈ 0.04 at 10¹⁴):
   the soft figure at T ∈ {10¹², 10¹³, …, 10¹⁸}, feasible because an epoch of
@@ -41,6 +42,7 @@ from ...envs.base import Environment
 from ...envs.instances import make_instance
 from ...policies.constrained_baselines import OptimisticConstrained, OptimisticMixingConstrained
 from ...policies.debora import DEBORA, DEBORAH, DEBORAS
+from ...policies.oplb import OPLB
 from ...simulate import simulate
 from ...trial import Trial
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
@@ -53,7 +55,7 @@ from .replicable_bandits import (
 )
 
 __all__ = ["FIGURES", "log_checkpoints", "make_debora", "make_debora_h", "make_debora_s",
-           "make_hard", "make_optimistic", "make_optimistic_mixing", "make_soft",
+           "make_hard", "make_oplb", "make_optimistic", "make_optimistic_mixing", "make_soft",
            "simulate_on_log_grid", "unsafe_rounds"]
 
 PAPER = "Bollini et al., Replicable Constrained Bandits (no experiment in the paper; ours)"
@@ -115,6 +117,16 @@ def make_optimistic_mixing(env: Environment, rng: np.random.Generator, *, T: int
     return OptimisticMixingConstrained(env.n_arms, T, env.alpha, x,
                                        safe_margins=env.alpha - env.G @ x, delta=delta,
                                        rng=rng)
+
+
+def make_oplb(env: Environment, rng: np.random.Generator, *, T: int) -> OPLB:
+    """OPLB (Pacchiano, Ghavamzadeh, Bartlett & Jiang 2021), multi-armed, as the authors'
+    code (policies/oplb.py): the published safe baseline. The known safe arm is x◇ = e_5 with
+    its cost means; α_r = 1 + 1/min α, α_c = 1, δ = 1/T² (the code's constants); the doubling
+    schedule (the code solves one LP a round, out of reach at T = 10⁶)."""
+    arm = int(np.flatnonzero(env.safe_strategy > 0)[0])
+    return OPLB(env.n_arms, T, env.alpha, safe_arm=arm, safe_costs=env.G[:, arm],
+                schedule="doubling", rng=rng)
 
 
 def unsafe_rounds(trial: Trial, env: Environment) -> dict[str, float]:
@@ -231,7 +243,7 @@ HARD = FigureSpec(
     name="replicable-constrained:hard",
     full_minutes=0.6,  # README/docs/constrained.md, --workers 2, trials only
     title="Hard constraints, T = {T}: DEBORA-H vs the optimistic strategy mixed with x◇ by "
-          "Eq. (4) (non-replicable), Slater margin λ_min = {lambda_min}",
+          "Eq. (4) and OPLB (non-replicable), Slater margin λ_min = {lambda_min}",
     paper=f"{PAPER}: Algorithm 4, Lemma 5.1, Theorem 5.3",
     make_env=make_hard,
     points=tuple(_points(T_FULL, lambda_min=lam) for lam in (0.05, 0.1, 0.2)),
@@ -239,6 +251,7 @@ HARD = FigureSpec(
         AlgorithmSpec("DEBORA-H", make_debora_h, {"rho": RHO, "delta": DELTA}),
         AlgorithmSpec("Optimistic + Eq. (4) mixing (non-replicable)", make_optimistic_mixing,
                       {"delta": DELTA}),
+        AlgorithmSpec("OPLB (Pacchiano et al. 2021; non-replicable)", make_oplb),
     ),
     trials=TRIALS,
     horizon=horizon_of,
@@ -251,8 +264,11 @@ HARD = FigureSpec(
     notes=("constrained-hard: the soft instance's arms with both thresholds shifted so that "
            "x◇ = e_5 has margin λ_min on each constraint. The baseline is DEBORA-H's own "
            "mixing rule (Eq. (4): x = σx◇ + (1 − σ)x̃, x̃ the optimistic strategy) with "
-           "empirical means and Hoeffding widths, hence not replicable; it is not Pacchiano et "
-           "al. (2021)'s OPLB (docs/constrained.md). unsafe_rounds counts the rounds whose "
+           "empirical means and Hoeffding widths, hence not replicable. The published safe "
+           "baseline is OPLB (Pacchiano, Ghavamzadeh, Bartlett & Jiang 2021), multi-armed, as "
+           "the authors' public code states it (its paper's algorithm box could not be read): "
+           "pessimistic costs, rewards with α_r = 1 + 1/min α, δ = 1/T², the known safe arm "
+           "e_5, the doubling schedule (policies/oplb.py). unsafe_rounds counts the rounds whose "
            "strategy violates a constraint under the true costs (drawn below the regret, with "
            "the measured non-replication of the {pairs} pairs per point); any_unsafe averages "
            "to the fraction of trials with one." + _COMMON),

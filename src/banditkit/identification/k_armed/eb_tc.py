@@ -60,6 +60,9 @@ class EBTC(KArmedIdentifier):
     Deterministic (no internal randomness: the tracking replaces Russo's coin).
     """
 
+    #: The compiled kernel (:mod:`banditkit.engines`; :mod:`.eb_tc_kernel`).
+    engines = "banditkit.identification.k_armed.eb_tc_kernel:ebtc_engine"
+
     def __init__(self, n_arms: int, delta: float = 0.05, *, epsilon0: float = 0.1,
                  beta: float = 0.5, sigma: float = 1.0, threshold: str = "theory",
                  horizon: int | None = None) -> None:

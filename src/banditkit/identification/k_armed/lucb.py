@@ -119,6 +119,9 @@ class KLLUCB(LUCB):
         Budget cap.
     """
 
+    #: The compiled kernel (:mod:`banditkit.engines`; :mod:`.lucb_kernel`).
+    engines = "banditkit.identification.k_armed.lucb_kernel:kl_lucb_engine"
+
     def __init__(self, n_arms: int, delta: float = 0.05, *, epsilon: float = 0.0,
                  threshold: str = "paper", k1: float = KLLUCB_K1,
                  alpha: float = KLLUCB_ALPHA, model: str = "bernoulli", sigma: float = 1.0,

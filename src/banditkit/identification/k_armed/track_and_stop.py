@@ -77,6 +77,9 @@ class KArmedTrackAndStop(KArmedIdentifier):
     (:func:`~.solvers.weights_solver`, compiled when numba is available).
     """
 
+    #: The compiled kernel (:mod:`banditkit.engines`; :mod:`.tas_kernel`).
+    engines = "banditkit.identification.k_armed.tas_kernel:tas_engine"
+
     def __init__(self, n_arms: int, delta: float = 0.05, *, tracking: str = "D",
                  model: str = "bernoulli", sigma: float = 1.0, threshold: str = "theory",
                  horizon: int | None = None) -> None:
