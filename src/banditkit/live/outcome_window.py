@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from .journal import ALGORITHM, ALL_BATCHES, OVERFLOW_TOTALS, ExperimentError, parse_stamp, stamp
+from .reads import stale_units
 from .resolved_prefix import advance
 from .store_base import Connection
 
@@ -187,14 +188,14 @@ class Resolving:
         window = self.window
         if window.seconds is None:
             return 0
-        now = self._micros()
+        # the time: read by the call's transaction when it sent this read ahead (the same
+        # text and cutoff), else now
+        now = self._resolve_at if self._resolve_at is not None else self._micros()
+        self._resolve_at = None
         cutoff = stamp(now - window.micros)
         # the partial index of waiting units on assigned_at: the closed ones only
-        stale = conn.execute(
-            f"SELECT id, batch, arm, kind FROM units "
-            f"{self._journal.indexed_by('units_waiting')} "
-            "WHERE reward IS NULL AND expired_at IS NULL AND assigned_at <= ? ORDER BY id",
-            (cutoff,)).fetchall()
+        stale = conn.execute(*stale_units(self._journal.indexed_by("units_waiting"),
+                                          cutoff)).fetchall()
         if not stale:
             return 0
         at = stamp(now)

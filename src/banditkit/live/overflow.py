@@ -48,6 +48,7 @@ import numpy as np
 from ..protocol import Batch, IIDBatch
 from ..rng import stream
 from .journal import OVERFLOW, OVERFLOW_TOTALS, ROLLOUT, ExperimentError
+from .reads import OVERFLOW_DRAWN
 from .store import Connection
 
 __all__ = ["MAX_PER_CALL", "RULES", "Overflowing", "check_rule", "design_shares", "draw_arms",
@@ -152,7 +153,7 @@ def serve(conn: Connection, last_id_sql: str, seed: int, batch_id: int, count: i
     else:
         assert shares is not None
         kind = OVERFLOW
-        row = conn.execute("SELECT value FROM meta WHERE key = 'overflow_drawn'").fetchone()
+        row = conn.execute(*OVERFLOW_DRAWN).fetchone()
         drawn = 0 if row is None else int(json.loads(row[0]))
         arms = draw_arms(seed, drawn, shares, count)
         propensity = shares[arms]
