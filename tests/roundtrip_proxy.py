@@ -2,12 +2,14 @@
 
 :class:`RoundTripProxy` is a TCP relay on 127.0.0.1 in front of a real server: a client
 connects to ``proxy.url(...)`` instead of the server, and every byte goes through unchanged.
-It counts a **round trip** each time the client sends after the server has sent to it (and
-the connection's first send): the client waited for an answer before it could go on. Bytes the
-client sends one after another without an answer in between (psycopg's pipeline mode, the
-simple query protocol's several statements) are one round trip; a server that answers part of
-a pipeline early only makes the count larger, never smaller, so the count is an upper bound on
-the waits a call costs. Counted per proxy (all its connections), read with :attr:`count`.
+It counts a **round trip** each time the server answers after the client has sent since
+the server's last answer: the client sent its request(s) and the server's reply came back, which
+a client that must read the reply waits for. Bytes the client sends one after another without
+an answer in between (psycopg's pipeline mode, the simple query protocol's several statements)
+are one round trip; a message the server does not answer (a trailing protocol Flush with
+nothing left to flush) is none. A server that answers part of a pipeline early only makes the
+count larger, never smaller, so the count is an upper bound on the waits a call costs. Counted
+per proxy (all its connections), read with :attr:`count`, and per connection.
 
 Used by ``tests/test_pg_round_trips.py`` and ``benchmarks/count_statements.py``.
 """
@@ -29,6 +31,8 @@ class RoundTripProxy:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self.count = 0
+        #: round trips per connection, in the order the connections were made
+        self.per_connection: list[int] = []
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -47,7 +51,9 @@ class RoundTripProxy:
             server = socket.create_connection(self._target)
             for sock in (client, server):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            state = {"server_spoke": True}  # the first send of a connection is a round trip
+            with self._lock:
+                state = {"client_spoke": False, "index": len(self.per_connection)}
+                self.per_connection.append(0)
             threading.Thread(target=self._relay, args=(client, server, state, True),
                              daemon=True).start()
             threading.Thread(target=self._relay, args=(server, client, state, False),
@@ -62,13 +68,13 @@ class RoundTripProxy:
                     break
                 with self._lock:
                     if from_client:
-                        if state["server_spoke"]:
-                            self.count += 1
-                            state["server_spoke"] = False
-                    else:
-                        # marked before the client can see the answer, so its next send
-                        # always finds the mark
-                        state["server_spoke"] = True
+                        state["client_spoke"] = True
+                    elif state["client_spoke"]:
+                        # an answer: counted before the client can see it, so a call's count
+                        # is complete when the call returns
+                        self.count += 1
+                        self.per_connection[state["index"]] += 1
+                        state["client_spoke"] = False
                 sink.sendall(data)
         except OSError:
             pass
