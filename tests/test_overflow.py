@@ -253,3 +253,23 @@ def test_expired_overflow_units_free_no_slot_and_leave_the_batch_alone(where):
         state = exp.status()
         assert int(state.arms["overflow"].sum()) == 5 and int(state.arms["assigned"].sum()) == 18
     check_consistent(where)
+
+
+def test_overflow_during_a_commit_batch_goes_to_the_committed_arm(tmp_path):
+    """Issue 26's rule: overflow follows "the current design's shares among the arms still in
+    play". Once ReplicableElimination has committed (the next exploration batch no longer
+    fits the horizon), its commit batch plays the lowest surviving index for the rest of the
+    horizon while its ``active`` set still lists every survivor: the overflow of that batch
+    goes to the committed arm (propensity 1), not uniformly over the survivors."""
+    definition = {**DEFINITION, "horizon": 30}  # 18 pulls, then 12 committed to one arm
+    with Experiment.create(tmp_path / "c.sqlite", **definition) as exp:
+        first = exp.assign(18)
+        exp.record(first["unit"].tolist(), [1.0] * 18)  # no arm eliminated
+        commit = exp.assign(12)
+        assert exp._algorithm.committed and len(exp._algorithm.active) == 3
+        assert set(commit["arm"]) == {"a"}
+        overflow = exp.assign(300)
+        assert overflow.attrs["overflow_units"] == overflow["unit"].tolist()
+        assert set(overflow["arm"]) == {"a"}
+        units = exp.units().set_index("unit").loc[overflow["unit"]]
+        assert (units["propensity"] == 1.0).all()

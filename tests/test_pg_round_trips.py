@@ -53,6 +53,7 @@ def test_assign_and_record_take_at_most_four_round_trips(postgres_server, proxy,
                 for n, keyed in ((1, False), (1, True), (50, False), (20, True)):
                     assigned, recorded = _calls(e, proxy, n, keyed, i)
                     seen.append((n, keyed, assigned, recorded))
+            e.verify()  # the running totals and the resolved prefix agree with the units
         worst = max(max(a, r) for *_, a, r in seen)
         assert worst <= LIMIT, seen
         # the plain steady-state call is the one the service makes most: 3 each
@@ -111,17 +112,21 @@ def test_a_refused_record_changes_nothing_and_the_next_call_goes_on(postgres_ser
 
 
 def _refuse_half_rewards(url: str, name: str) -> None:
-    """A trigger that fails the UPDATE of a unit given reward 0.5: a write the server refuses
-    after the pipeline sent it on without waiting (as a full disk or a constraint would)."""
+    """Triggers that fail the UPDATE of a unit given reward 0.5 (a write followed by reads in
+    its call) and the INSERT of the key 'refused' (among the last writes of an assign, after
+    its last read): writes the server refuses after the pipeline sent them on without waiting
+    (as a full disk or a constraint would)."""
     import psycopg
 
     schema = ps._quoted(ps.schema_name(name))
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE FUNCTION {schema}.refuse() RETURNS trigger AS $$ BEGIN "
-                     "IF NEW.reward = 0.5 THEN RAISE EXCEPTION 'refused by the test'; END IF; "
-                     "RETURN NEW; END $$ LANGUAGE plpgsql")
-        conn.execute(f"CREATE TRIGGER refuse BEFORE UPDATE ON {schema}.units FOR EACH ROW "
-                     f"EXECUTE FUNCTION {schema}.refuse()")
+        for table, condition in (("units", "NEW.reward = 0.5"), ("keys", "NEW.key = 'refused'")):
+            conn.execute(f"CREATE FUNCTION {schema}.refuse_{table}() RETURNS trigger AS $$ "
+                         f"BEGIN IF {condition} THEN RAISE EXCEPTION 'refused by the test'; "
+                         "END IF; RETURN NEW; END $$ LANGUAGE plpgsql")
+            event = "UPDATE" if table == "units" else "INSERT"
+            conn.execute(f"CREATE TRIGGER refuse BEFORE {event} ON {schema}.{table} FOR EACH "
+                         f"ROW EXECUTE FUNCTION {schema}.refuse_{table}()")
 
 
 def test_a_write_refused_by_the_server_fails_its_call_alone(postgres_server):
@@ -143,8 +148,19 @@ def test_a_write_refused_by_the_server_fails_its_call_alone(postgres_server):
             with pytest.raises(ExperimentError, match="refused by the test"):
                 e.record([u[2]], [0.5])
             assert e.record([u[3]], [1.0]) == 1
+        # the last writes of a call (its keys), refused: alone, then between two calls of
+        # a group
+        with pytest.raises(ExperimentError, match="refused by the test"):
+            e.assign(keys=["refused"])
+        with e.group_commit():
+            assert e.assign(keys=["k1"])["key"].tolist() == ["k1"]
+            with pytest.raises(ExperimentError, match="refused by the test"):
+                e.assign(keys=["refused"])
+            assert e.assign(keys=["k3"])["key"].tolist() == ["k3"]
         e.verify()
     with Experiment.open(url, name=name, readonly=True) as r:
         rewards = r.units().set_index("unit")["reward"]
         assert rewards.loc[[u[0], u[1], u[3]]].tolist() == [1.0, 0.0, 1.0]
         assert rewards.loc[[u[2], u[4]]].isna().all()
+        keys = r.units()["key"].dropna().tolist()
+        assert sorted(keys) == ["k1", "k3"]
