@@ -181,6 +181,27 @@ class Resolving:
     """Methods of :class:`banditkit.Experiment` (a mixin: they use its store, clock, window,
     running totals and algorithm); see the module docstring."""
 
+    def resolve(self) -> int:
+        """Resolve now, by the experiment's rule, every unit whose outcome window has closed
+        (what every call that writes does first), and let the algorithm observe a batch they
+        complete.
+
+        Who needs it: a process that only reads would otherwise show such units as
+        ``overdue`` until the next write; ``banditkit serve`` calls it on its writer, without
+        waiting, when a read finds overdue units (so a dashboard watching an experiment that
+        gets no traffic sees them resolved). Nothing to do without a window.
+
+        Returns
+        -------
+        int
+            Units resolved.
+        """
+        self._check_writable("resolve")
+        if self.window.seconds is None:
+            return 0
+        with self._transaction(resolve=True) as conn:
+            return self._resolve(conn)
+
     def _resolve(self, conn: Connection) -> int:
         """Resolve, by the experiment's rule, every unit whose window has closed; then let the
         algorithm observe a batch they complete and check the guardrails. In the caller's

@@ -117,6 +117,9 @@ class _Reader:
             experiment.close()
 
     def read(self, kind: str, name: str, args: tuple = ()) -> Any:
+        """The answer: for ``units``, :func:`units_answer`'s; for ``status`` and ``page``,
+        (bytes, units overdue): a read-only open resolves nothing, and the server asks its
+        writer to resolve them (:meth:`banditkit.Experiment.resolve`) without waiting."""
         from .jsonable import to_json
 
         experiment = self.experiment(name)
@@ -124,21 +127,22 @@ class _Reader:
             if kind == "units":
                 return units_answer(experiment, *args)
             status = experiment.status()
+            overdue = int(status.waiting_units.overdue)
             text = json.dumps(to_json(status))
             if kind == "status":
-                return text.encode()
+                return text.encode(), overdue
             cached = self.pages.get(name)
             if cached is not None and (cached[0] == text
                                        or time.monotonic() - cached[1] < PAGE_MIN_AGE):
                 self.pages.move_to_end(name)
-                return cached[2].encode()
+                return cached[2].encode(), overdue
             from .page import render_page
 
             page = render_page(experiment, title=name, refresh=30, status=status)
             self.pages[name] = (text, time.monotonic(), page)
             while len(self.pages) > self.spec.max_open:
                 self.pages.popitem(last=False)
-            return page.encode()
+            return page.encode(), overdue
         except ExperimentError:
             self._forget(name)  # reopened next time (a database back, a file replaced)
             raise
