@@ -43,6 +43,7 @@ from . import overflow as _overflow
 from . import reads as _reads
 from .defaults import params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics
+from .history import Histories
 from .horizon import horizon_warnings
 from .inputs import MAX_KEY_LENGTH
 from .inputs import as_ids as _as_ids
@@ -117,7 +118,7 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
 Clock = Callable[[], float]
 
 
-class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verification):
+class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verification, Histories):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
