@@ -58,13 +58,18 @@ def keyed_units(keys: Sequence[str]) -> Read:
             f"({','.join('?' * len(keys))})", tuple(keys))
 
 
+#: The largest ``LIMIT`` a store takes (SQLite's and PostgreSQL's 64-bit integers): an n
+#: beyond it (``assign`` takes Python ints of any size) reads every expired slot.
+_MAX_LIMIT = 2**62
+
+
 def reoffered_slots(batch_id: int, limit: int) -> Read:
     """Up to ``limit`` slots of batch ``batch_id`` whose units all expired (handed out again
     first), in slot order; a partial index holds the expired units only."""
     return ("SELECT DISTINCT slot FROM units u WHERE batch = ? AND expired_at IS NOT NULL "
             "AND kind = 0 AND NOT EXISTS (SELECT 1 FROM units v WHERE v.batch = u.batch AND "
             "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot LIMIT ?",
-            (batch_id, limit))
+            (batch_id, min(int(limit), _MAX_LIMIT)))
 
 
 def handed(batch_id: int) -> Read:
