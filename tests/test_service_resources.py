@@ -183,3 +183,20 @@ def test_a_refused_call_keeps_the_replayed_algorithm_and_changes_no_decision(tmp
         assert refused >= 20 and kept == refused, (refused, kept)
     with Experiment.open(path) as again:
         assert again.decisions().same_as(trial.decisions)
+
+
+def test_a_reader_started_while_its_server_stops_still_exits(tmp_path):
+    """A reader process watches the pid its server gave it, not its parent at start: one
+    spawned while the server was stopping had init for a parent from the start, waited for
+    it for ever and held the server's stderr open (a test then hung in Server.stop)."""
+    import subprocess
+    import sys
+
+    code = ("import time\nfrom banditkit.service.readers import ReadSpec, _start\n"
+            f"_start(ReadSpec(root={str(tmp_path)!r}), 2**22 + 12345)\ntime.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        assert child.wait(timeout=30) == 0  # gone within its watch's first second or so
+    finally:
+        if child.poll() is None:
+            child.kill()

@@ -174,13 +174,17 @@ class _Reader:
 _READER: _Reader | None = None
 
 
-def _start(spec: ReadSpec) -> None:
+def _start(spec: ReadSpec, server: int) -> None:
+    """A reader process's start: lower priority, the watch on its server (``server``: the
+    server's pid, given by the server itself — read here with ``getppid``, a reader started
+    while its server was stopping took its new parent, init, for the server, and waited for
+    it for ever, holding the server's stderr open), its reader."""
     global _READER
     try:
         os.nice(READER_NICE)
     except OSError:  # not allowed here: same priority
         pass
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True,
+    threading.Thread(target=_exit_with_parent, args=(server,), daemon=True,
                      name="banditkit-orphan-watch").start()
     _READER = _Reader(spec)
 
@@ -234,7 +238,7 @@ class Readers:
             # a lock held by one of them
             self._pool: Any = ProcessPoolExecutor(
                 max_workers=limits.readers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start, initargs=(spec,))
+                initializer=_start, initargs=(spec, os.getpid()))
             self._local = None
         else:
             from concurrent.futures import ThreadPoolExecutor
@@ -291,7 +295,7 @@ class Readers:
         """A pool whose process died refuses every later read: start a new one."""
         old, self._pool = self._pool, ProcessPoolExecutor(
             max_workers=self.limits.readers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start, initargs=(self.spec,))
+            initializer=_start, initargs=(self.spec, os.getpid()))
         old.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
