@@ -119,7 +119,22 @@ class _Reader:
     def read(self, kind: str, name: str, args: tuple = ()) -> Any:
         """The answer: for ``units``, :func:`units_answer`'s; for ``status`` and ``page``,
         (bytes, units overdue): a read-only open resolves nothing, and the server asks its
-        writer to resolve them (:meth:`banditkit.Experiment.resolve`) without waiting."""
+        writer to resolve them (:meth:`banditkit.Experiment.resolve`) without waiting.
+
+        An experiment this reader had open that fails (deleted or replaced since, a database
+        back after a restart) is opened again once before the error is answered: a deleted
+        one is then "not found" (404), as for a reader that never had it open, not a 400."""
+        was_open = name in self.open
+        try:
+            return self._read(kind, name, args)
+        except (NotFound, Unavailable):
+            raise
+        except ExperimentError:
+            if not was_open:
+                raise
+            return self._read(kind, name, args)  # _read forgot it: opened afresh
+
+    def _read(self, kind: str, name: str, args: tuple = ()) -> Any:
         from .jsonable import to_json
 
         experiment = self.experiment(name)
