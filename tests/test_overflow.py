@@ -72,7 +72,10 @@ def test_every_call_gets_n_units_and_the_algorithm_decides_as_without_overflow(w
     extra = units[units["kind"] != "algorithm"]
     assert (extra["slot"] == -1).all()
     overflow = extra[extra["kind"] == "overflow"]
-    assert ((overflow["propensity"] > 0) & (overflow["propensity"] < 1)).all()
+    assert ((overflow["propensity"] > 0) & (overflow["propensity"] <= 1)).all()
+    assert (overflow["propensity"] < 1).any()  # the exploring batches' shares
+    # during the commit batch the design is the committed arm: there, propensity 1
+    assert overflow.loc[overflow["propensity"] == 1, "arm"].nunique() <= 1
     # rollout: every unit on the recommended / committed arm, propensity 1
     rollout = extra[extra["kind"] == "rollout"]
     assert set(rollout["arm"]) == {state.leader} and (rollout["propensity"] == 1).all()
