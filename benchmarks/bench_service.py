@@ -337,8 +337,10 @@ def verify(store: Store, name: str, workers: list[Client], killed: dict | None =
         units = exp.units()
     live = units[units["expired_at"].isna()]
     stored = dict(zip(live["unit"].tolist(), live["reward"].tolist(), strict=True))
-    # overflow units hold no slot of the algorithm's (slot -1): only its own units can collide
-    slot_dupes = int(live[live["kind"] == "algorithm"].duplicated(["batch", "slot"]).sum())
+    # a slot of the algorithm's holding two live units; overflow and rollout units take no
+    # slot (all stored with slot -1), so they are checked by id alone
+    algorithm = live[live["kind"] == "algorithm"]
+    slot_dupes = int(algorithm.duplicated(["batch", "slot"]).sum())
     lost = sum(1 for u, r in recorded.items() if stored.get(u) != r)
     orphans = [] if killed is None else killed["orphans"]
     expired = set(units.loc[units["expired_at"].notna(), "unit"].tolist())
@@ -349,6 +351,7 @@ def verify(store: Store, name: str, workers: list[Client], killed: dict | None =
     duplicated = (len(given) - len(known)) + slot_dupes + sum(1 for u in stored
                                                               if u not in known)
     return {"round_trips": sum(w.trips for w in workers), "units_given": len(given),
+            "overflow_units": int((units["kind"] != "algorithm").sum()),
             "units_recorded": len(recorded), "units_stored": len(units), "lost": lost,
             "orphans": len(orphans),
             "duplicated": duplicated}
@@ -382,6 +385,19 @@ def _ms(value: float, form: str = "{:.2f}") -> str:
     return "–" if value != value else form.format(value)
 
 
+def statements_per_call() -> str:
+    """PostgreSQL's round trips (on the wire) and statements per assign(1) and record(1), from
+    benchmarks/count_statements.py (its own throwaway server: the same code path as the
+    service's pooled experiments), as comment lines under the table."""
+    import subprocess
+
+    script = Path(__file__).resolve().parent / "count_statements.py"
+    done = subprocess.run([sys.executable, str(script), "--calls", "20"], capture_output=True,
+                          text=True, check=False)
+    lines = (done.stdout if done.returncode == 0 else done.stdout + done.stderr).splitlines()
+    return "".join(f"# statements per call (PostgreSQL): {line}\n" for line in lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[8, 32],
@@ -412,7 +428,12 @@ def main(argv: list[str] | None = None) -> int:
                              "lost and nothing counted twice across a crash)")
     parser.add_argument("--json", default=None, metavar="FILE",
                         help="also write every configuration's numbers to FILE")
+    parser.add_argument("--no-statements", dest="statements", action="store_false",
+                        help="skip the PostgreSQL round trips and statements per call "
+                             "(benchmarks/count_statements.py, run after the table when "
+                             "postgres is measured; about 20 s)")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
     if not all(1 <= c <= 64 for c in args.clients) or args.round_trips < 1 or args.units < 1:
         parser.error("--clients must be in [1, 64]; --round-trips and --units >= 1")
     if any(s < 1 for s in args.servers):
@@ -444,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for note in notes:
         print(f"# {note}")
+    if "postgres" in backends and args.statements:
+        print(statements_per_call(), end="", flush=True)
+    print(f"# whole run: {time.perf_counter() - started:,.0f} s")
     failed = False
     for r in results:
         for error in r["errors"]:

@@ -189,3 +189,25 @@ def test_the_cli_creates_with_a_window_shows_it_and_refuses_a_bad_one(tmp_path, 
                  "--limit", "1"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["unit"] for r in rows] == ["2"] and "imputed" in rows[0]
+
+
+def test_a_read_that_finds_overdue_units_has_the_writer_resolve_them(server):
+    """Reads run in read-only reader processes, which resolve nothing: a read that finds units
+    past their window answers at once (it names them overdue, without waiting for the writer)
+    and has the server's writer resolve them in the background, so a dashboard that only
+    reads sees them resolved without any write from a client."""
+    port = server.port
+    assert _post(port, "/experiments", {**README, "outcome_window": 1.0})[0] == 201
+    code, assigned = _post(port, "/experiments/ab/assign", {"n": 4})
+    assert code == 200 and len(assigned["units"]) == 4
+    time.sleep(1.3)  # the four windows close; no client writes from here on
+    _, status = _get(port, "/experiments/ab/status")
+    assert status["waiting_units"]["overdue"] == 4  # answered before the writer resolved
+    deadline = time.time() + 30
+    while status["waiting_units"]["overdue"] and time.time() < deadline:
+        time.sleep(0.1)
+        _, status = _get(port, "/experiments/ab/status")
+    assert status["waiting_units"]["overdue"] == 0 and status["waiting_units"]["units"] == 0
+    _, units = _get(port, "/experiments/ab/units")
+    assert [u["reward"] for u in units["units"]] == [0.0] * 4  # missing="zero": imputed
+    assert all(u["imputed"] for u in units["units"])

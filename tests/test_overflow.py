@@ -72,7 +72,10 @@ def test_every_call_gets_n_units_and_the_algorithm_decides_as_without_overflow(w
     extra = units[units["kind"] != "algorithm"]
     assert (extra["slot"] == -1).all()
     overflow = extra[extra["kind"] == "overflow"]
-    assert ((overflow["propensity"] > 0) & (overflow["propensity"] < 1)).all()
+    assert ((overflow["propensity"] > 0) & (overflow["propensity"] <= 1)).all()
+    assert (overflow["propensity"] < 1).any()  # the exploring batches' shares
+    # during the commit batch the design is the committed arm: there, propensity 1
+    assert overflow.loc[overflow["propensity"] == 1, "arm"].nunique() <= 1
     # rollout: every unit on the recommended / committed arm, propensity 1
     rollout = extra[extra["kind"] == "rollout"]
     assert set(rollout["arm"]) == {state.leader} and (rollout["propensity"] == 1).all()
@@ -253,3 +256,23 @@ def test_expired_overflow_units_free_no_slot_and_leave_the_batch_alone(where):
         state = exp.status()
         assert int(state.arms["overflow"].sum()) == 5 and int(state.arms["assigned"].sum()) == 18
     check_consistent(where)
+
+
+def test_overflow_during_a_commit_batch_goes_to_the_committed_arm(tmp_path):
+    """Issue 26's rule: overflow follows "the current design's shares among the arms still in
+    play". Once ReplicableElimination has committed (the next exploration batch no longer
+    fits the horizon), its commit batch plays the lowest surviving index for the rest of the
+    horizon while its ``active`` set still lists every survivor: the overflow of that batch
+    goes to the committed arm (propensity 1), not uniformly over the survivors."""
+    definition = {**DEFINITION, "horizon": 30}  # 18 pulls, then 12 committed to one arm
+    with Experiment.create(tmp_path / "c.sqlite", **definition) as exp:
+        first = exp.assign(18)
+        exp.record(first["unit"].tolist(), [1.0] * 18)  # no arm eliminated
+        commit = exp.assign(12)
+        assert exp._algorithm.committed and len(exp._algorithm.active) == 3
+        assert set(commit["arm"]) == {"a"}
+        overflow = exp.assign(300)
+        assert overflow.attrs["overflow_units"] == overflow["unit"].tolist()
+        assert set(overflow["arm"]) == {"a"}
+        units = exp.units().set_index("unit").loc[overflow["unit"]]
+        assert (units["propensity"] == 1.0).all()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from service_support import Server, call
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,3 +185,47 @@ def test_a_refused_call_keeps_the_replayed_algorithm_and_changes_no_decision(tmp
         assert refused >= 20 and kept == refused, (refused, kept)
     with Experiment.open(path) as again:
         assert again.decisions().same_as(trial.decisions)
+
+
+def test_a_reader_started_while_its_server_stops_still_exits(tmp_path):
+    """A reader process watches the pid its server gave it, not its parent at start: one
+    spawned while the server was stopping had init for a parent from the start, waited for
+    it for ever and held the server's stderr open (a test then hung in Server.stop)."""
+    import subprocess
+    import sys
+
+    code = ("import time\nfrom banditkit.service.readers import ReadSpec, _start\n"
+            f"_start(ReadSpec(root={str(tmp_path)!r}), 2**22 + 12345)\ntime.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        assert child.wait(timeout=30) == 0  # gone within its watch's first second or so
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def test_a_reader_answers_not_found_for_an_experiment_deleted_while_it_had_it_open(pg_url):
+    """A reader process keeps its experiments open; one deleted since (by the writer, or
+    another server) is opened again before the error is answered: 404, as from a reader that
+    never had it open, rather than a 400 naming the deletion (which reader a request reaches
+    is chance)."""
+    import banditkit.live.postgres_store as ps
+    from banditkit import Experiment
+    from banditkit.service.catalog import NotFound
+    from banditkit.service.readers import ReadSpec, _Reader
+
+    Experiment.create(pg_url, name="gone", algorithm="UCB1", arms=["a", "b"], seed=1,
+                      horizon=10).close()
+    reader = _Reader(ReadSpec(url=pg_url))
+    try:
+        data, overdue = reader.read("status", "gone")
+        assert b'"algorithm"' in data and overdue == 0 and "gone" in reader.open
+        ps.drop(pg_url, "gone")
+        with pytest.raises(NotFound, match="no experiment named 'gone'"):
+            reader.read("status", "gone")
+    finally:
+        for name in list(reader.open):
+            reader._forget(name)
+        pool = ps._POOLS.pop(pg_url, None)
+        if pool is not None:
+            pool.close()

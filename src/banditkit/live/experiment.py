@@ -40,9 +40,11 @@ from ..protocol import Algorithm, Batch, IIDBatch
 from ..registry import get_policy, make_policy
 from ..rng import as_generator
 from . import overflow as _overflow
+from . import reads as _reads
 from .assignment import Assignment
 from .defaults import params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics
+from .history import Histories
 from .horizon import horizon_warnings
 from .inputs import MAX_KEY_LENGTH
 from .inputs import as_ids as _as_ids
@@ -116,7 +118,7 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
 Clock = Callable[[], float]
 
 
-class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verification):
+class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verification, Histories):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
@@ -491,10 +493,32 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
 
     # -- one transaction per call, with the algorithm brought up to date -----------------------
     @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
-        with self._rolled_back_on_error(self._journal.transaction()) as conn:
-            self._sync(conn)
-            yield conn
+    def _transaction(self, resolve: bool = False,
+                     read_ahead: Sequence[_reads.Read] = ()) -> Iterator[Connection]:
+        """The call's transaction with the algorithm brought up to date (:meth:`_sync`).
+
+        Its first reads go with the lock in one round trip (:mod:`banditkit.live.reads`): the
+        stored batches, ``read_ahead``, and with ``resolve`` (a call that starts with
+        :meth:`_resolve`) the units whose window closed by now, the clock read here once for
+        that ``_resolve``."""
+        self._stored_now = None
+        reads = [_reads.batches(0 if self._algorithm is None else self._observed)]
+        if resolve and self.window.seconds is not None:
+            self._resolve_at = self._micros()
+            reads.append(_reads.stale_units(self._journal.indexed_by("units_waiting"),
+                                            stamp(self._resolve_at - self.window.micros)))
+        try:
+            with self._rolled_back_on_error(self._journal.transaction([*reads, *read_ahead])
+                                            ) as conn:
+                self._sync(conn)
+                yield conn
+        finally:
+            self._resolve_at = None
+
+    #: the time (µs) the running call's :meth:`_resolve` resolves at, read by _transaction
+    _resolve_at: int | None = None
+    #: the batch the running call stored (:meth:`_pending`), if any
+    _stored_now: int | None = None
 
     @contextmanager
     def _rolled_back_on_error(self, store_block: Any) -> Iterator[Any]:
@@ -546,8 +570,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             self._algorithm = self._build(self._journal_meta(), self._problem)
             self._observed = 0
             self._checked = self._ends = None
-        rows = conn.execute("SELECT id, digest, reward_sums, cost_sums FROM batches "
-                            "WHERE id >= ? ORDER BY id", (self._observed,)).fetchall()
+        rows = conn.execute(*_reads.batches(self._observed)).fetchall()
         for batch_id, digest, reward_sums, cost_sums in rows:
             asked = self._ask()
             if batch_id != self._observed or asked is None:
@@ -679,6 +702,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                 conn.execute("INSERT INTO runs (batch, arms, counts) VALUES (?, ?, ?)",
                              (batch_id, arms, counts))
             self._checked = (batch_id, digest)
+            self._stored_now = batch_id
         return batch_id, batch
 
     # -- the exchange ------------------------------------------------------------------------
@@ -733,7 +757,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             n = len(keys)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
-        with self._transaction() as conn:
+        with self._transaction(resolve=True, read_ahead=self._assign_reads(int(n), keys)
+                               ) as conn:
             self._resolve(conn)  # units whose outcome window closed, by the experiment's rule
             state = self._ops_state(conn)
             stopped = state.get("stopped")
@@ -760,7 +785,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             batch_id = self._observed if pending is not None else max(self._observed - 1, 0)
             if pending is not None:
                 batch_id, batch = pending
-                handed = self._hand_out(conn, batch_id, batch, min(wanted, batch.n_pulls))
+                handed = self._hand_out(conn, batch_id, batch, min(wanted, batch.n_pulls),
+                                        asked, self._stored_now == batch_id)
                 assert handed is not None  # not ``whole``: never None
                 ids, arms = handed
             if pending is None and self._observed == 0:
@@ -808,7 +834,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
                 raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
         total = sum(int(n) for n in counts)
-        with self._transaction() as conn:
+        with self._transaction(resolve=True,
+                               read_ahead=self._assign_reads(total, None)) as conn:
             self._resolve(conn)  # as each call would (their windows close in the same instant)
             state = self._ops_state(conn)
             if state.get("stopped") is not None or self._paused(conn, state):
@@ -817,7 +844,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             if pending is None:
                 return None
             batch_id, batch = pending
-            handed = self._hand_out(conn, batch_id, batch, total, whole=True)
+            handed = self._hand_out(conn, batch_id, batch, total, total,
+                                    self._stored_now == batch_id, whole=True)
             if handed is None:
                 return None
             ids, arms = handed[0], handed[1].tolist()
@@ -829,19 +857,35 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             start = stop
         return parts
 
-    def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int,
-                  whole: bool = False) -> tuple[list[int], np.ndarray] | None:
+    def _assign_reads(self, n: int, keys: list[str] | None) -> list[_reads.Read]:
+        """The reads ``assign(n, keys)`` makes first, sent with the lock
+        (:mod:`banditkit.live.reads`): the operator's state, the keys' units, the pending
+        batch's re-offered slots and count handed out (for the batch pending when the call
+        starts; another process's progress makes them unused, never wrong), the overflow
+        counter."""
+        reads = [_reads.ops_state(), _reads.reoffered_slots(self._observed, n),
+                 _reads.handed(self._observed)]
+        if keys is not None:
+            reads.append(_reads.keyed_units(keys[:CHUNK]))
+        if self.overflow != "off":
+            reads.append(_reads.OVERFLOW_DRAWN)
+        return reads
+
+    def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int, asked: int,
+                  new: bool, whole: bool = False) -> tuple[list[int], np.ndarray] | None:
         """Insert up to ``n`` new units into the pending batch's next slots (expired units'
-        slots first): their ids and arms, in slot-order. With ``whole``, all ``n`` or none:
-        ``None`` (nothing written) when fewer than ``n`` slots are left."""
-        # slots of expired units first (a partial index holds the expired ones only)
-        reoffer = [r[0] for r in conn.execute(
-            "SELECT DISTINCT slot FROM units u WHERE batch = ? AND expired_at IS NOT NULL "
-            "AND kind = 0 AND NOT EXISTS (SELECT 1 FROM units v WHERE v.batch = u.batch AND "
-            "v.slot = u.slot AND v.expired_at IS NULL) ORDER BY slot LIMIT ?",
-            (batch_id, n))]
-        (handed,) = conn.execute("SELECT handed FROM batches WHERE id = ?",
-                                 (batch_id,)).fetchone()
+        slots first): their ids and arms, in slot-order. ``asked``: the call's ``n`` (≥ n, the
+        re-offered slots' read limit, as read ahead); ``new``: the batch was stored by this
+        call (none of its slots is handed out or expired: nothing to read). With ``whole``, all
+        ``n`` or none: ``None`` (nothing written) when fewer than ``n`` slots are left."""
+        if new:
+            reoffer: list[int] = []
+            handed = 0
+        else:
+            # slots of expired units first (a partial index holds the expired ones only)
+            reoffer = [r[0] for r in conn.execute(
+                *_reads.reoffered_slots(batch_id, asked))][:n]
+            (handed,) = conn.execute(*_reads.handed(batch_id)).fetchone()
         take = min(batch.n_pulls - handed, n - len(reoffer))
         if whole and len(reoffer) + take < n:
             return None
@@ -887,9 +931,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         for start in range(0, len(keys), CHUNK):
             chunk = keys[start: start + CHUNK]
             for key, unit, arm, batch_id, expired_at in conn.execute(
-                    "SELECT k.key, k.unit, u.arm, u.batch, u.expired_at FROM keys k "
-                    "JOIN units u ON u.id = k.unit WHERE k.superseded_at IS NULL AND k.key IN "
-                    f"({','.join('?' * len(chunk))})", chunk):
+                    *_reads.keyed_units(chunk)):
                 self._check_arm_index(arm)
                 found[key] = (unit, arm, batch_id, expired_at)
         return found
@@ -1012,7 +1054,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         self._check_writable("record")
         ids, values, cost_values, metric_values = self._record_inputs(units, rewards, costs,
                                                                       metrics)
-        with self._transaction() as conn:
+        with self._transaction(resolve=True,
+                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
             return len(self._record_in(conn, ids, values, cost_values, metric_values))
 
     def record_many(self, calls: Sequence[tuple[Sequence[int], Sequence[float]]]
@@ -1040,7 +1083,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         if np.unique(ids).size != ids.size:
             raise ExperimentError("units: each unit may appear once per call")
         values = np.concatenate([i[1] for i in inputs])
-        with self._transaction() as conn:
+        with self._transaction(resolve=True,
+                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
             new = self._record_in(conn, ids, values, None, None)
         ends = np.cumsum([i[0].size for i in inputs])
         counts = np.bincount(np.searchsorted(ends, [entry[-1] for entry in new], side="right"),
@@ -1135,7 +1179,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         for b, per_arm in deltas.items():
             self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
         # each arm's resolved prefix moves on when its first waiting unit got its reward
-        _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails))
+        _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails),
+                        report=False)
         self._observe_if_complete(conn)
         if self.guardrails and new:
             self._pause_on_breach(conn)
@@ -1198,11 +1243,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
     def _units(conn: Connection, ids: np.ndarray) -> dict[int, tuple]:
         found: dict[int, tuple] = {}
         for start in range(0, ids.size, CHUNK):
-            chunk = ids[start: start + CHUNK].tolist()
-            marks = ",".join("?" * len(chunk))
-            for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm, "
-                                    f"metrics, kind, imputed FROM units WHERE id IN ({marks})",
-                                    chunk):
+            for row in conn.execute(*_reads.units_by_id(ids[start: start + CHUNK].tolist())):
                 found[row[0]] = row[1:]
         return found
 
@@ -1307,7 +1348,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                              [(now, u) for u in todo])
             self._withdraw(conn, [(known[u][0], known[u][5], known[u][7]) for u in todo])
             _advance_prefix(conn, self._journal, {known[u][5] for u in todo},
-                            len(self.guardrails))
+                            len(self.guardrails), report=False)
             return len(todo)
         if (isinstance(older_than, bool)
                 or not isinstance(older_than, (int, float, np.integer, np.floating))
@@ -1322,7 +1363,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
                          [(now, u) for u, *_ in stale])
         self._withdraw(conn, [(b, a, k) for _, b, a, k in stale])
-        _advance_prefix(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails))
+        _advance_prefix(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails),
+                        report=False)
         return len(stale)
 
     def _withdraw(self, conn: Connection, units: list[tuple[int, int, int]]) -> None:

@@ -26,12 +26,10 @@ from typing import Any
 import pandas as pd
 
 from .journal import ExperimentError
+from .reads import ops_state
 from .store import Connection
 
 __all__ = ["Operations", "check_who"]
-
-#: Meta keys of the operator's state, read together in one statement.
-_STATE_KEYS = ("paused", "stopped", "archived")
 
 
 def check_who(who: object) -> str:
@@ -49,9 +47,7 @@ class Operations:
     @staticmethod
     def _ops_state(conn: Connection) -> dict[str, Any]:
         """The operator's state: ``paused``, ``stopped``, ``archived`` (absent when not set)."""
-        marks = ",".join("?" * len(_STATE_KEYS))
-        return {k: json.loads(v) for k, v in conn.execute(
-            f"SELECT key, value FROM meta WHERE key IN ({marks})", _STATE_KEYS)}
+        return {k: json.loads(v) for k, v in conn.execute(*ops_state())}
 
     @staticmethod
     def _set_state(conn: Connection, key: str, value: Any) -> None:

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from .journal import ALGORITHM, ALL_BATCHES, OVERFLOW_TOTALS, ExperimentError, parse_stamp, stamp
+from .reads import stale_units
 from .resolved_prefix import advance
 from .store_base import Connection
 
@@ -180,6 +181,27 @@ class Resolving:
     """Methods of :class:`banditkit.Experiment` (a mixin: they use its store, clock, window,
     running totals and algorithm); see the module docstring."""
 
+    def resolve(self) -> int:
+        """Resolve now, by the experiment's rule, every unit whose outcome window has closed
+        (what every call that writes does first), and let the algorithm observe a batch they
+        complete.
+
+        Who needs it: a process that only reads would otherwise show such units as
+        ``overdue`` until the next write; ``banditkit serve`` calls it on its writer, without
+        waiting, when a read finds overdue units (so a dashboard watching an experiment that
+        gets no traffic sees them resolved). Nothing to do without a window.
+
+        Returns
+        -------
+        int
+            Units resolved.
+        """
+        self._check_writable("resolve")
+        if self.window.seconds is None:
+            return 0
+        with self._transaction(resolve=True) as conn:
+            return self._resolve(conn)
+
     def _resolve(self, conn: Connection) -> int:
         """Resolve, by the experiment's rule, every unit whose window has closed; then let the
         algorithm observe a batch they complete and check the guardrails. In the caller's
@@ -187,14 +209,14 @@ class Resolving:
         window = self.window
         if window.seconds is None:
             return 0
-        now = self._micros()
+        # the time: read by the call's transaction when it sent this read ahead (the same
+        # text and cutoff), else now
+        now = self._resolve_at if self._resolve_at is not None else self._micros()
+        self._resolve_at = None
         cutoff = stamp(now - window.micros)
         # the partial index of waiting units on assigned_at: the closed ones only
-        stale = conn.execute(
-            f"SELECT id, batch, arm, kind FROM units "
-            f"{self._journal.indexed_by('units_waiting')} "
-            "WHERE reward IS NULL AND expired_at IS NULL AND assigned_at <= ? ORDER BY id",
-            (cutoff,)).fetchall()
+        stale = conn.execute(*stale_units(self._journal.indexed_by("units_waiting"),
+                                          cutoff)).fetchall()
         if not stale:
             return 0
         at = stamp(now)

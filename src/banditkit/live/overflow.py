@@ -9,8 +9,9 @@ slots by a documented rule instead of returning fewer units:
 - **overflow** units (``kind`` 1), while the algorithm waits for rewards: ``rule="design"``
   (default) draws each one's arm from the current design's shares (the pending batch's
   allocation ``counts[a] / n_pulls``, or its sampling strategy, or an i.i.d. batch's design
-  probabilities): the arms still in play, in the proportions the algorithm itself chose; a
-  batch that does not reach every arm still in play (UCB1 or Track-and-Stop ask one pull at a
+  probabilities): the arms still in play (:func:`arms_in_play`: the committed arms once the
+  algorithm has committed), in the proportions the algorithm itself chose; a batch that does
+  not reach every arm still in play (UCB1 or Track-and-Stop ask one pull at a
   time) is no design over them, and its overflow is uniform over those arms;
   ``"uniform"``: uniform over the arms still in play (the algorithm's ``active`` set, else every
   arm); ``"control"``: the control arm (the conservative choice); ``"off"``: none (``assign``
@@ -48,10 +49,11 @@ import numpy as np
 from ..protocol import Batch, IIDBatch
 from ..rng import stream
 from .journal import OVERFLOW, OVERFLOW_TOTALS, ROLLOUT, ExperimentError
+from .reads import OVERFLOW_DRAWN
 from .store import Connection
 
-__all__ = ["MAX_PER_CALL", "RULES", "Overflowing", "check_rule", "design_shares", "draw_arms",
-           "serve"]
+__all__ = ["MAX_PER_CALL", "RULES", "Overflowing", "arms_in_play", "check_rule", "design_shares",
+           "draw_arms", "serve"]
 
 #: The most overflow or rollout units one ``assign`` serves (each is a row written in the
 #: call's transaction): a larger n is refused by name, not served for minutes.
@@ -108,6 +110,26 @@ def design_shares(rule: str, batch: Batch, n_arms: int, control: int,
     return shares / shares.sum()
 
 
+def arms_in_play(algorithm: Any, batch: Batch) -> list[int] | None:
+    """The arms still in play while ``batch`` waits: once the algorithm has **committed**
+    (a batched elimination's commit batch, a phased elimination's ``final_arm``), the arms of
+    its commit batch — it plays nothing else for the rest of the horizon, whatever its
+    ``active`` set still lists (ReplicableElimination keeps the surviving arms there and plays
+    the lowest index); else its ``active`` set; ``None`` when it keeps none (every arm).
+
+    Why: the rule "the current design's shares among the arms still in play" (issue 26) sends
+    overflow where the design goes. With the active set alone, a commit batch on one arm does
+    not reach every active arm, and the uniform fallback sent overflow to arms the algorithm
+    will never pull again (the README run: 1,000 of 3,000 overflow units on each arm).
+    """
+    committed = bool(getattr(algorithm, "committed", False)) or \
+        getattr(algorithm, "final_arm", None) is not None
+    if committed and not isinstance(batch, IIDBatch):
+        return np.unique(batch.arms).tolist()
+    active = getattr(algorithm, "active", None)
+    return None if active is None else [int(a) for a in active]
+
+
 def draw_arms(seed: int, drawn: int, shares: np.ndarray, count: int) -> np.ndarray:
     """``count`` arms drawn i.i.d. from ``shares`` by the overflow stream of an experiment
     seeded ``seed`` that has drawn ``drawn`` overflow units before (see the module
@@ -152,7 +174,7 @@ def serve(conn: Connection, last_id_sql: str, seed: int, batch_id: int, count: i
     else:
         assert shares is not None
         kind = OVERFLOW
-        row = conn.execute("SELECT value FROM meta WHERE key = 'overflow_drawn'").fetchone()
+        row = conn.execute(*OVERFLOW_DRAWN).fetchone()
         drawn = 0 if row is None else int(json.loads(row[0]))
         arms = draw_arms(seed, drawn, shares, count)
         propensity = shares[arms]
@@ -194,10 +216,9 @@ class Overflowing:
                                "the experiment is finished or stopped; they are not shown "
                                "to the algorithm")
         _, batch = pending
-        active = getattr(self._algorithm, "active", None)
         shares = design_shares(self.overflow, batch, len(self.arm_names),
                                self.arm_names.index(self.control),
-                               None if active is None else list(active))
+                               arms_in_play(self._algorithm, batch))
         ids, arms = self._serve(conn, batch_id, count, shares=shares)
         return ids, arms, (f"{count} overflow unit(s) (rule {self.overflow!r}): batch "
                            f"{batch_id + 1}'s {batch.n_pulls} slot(s) are all assigned and the "

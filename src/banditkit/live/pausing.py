@@ -124,8 +124,11 @@ class Pausing:
             manual = "paused" in self._ops_state(conn)
             if manual:
                 self._set_state(conn, "paused", None)
-            lifted = conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS NULL",
-                                  (self._stamp(),)).rowcount + int(manual)
+            # the rows lifted, read back (a pipelined PostgreSQL cursor has no rowcount
+            # until its answer is read)
+            lifted = len(conn.execute("UPDATE pauses SET resumed_at = ? WHERE resumed_at IS "
+                                      "NULL RETURNING id", (self._stamp(),)).fetchall()
+                         ) + int(manual)
             if lifted:
                 self._audit(conn, who, "resume", {"lifted": lifted})
             self._resolve(conn)  # after: a breach the resolved units cause pauses again

@@ -205,18 +205,75 @@ def _placeholders(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
+#: The table a writing statement changes (``INSERT INTO t``, ``UPDATE t``, ``DELETE FROM t``,
+#: after a ``WITH`` clause), and the tables a reading statement names (``FROM t``, ``JOIN t``).
+_WRITES = re.compile(r"(?:WITH\b.*?\)\s*)?(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)",
+                     re.S | re.I)
+_READS = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)", re.I)
+
+
 class _Connection:
     """The psycopg connection as the experiment's SQL uses it: ``execute`` and
-    ``executemany`` with ``?`` placeholders, as on ``sqlite3.Connection``."""
+    ``executemany`` with ``?`` placeholders, as on ``sqlite3.Connection``.
+
+    In a writing transaction the connection is in psycopg's **pipeline mode**: a statement is
+    sent without waiting for its answer, and the client waits only when it reads a result (a
+    ``fetch``) or at ``COMMIT``. So the writes of a call travel with its next read or with its
+    ``COMMIT``, and a round trip is paid per *read*, not per statement (issue 26: 16
+    sequential round trips per assign + record). The server still runs the statements one
+    after another in the order sent, inside the one transaction, so what a call reads and
+    writes is what it was without the pipeline; a statement that fails fails the call (its
+    error is raised at the next read or at ``COMMIT``, and the transaction is rolled back).
+
+    **Read-ahead** (:meth:`read_ahead`): reads a call is known to make are sent with the
+    transaction's first round trip (``BEGIN`` and the lock); the call's own ``execute`` of the
+    same SQL with the same parameters then takes that answer instead of asking again. An
+    answer is dropped, unused, as soon as the call writes to a table the read names (what the
+    read saw may have changed), so a call never sees an answer older than its own writes.
+    """
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
+        #: (sql, parameters) -> (cursor holding its answer, the tables it reads)
+        self._ahead: dict[tuple[str, tuple[Any, ...]], tuple[Any, set[str]]] = {}
+
+    def read_ahead(self, queries: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Send ``queries`` now (in pipeline mode: without waiting) and keep their answers
+        for the ``execute`` calls that ask for them (see the class docstring)."""
+        for sql, parameters in queries:
+            key = (sql, tuple(parameters))
+            if key not in self._ahead:
+                cursor = self._conn.execute(_placeholders(sql), list(parameters) or None)
+                self._ahead[key] = (cursor, {t.lower() for t in _READS.findall(sql)})
+
+    def forget(self) -> None:
+        """Drop every answer read ahead (the transaction ended)."""
+        self._ahead.clear()
+
+    def _wrote(self, sql: str) -> None:
+        # a write to table t makes every answer read ahead from t stale; a statement whose
+        # table cannot be told makes them all stale
+        if not self._ahead:
+            return
+        match = _WRITES.match(sql.lstrip())
+        if match is None:
+            if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+                self._ahead.clear()
+            return
+        table = match.group(1).lower()
+        for key in [k for k, (_, tables) in self._ahead.items() if table in tables]:
+            del self._ahead[key]
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        ahead = self._ahead.pop((sql, tuple(parameters)), None)
+        if ahead is not None:
+            return ahead[0]
+        self._wrote(sql)
         return self._conn.execute(_placeholders(sql), list(parameters) or None)
 
     def executemany(self, sql: str, rows: Any) -> Any:
         rows = list(rows)
+        self._wrote(sql)
         cursor = self._conn.cursor()
         insert = _INSERT_VALUES.fullmatch(sql)
         if insert is not None and len(rows) > 1:
@@ -387,14 +444,15 @@ class PostgresStore(Store):
 
     # -- transactions ------------------------------------------------------------------------
     @contextmanager
-    def _one_transaction(self) -> Iterator[_Connection]:
+    def _one_transaction(self, read_ahead: Sequence[tuple[str, Sequence[Any]]] = ()
+                         ) -> Iterator[_Connection]:
         if self._pool is None:
-            with self._transaction_on_connection() as conn:
+            with self._transaction_on_connection(read_ahead) as conn:
                 yield conn
             return
         self._lend(_borrow(self._pool, self._dsn))
         try:
-            with self._transaction_on_connection() as conn:
+            with self._transaction_on_connection(read_ahead) as conn:
                 yield conn
         finally:
             _give_back(self._pool, self.conn)  # a broken one is dropped by the pool
@@ -405,20 +463,22 @@ class PostgresStore(Store):
         self._wrapped = _Connection(conn)
 
     @contextmanager
-    def _transaction_on_connection(self) -> Iterator[_Connection]:
+    def _transaction_on_connection(self, read_ahead: Sequence[tuple[str, Sequence[Any]]] = ()
+                                   ) -> Iterator[_Connection]:
         psycopg = _psycopg()
         try:
             # a pool may hold several connections the database dropped: each is tried once
             tries = 1 if self._pool is None else self._pool.max_size
             for attempt in range(tries + 1):
                 try:
-                    row = self._begin()
+                    row = self._begin(read_ahead)
                     break
                 except psycopg.OperationalError:
                     if not self.conn.broken or attempt == tries:
                         raise
                     # the connection died between calls (a server restart, an idle timeout):
                     # nothing of this call has run, so open a new one and begin again
+                    self._leave_pipeline()
                     self._reconnect()
         except psycopg.errors.LockNotAvailable as error:
             self._rollback()
@@ -437,23 +497,74 @@ class PostgresStore(Store):
                                   "nothing more is written to it (open it again)")
         try:
             yield self._wrapped
+            self._wrapped.execute("COMMIT")
+            # in pipeline mode: the writes not yet answered and COMMIT, one round trip; an
+            # error of any of them raises here, and the transaction is rolled back
+            self._leave_pipeline(check=True)
         except BaseException:
             self._rollback()
             raise
-        else:
-            self.conn.execute("COMMIT")
+        finally:
+            self._wrapped.forget()
 
-    def _begin(self) -> Any:
-        # BEGIN and the first statement in one round trip (the simple query protocol takes
-        # both): each round trip is a wait for the server process. A pooled connection is
-        # pointed at this experiment's schema in the same round trip, for this transaction only
+    def _begin(self, read_ahead: Sequence[tuple[str, Sequence[Any]]] = ()) -> Any:
+        """Open the transaction: ``BEGIN``, (pooled) the schema, the lock or snapshot's first
+        read, and a writing call's reads ahead, all in one round trip; returns the row of
+        ``'created'``."""
         begin, lock = (_BEGIN_READ if self.readonly else _BEGIN_WRITE).split("; ")
+        if self.readonly:
+            # the simple query protocol takes several statements at once: one round trip
+            if self._pool is not None:
+                begin += f"; SET LOCAL search_path TO {self._schema}"
+            cursor = self.conn.execute(f"{begin}; {lock}")
+            while cursor.nextset():
+                pass
+            return cursor.fetchone()
+        # writing: pipeline mode (see _Connection), where each statement is sent on its own
+        # but nothing waits until the lock's row is read
+        self._pipeline_block = self.conn.pipeline()
+        self._pipeline = self._pipeline_block.__enter__()
+        self.conn.execute(begin)
         if self._pool is not None:
-            begin += f"; SET LOCAL search_path TO {self._schema}"
-        cursor = self.conn.execute(f"{begin}; {lock}")
-        while cursor.nextset():
-            pass
+            self.conn.execute(f"SET LOCAL search_path TO {self._schema}")
+        cursor = self.conn.execute(lock)
+        self._wrapped.read_ahead(read_ahead)
         return cursor.fetchone()
+
+    #: in a writing transaction: psycopg's pipeline (and the block that entered it)
+    _pipeline: Any = None
+    _pipeline_block: Any = None
+
+    def _leave_pipeline(self, check: bool = False) -> None:
+        """End pipeline mode (its last answers read); with ``check``, raise the error of a
+        statement that failed, else ignore it (the transaction is being rolled back)."""
+        block, self._pipeline, self._pipeline_block = self._pipeline_block, None, None
+        if block is None:
+            return
+        if check:
+            block.__exit__(None, None, None)
+            return
+        try:
+            block.__exit__(None, None, None)
+        except _psycopg().Error:
+            pass
+
+    def _read_ahead(self, conn: Any, read_ahead: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        if self._pipeline is not None:
+            conn.read_ahead(read_ahead)
+
+    def _confirm(self) -> None:
+        # one round trip: every statement sent so far has run (or its error is raised here)
+        if self._pipeline is not None:
+            self._pipeline.sync()
+
+    def _recover(self) -> None:
+        # after a failed statement the server skips the rest of the pipeline up to a sync
+        if self._pipeline is not None:
+            try:
+                self._pipeline.sync()
+            except _psycopg().Error:
+                pass
 
     def _reconnect(self) -> None:
         if self._pool is not None:
@@ -466,6 +577,8 @@ class PostgresStore(Store):
         self._wrapped = _Connection(self.conn)
 
     def _rollback(self) -> None:
+        self._leave_pipeline()
+        self._wrapped.forget()
         if self.conn.closed:
             return
         try:

@@ -153,40 +153,80 @@ def scan(conn: Connection, store: Store, arm: int, start: int, n_guardrails: int
     return end, sums, [(int(with_metrics), float(v)) for v in row[7:]]
 
 
-def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: int) -> bool:
-    """Advance the prefix of each of ``arms`` (arms some of whose units were just resolved)
-    to its first unit still waiting, in the caller's transaction. Returns whether any moved.
-    Cost: the units passed over (each once in the experiment's life) and O(log units) an arm.
-    """
-    moved = False
-    todo = sorted({int(a) for a in arms})
-    cursors: dict[int, int] = {}
-    for i in range(0, len(todo), _CHUNK):  # the arms' cursors in one statement per chunk
-        chunk = todo[i: i + _CHUNK]
-        cursors.update((int(a), int(c)) for a, c in conn.execute(
-            f"SELECT arm, cursor FROM prefix WHERE arm IN ({','.join('?' * len(chunk))})",
-            chunk))
-    for arm in todo:
-        start = cursors.get(arm, 0)
-        end, sums, metrics = scan(conn, store, arm, start, n_guardrails)
-        if end == start:
-            continue
-        moved = True
-        conn.execute(
-            "INSERT INTO prefix (arm, cursor, n, imputed, expired, reward, reward_sq, "
-            "non_binary) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (arm) DO UPDATE SET "
+def _spans(store: Store, n_arms: int) -> str:
+    """The CTEs ``todo`` (the ``n_arms`` arms given as parameters), ``span`` (each arm's
+    cursor ``s`` and first unit still waiting ``e0``) and ``moved`` (``e``: where its prefix
+    ends now, never before ``s``): :func:`scan`'s two look-ups, for many arms in one
+    statement."""
+    values = ", ".join(["(?)"] * n_arms)
+    return (f"WITH todo (arm) AS (VALUES {values}), "
+            "span AS (SELECT t.arm AS arm, COALESCE(p.cursor, 0) AS s, COALESCE("
+            "(SELECT MIN(w.id) FROM units w WHERE w.arm = t.arm AND w.id >= COALESCE(p.cursor, 0) "
+            "AND w.reward IS NULL AND w.expired_at IS NULL), "
+            "(SELECT COALESCE(MAX(x.id), 0) + 1 FROM units x)) AS e0 "
+            "FROM todo t LEFT JOIN prefix p ON p.arm = t.arm), "
+            "moved AS (SELECT arm, s, CASE WHEN e0 > s THEN e0 ELSE s END AS e FROM span) ")
+
+
+def _advance_sql(store: Store, n_arms: int, report: bool) -> str:
+    """One upsert of ``prefix``: each arm whose prefix moves gets its new cursor and the sums
+    of its units passed over (:func:`scan`'s counts, set-based)."""
+    return (_spans(store, n_arms)
+            + "INSERT INTO prefix (arm, cursor, n, imputed, expired, reward, reward_sq, "
+            "non_binary) SELECT m.arm, m.e, COUNT(u.reward), COALESCE(SUM(u.imputed), 0), "
+            f"COUNT(u.expired_at), {store.total('u.reward')}, "
+            f"{store.total('u.reward * u.reward')}, "
+            "COALESCE(SUM(CASE WHEN u.reward <> 0 AND u.reward <> 1 THEN 1 ELSE 0 END), 0) "
+            "FROM moved m LEFT JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
+            "WHERE m.e > m.s GROUP BY m.arm, m.e "
+            "ON CONFLICT (arm) DO UPDATE SET "
             "cursor = excluded.cursor, n = prefix.n + excluded.n, "
             "imputed = prefix.imputed + excluded.imputed, "
             "expired = prefix.expired + excluded.expired, "
             "reward = prefix.reward + excluded.reward, "
             "reward_sq = prefix.reward_sq + excluded.reward_sq, "
-            "non_binary = prefix.non_binary + excluded.non_binary", (arm, end, *sums))
-        rows = [(arm, j, m, t) for j, (m, t) in enumerate(metrics) if m]
-        if rows:
-            conn.executemany(
-                "INSERT INTO prefix_metrics (arm, guardrail, n, total) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (arm, guardrail) DO UPDATE SET n = prefix_metrics.n + excluded.n, "
-                "total = prefix_metrics.total + excluded.total", rows)
+            "non_binary = prefix.non_binary + excluded.non_binary"
+            + (" RETURNING arm" if report else ""))
+
+
+def _advance_metrics_sql(store: Store, n_arms: int, n_guardrails: int) -> str:
+    """One upsert of ``prefix_metrics`` over the same spans (run before :func:`_advance_sql`
+    moves the cursors): per (arm, guardrail), the metric values passed over and their sum."""
+    sums = "".join(f", {store.total(store.json_item('u.metrics', j))} AS t{j}"
+                   for j in range(n_guardrails))
+    rows = " UNION ALL ".join(f"SELECT arm, {j} AS guardrail, n, t{j} AS total FROM msums "
+                              "WHERE n > 0" for j in range(n_guardrails))
+    return (_spans(store, n_arms)
+            + f", msums AS (SELECT m.arm AS arm, COUNT(u.metrics) AS n{sums} "
+            "FROM moved m JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
+            "WHERE m.e > m.s GROUP BY m.arm) "
+            "INSERT INTO prefix_metrics (arm, guardrail, n, total) "
+            f"SELECT arm, guardrail, n, total FROM ({rows}) r WHERE true "
+            "ON CONFLICT (arm, guardrail) DO UPDATE SET n = prefix_metrics.n + excluded.n, "
+            "total = prefix_metrics.total + excluded.total")
+
+
+def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: int,
+            report: bool = True) -> bool:
+    """Advance the prefix of each of ``arms`` (arms some of whose units were just resolved)
+    to its first unit still waiting, in the caller's transaction. Returns whether any moved
+    (with ``report``; without, ``True`` whenever ``arms`` is not empty: the caller needs no
+    answer, and the statements are then writes only, which a pipelined connection sends
+    without waiting — no round trip).
+
+    One statement per chunk of arms (two with guardrails), set-based: :func:`scan`'s reads
+    (the cursor, the first waiting unit, the units passed over) run inside the server, which
+    is what keeps ``record`` within its round trips on PostgreSQL (issue 26). Cost: the
+    units passed over (each once in the experiment's life) and O(log units) an arm.
+    """
+    todo = sorted({int(a) for a in arms})
+    moved = False
+    for i in range(0, len(todo), _CHUNK):
+        chunk = todo[i: i + _CHUNK]
+        if n_guardrails:
+            conn.execute(_advance_metrics_sql(store, len(chunk), n_guardrails), chunk)
+        cursor = conn.execute(_advance_sql(store, len(chunk), report), chunk)
+        moved = moved or (bool(cursor.fetchall()) if report else True)
     return moved
 
 

@@ -135,9 +135,11 @@ class SQLiteStore(Store):
         return pd.read_sql_query(sql, conn, params=list(params) or None)
 
     @contextmanager
-    def _one_transaction(self) -> Iterator[sqlite3.Connection]:
+    def _one_transaction(self, read_ahead: Sequence[tuple[str, Sequence[Any]]] = ()
+                         ) -> Iterator[sqlite3.Connection]:
         """One write transaction: the write lock first, then everything or nothing. On a
-        read-only journal, a read transaction (one consistent snapshot, no lock taken)."""
+        read-only journal, a read transaction (one consistent snapshot, no lock taken).
+        ``read_ahead`` is ignored: a read in the process costs no round trip."""
         try:
             self.conn.execute("BEGIN" if self.readonly else "BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:

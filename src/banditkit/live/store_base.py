@@ -89,18 +89,40 @@ class Store(ABC):
     _group: Connection | None = None
     _group_damaged: bool = False
 
-    def transaction(self) -> AbstractContextManager[Connection]:
+    def transaction(self, read_ahead: Sequence[tuple[str, Sequence[Any]]] = ()
+                    ) -> AbstractContextManager[Connection]:
         """One transaction: writing, the experiment's write lock first, then everything or
         nothing; on a read-only store, one consistent snapshot and no lock. Inside
         :meth:`group`, a savepoint of the group's transaction: everything or nothing of this
-        call, and durable only when the group commits."""
+        call, and durable only when the group commits.
+
+        ``read_ahead``: (sql, parameters) of reads the call will make first. A backend where
+        each statement is a round trip to a server (PostgreSQL) sends them with the lock and
+        answers the call's own ``execute`` of them from there; SQLite, in the process, ignores
+        them. Either way the call's statements and what they see are the same."""
         if self._group is not None:
-            return self._savepoint(self._group)
-        return self._one_transaction()
+            return self._savepoint(self._group, read_ahead)
+        return self._one_transaction(read_ahead)
 
     @abstractmethod
-    def _one_transaction(self) -> AbstractContextManager[Connection]:
+    def _one_transaction(self, read_ahead: Sequence[tuple[str, Sequence[Any]]] = ()
+                         ) -> AbstractContextManager[Connection]:
         """The backend's transaction (see :meth:`transaction`)."""
+
+    def _read_ahead(self, conn: Connection, read_ahead: Sequence[tuple[str, Sequence[Any]]]
+                    ) -> None:
+        """Send ``read_ahead`` now, where the backend gains by it (see :meth:`transaction`)."""
+        return None
+
+    def _confirm(self) -> None:
+        """Wait until every statement sent has run, raising the error of one that failed (a
+        backend that sends statements without waiting for each)."""
+        return None
+
+    def _recover(self) -> None:
+        """After a failed statement, make the connection take statements again (the
+        transaction itself stays to be rolled back)."""
+        return None
 
     @contextmanager
     def group(self) -> Iterator[None]:
@@ -123,14 +145,21 @@ class Store(ABC):
                 self._group = None
 
     @contextmanager
-    def _savepoint(self, conn: Connection) -> Iterator[Connection]:
+    def _savepoint(self, conn: Connection, read_ahead: Sequence[tuple[str, Sequence[Any]]] = ()
+                   ) -> Iterator[Connection]:
         conn.execute("SAVEPOINT banditkit_call")
+        self._read_ahead(conn, read_ahead)
         try:
             yield conn
+            # every statement of this call has run before it counts as done: an error found
+            # later (at the group's COMMIT) would otherwise roll back calls already answered
+            self._confirm()
         except BaseException:
             try:
+                self._recover()
                 conn.execute("ROLLBACK TO SAVEPOINT banditkit_call")
                 conn.execute("RELEASE SAVEPOINT banditkit_call")
+                self._confirm()
             except self.errors:
                 self._group_damaged = True  # never commit what this call half-wrote
             raise
@@ -179,8 +208,8 @@ class Store(ABC):
         import pandas as pd
 
         cursor = conn.execute(sql, list(params))
+        rows = cursor.fetchall()  # first: a pipelined cursor describes its columns once read
         columns = [d[0] for d in cursor.description]
-        rows = cursor.fetchall()
         if not rows:
             return pd.DataFrame(columns=columns)
         return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)

@@ -241,11 +241,42 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
         expired = await on(name, lambda e: e.expire(units, older_than=older_than, who=who))
         return JSONResponse({"expired": expired})
 
+    resolving: set[str] = set()  # experiments whose resolve is queued on the writer
+
+    def resolve_soon(name: str) -> None:
+        """Queue a resolve of ``name``'s overdue units on the writer, without waiting for it
+        (one at a time per experiment; a full queue skips it: the next write resolves)."""
+        if name in resolving:
+            return
+        try:
+            future = catalog.submit_call(name, lambda e: e.resolve())
+        except Busy:
+            return
+        resolving.add(name)
+
+        def done(f: Any) -> None:
+            resolving.discard(name)
+            if not f.cancelled() and f.exception() is not None:
+                log.warning("resolving the overdue units of %s: %s", name,
+                            _one_line(f.exception()))
+
+        future.add_done_callback(done)
+
     async def reading(kind: str, name: str, args: tuple = ()) -> Any:
-        """A read by a reader process (off the writer), or on the writer without readers."""
+        """A read by a reader process (off the writer), or on the writer without readers.
+
+        A reader's open is read-only: it resolves no outcome window, and says how many units
+        are overdue; the writer is then asked to resolve them (:func:`resolve_soon`), and the
+        read answers at once with what it read (the next read shows them resolved)."""
         catalog.check_name(name)
         if reader_pool is not None:
-            return await reader_pool.read(kind, name, args)
+            answer = await reader_pool.read(kind, name, args)
+            if kind == "units":
+                return answer
+            data, overdue = answer
+            if overdue:
+                resolve_soon(name)
+            return data
         import json
 
         def call(e: Experiment) -> Any:

@@ -117,6 +117,24 @@ class _Reader:
             experiment.close()
 
     def read(self, kind: str, name: str, args: tuple = ()) -> Any:
+        """The answer: for ``units``, :func:`units_answer`'s; for ``status`` and ``page``,
+        (bytes, units overdue): a read-only open resolves nothing, and the server asks its
+        writer to resolve them (:meth:`banditkit.Experiment.resolve`) without waiting.
+
+        An experiment this reader had open that fails (deleted or replaced since, a database
+        back after a restart) is opened again once before the error is answered: a deleted
+        one is then "not found" (404), as for a reader that never had it open, not a 400."""
+        was_open = name in self.open
+        try:
+            return self._read(kind, name, args)
+        except (NotFound, Unavailable):
+            raise
+        except ExperimentError:
+            if not was_open:
+                raise
+            return self._read(kind, name, args)  # _read forgot it: opened afresh
+
+    def _read(self, kind: str, name: str, args: tuple = ()) -> Any:
         from .jsonable import to_json
 
         experiment = self.experiment(name)
@@ -124,21 +142,22 @@ class _Reader:
             if kind == "units":
                 return units_answer(experiment, *args)
             status = experiment.status()
+            overdue = int(status.waiting_units.overdue)
             text = json.dumps(to_json(status))
             if kind == "status":
-                return text.encode()
+                return text.encode(), overdue
             cached = self.pages.get(name)
             if cached is not None and (cached[0] == text
                                        or time.monotonic() - cached[1] < PAGE_MIN_AGE):
                 self.pages.move_to_end(name)
-                return cached[2].encode()
+                return cached[2].encode(), overdue
             from .page import render_page
 
             page = render_page(experiment, title=name, refresh=30, status=status)
             self.pages[name] = (text, time.monotonic(), page)
             while len(self.pages) > self.spec.max_open:
                 self.pages.popitem(last=False)
-            return page.encode()
+            return page.encode(), overdue
         except ExperimentError:
             self._forget(name)  # reopened next time (a database back, a file replaced)
             raise
@@ -170,13 +189,17 @@ class _Reader:
 _READER: _Reader | None = None
 
 
-def _start(spec: ReadSpec) -> None:
+def _start(spec: ReadSpec, server: int) -> None:
+    """A reader process's start: lower priority, the watch on its server (``server``: the
+    server's pid, given by the server itself — read here with ``getppid``, a reader started
+    while its server was stopping took its new parent, init, for the server, and waited for
+    it for ever, holding the server's stderr open), its reader."""
     global _READER
     try:
         os.nice(READER_NICE)
     except OSError:  # not allowed here: same priority
         pass
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True,
+    threading.Thread(target=_exit_with_parent, args=(server,), daemon=True,
                      name="banditkit-orphan-watch").start()
     _READER = _Reader(spec)
 
@@ -230,7 +253,7 @@ class Readers:
             # a lock held by one of them
             self._pool: Any = ProcessPoolExecutor(
                 max_workers=limits.readers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start, initargs=(spec,))
+                initializer=_start, initargs=(spec, os.getpid()))
             self._local = None
         else:
             from concurrent.futures import ThreadPoolExecutor
@@ -287,7 +310,7 @@ class Readers:
         """A pool whose process died refuses every later read: start a new one."""
         old, self._pool = self._pool, ProcessPoolExecutor(
             max_workers=self.limits.readers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start, initargs=(self.spec,))
+            initializer=_start, initargs=(self.spec, os.getpid()))
         old.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
