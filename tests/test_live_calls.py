@@ -225,10 +225,12 @@ def test_every_algorithm_runs_from_the_parameters_the_file_stores(tmp_path, name
     """The file stores every parameter in force; reopening builds the algorithm from them and
     must ask for the same first batch (a default that does not survive JSON would not)."""
     constrained = name in ("DEBORAS", "DEBORAH", "OptimisticConstrained",
-                           "OptimisticMixingConstrained")
+                           "OptimisticMixingConstrained", "OPLB")
     kw: dict = {"thresholds": [0.5]} if constrained else {}
     if name in ("DEBORAH", "OptimisticMixingConstrained"):  # hard constraints: x◇ and margins
         kw["params"] = {"safe_strategy": [1, 0, 0], "safe_margins": [0.2]}
+    if name == "OPLB":  # a known safe arm a₀ and its costs c₀
+        kw["params"] = {"safe_arm": 0, "safe_costs": [0.1]}
     try:  # K-armed policies take names; linear ones refuse names and take features
         exp = Experiment.create(tmp_path / "e.sqlite", algorithm=name, arms=["a", "b", "c"],
                                 seed=0, horizon=5000, **kw)
