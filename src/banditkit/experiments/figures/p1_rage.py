@@ -287,7 +287,8 @@ FIG6_S = tuple(range(10))
 FIG6_L = tuple(range(300, 3001, 300))
 FIG6 = _figure(
     name="p1-rage:fig6",
-    full_minutes=3.1,  # docs/p1-rage.md, --workers 2, the command's wall time
+    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 22 min at load 9-13
+    full_minutes=3.1,
     title="Oscillating Soare benchmark (ω = 0.5), T = {T}: error probability against s and L",
     paper=f"{PAPER}, Appendix D, Figure 6",
     make_env=make_oscillating_soare,
