@@ -43,6 +43,11 @@ ALGORITHMS = {
                       simulate_fw_sampling),
     "FWS-paper": (lambda env, rng: FrankWolfeSampling(env.X, env.Z, DELTA),
                   simulate_fw_sampling),
+    # the four choices of Wang, Tzeng & Proutière's public code (fw_sampling's docstring);
+    # not the kernel's: simulate's loop
+    "FWS-heuristic-code": (lambda env, rng: FrankWolfeSampling(
+        env.X, env.Z, DELTA, threshold="heuristic", tracking="ratio", step="t", forced="code",
+        start="uniform"), simulate_fw_sampling),
     "LinGame-heuristic": (lambda env, rng: LinGame(env.X, env.Z, DELTA, threshold="heuristic"),
                           simulate_lingame),
     "LinGame-paper": (lambda env, rng: LinGame(env.X, env.Z, DELTA), simulate_lingame),

@@ -6,43 +6,55 @@ The sampling rule runs one Frank-Wolfe step per round on the (non-smooth) object
 F(x; θ̂) = min_{z ≠ ẑ} f_z(x), f_z(x) = Δ̂_z² / (2‖ẑ − z‖²_{A(x)⁻¹}) with A(x) = Σ_a x_a x_a x_aᵀ,
 whose maximiser over the simplex is the optimal allocation:
 
-* forced exploration: when √(t/K) is an integer, the FW vertex is the uniform allocation 1/K;
+* forced exploration: when √(t/K) is an integer, or when θ̂_t is outside Λ (its best item is
+  tied, so F(·; θ̂_t) is undefined), the FW vertex is the uniform allocation 1/K;
 * otherwise, with the r-subdifferential H = {∇f_z(x(t)) : f_z(x(t)) < F(x(t)) + r_t},
   r_t = r_scale · t^(−r_exponent), the vertex is z(t) = argmax_{p ∈ Δ_K} min_{h ∈ H} ⟨p − x(t), h⟩:
   the arm of the largest gradient coordinate when H has one element, else the solution of
-  that small matrix game (a linear program, HiGHS);
+  that small matrix game (an exact simplex method, :mod:`.fw_game`);
 * x(t + 1) = x(t) + (z(t) − x(t))/(t + 1), and the arm pulled tracks Σ_s z(s) (C-tracking:
   a_t = argmin_a N_a(t) − Σ_{s ≤ t} z_a(s), ties to the lowest index).
 
 ∂f_z/∂x_a = Δ̂_z² (x_aᵀA(x)⁻¹y_z)² / (2 (y_zᵀA(x)⁻¹y_z)²), y_z = ẑ − z: one product for all arms and
 near-active alternatives. A(x)⁻¹ follows the FW iterate by Sherman–Morrison (a vertex step is a
 rank-one update of a rescaled matrix) and is recomputed from x after a mixed step. Stopping and
-recommendation are the GLR rule of :mod:`.linear_glr`, as for Track-and-Stop.
+recommendation are the GLR rule of :mod:`.glr`, as for Track-and-Stop.
 
 The linear model's initialisation pulls d spanning arms once (instead of every arm once) and
 starts the iterate x at those proportions; with Z = X it is Wang et al.'s linear BAI setting.
 
-**The paper and the authors' code.** The defaults above are Algorithm 1 as this module has read
-it; the paper's text could not be read here (the search tool's stored copy of the NeurIPS 2021
-paper gives its first page only), so they could not be checked line by line against it. The
-authors' public code (rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe,
-``linear/samplingrules.jl``, ``BestChallengerTracking``) differs in four choices, each kept as an
-option (defaults first):
+**What the paper states, what the authors' code does.** The text of Algorithm 1 could not be
+read here: the stored copies of the NeurIPS 2021 paper the search tool reaches (the proceedings
+text, its abstract page) give its first page only, after several searches on 2026-11-26. What could
+be read is the authors' public code (rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe,
+``linear/samplingrules.jl``, ``utilities/envelope.jl``). The defaults are therefore chosen as
+follows, and each alternative is a parameter:
 
-* ``tracking``: ``"vertices"`` — C-tracking of Σ_s z(s), a_t = argmin_a N_a(t) − Σ_s z_a(s);
-  ``"iterates"`` — C-tracking of the iterates, a_t = argmin_a N_a(t) − Σ_{s ≤ t+1} x_a(s)
-  (Garivier & Kaufmann's C-tracking applied to x, the allocation FWS estimates); ``"ratio"`` —
-  the code's a_t = argmax_a x_a(t + 1)/(N_a(t)/t).
-* ``step``: ``"t+1"`` — x(t + 1) = x(t) + (z(t) − x(t))/(t + 1); ``"t"`` — the code's
-  x(t + 1) = x(t)(t − 1)/t + z(t)/t.
-* ``forced``: ``"sqrt"`` — a uniform vertex when √(t/K) ∈ ℕ (one round); ``"code"`` — when
-  ⌊t/K⌋ is a perfect square (K rounds in a row) and whenever the empirical best item is tied
-  (θ̂ outside the set Λ of parameters with a unique answer).
-* ``start``: ``"spanning"`` — x starts at the spanning pulls' proportions; ``"uniform"`` — the
-  code's x = (1/K, …, 1/K).
+* ``forced`` and ``force_tied``: the code forces a uniform round when ``hμ_in_lambda`` fails
+  (θ̂ ∉ Λ, named after the paper's Λ, the parameters with a unique answer, on which alone the
+  paper's F is defined) or when ⌊t/K⌋ is a perfect square. The Λ test is the paper's
+  framework as well as the code's, so ``force_tied=True`` is the default (the code's test is
+  a gap ≤ machine epsilon, ours exact equality; with continuous rewards ties have probability
+  zero, so it changes no run of the figures). The schedule defaults to ``"sqrt"``, one round
+  when √(t/K) ∈ ℕ (the form of Garivier & Kaufmann's forced exploration that FWS's analysis
+  builds on); ``"code"`` is the code's ⌊t/K⌋ a perfect square (K rounds in a row).
+* ``step``: ``"t+1"`` (default) — x(t + 1) = x(t) + (z(t) − x(t))/(t + 1), so that t·x(t)
+  is exactly the sum of the vertices played (the standard FW step 1/(t + 1)); ``"t"`` — the
+  code's x(t + 1) = x(t)(t − 1)/t + z(t)/t.
+* ``tracking``: ``"vertices"`` (default) — C-tracking of Σ_s z(s), a_t = argmin_a
+  N_a(t) − Σ_s z_a(s) (with step 1/(t + 1) this tracks t·x(t)); ``"iterates"`` — C-tracking
+  of the iterates, a_t = argmin_a N_a(t) − Σ_{s ≤ t+1} x_a(s) (Garivier & Kaufmann's
+  C-tracking applied to x); ``"ratio"`` — the code's a_t = argmax_a x_a(t + 1)/(N_a(t)/t).
+* ``start``: ``"spanning"`` (default) — x starts at the spanning pulls' proportions (the
+  arms actually pulled); ``"uniform"`` — the code's x = (1/K, …, 1/K), which after the code's
+  one pull of every arm are the same proportions.
 
-Only the defaults run in the compiled kernel (:mod:`.linear_glr_kernels`); other choices take
-``simulate``'s loop through :func:`~.linear_glr_run.simulate_fw_sampling` (the same numbers).
+The step, tracking and start defaults are this module's reading, not checked against the
+paper's text; the authors' code (``tracking="ratio", step="t", forced="code",
+start="uniform"``) is one parameter set away, and docs/rage.md shows both on the Soare
+benchmark. Only ``forced="code"`` and the non-default tracking, step and start take
+``simulate``'s loop (:func:`~.glr.run.simulate_fw_sampling`, the same numbers); the rest
+runs in the compiled kernel (:mod:`.glr.kernels`).
 """
 
 from __future__ import annotations
@@ -65,7 +77,10 @@ STARTS = ("spanning", "uniform")
 
 
 def fw_vertex(G: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """argmax_{p ∈ Δ_K} min_i ⟨p − x, G[:, i]⟩ for gradients G (K × h), as a distribution p."""
+    """argmax_{p ∈ Δ_K} min_i ⟨p − x, G[:, i]⟩ for gradients G (K × h), as a distribution p,
+    by HiGHS (``scipy.optimize.linprog``): the general-purpose cross-check of the compiled
+    simplex :func:`~banditkit.identification.fw_game.solve_fw_game` that the class uses
+    (optimal only to HiGHS's tolerances, about 10 ms a game; kept for tests and comparisons)."""
     K, h = G.shape
     p = np.zeros(K)
     if h == 1:
@@ -109,6 +124,9 @@ class FrankWolfeSampling(GLRIdentifier):
         The four choices where the authors' code differs (module docstring): defaults
         ``"vertices"``, ``"t+1"``, ``"sqrt"``, ``"spanning"``; the code's ``"ratio"``, ``"t"``,
         ``"code"``, ``"uniform"``.
+    force_tied : bool
+        Force a uniform round whenever the best item of θ̂_t is tied (θ̂_t ∉ Λ, where F is
+        undefined), as the paper's Λ and the authors' code do; default True.
     u, c, sigma, refresh_every
         As for :class:`~banditkit.identification.track_and_stop.LinearTrackAndStop`.
 
@@ -125,15 +143,19 @@ class FrankWolfeSampling(GLRIdentifier):
     def __init__(self, X: np.ndarray, Z: np.ndarray | None, delta: float, *,
                  threshold: str = "paper", r_exponent: float = 0.9,
                  r_scale: float | None = None, tracking: str = "vertices", step: str = "t+1",
-                 forced: str = "sqrt", start: str = "spanning", u: float = 1.0,
+                 forced: str = "sqrt", force_tied: bool = True, start: str = "spanning",
+                 u: float = 1.0,
                  c: float | None = None, sigma: float = 1.0, refresh_every: int = 10_000
                  ) -> None:
         for name, value, allowed in (("tracking", tracking, TRACKINGS), ("step", step, STEPS),
                                      ("forced", forced, FORCED), ("start", start, STARTS)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if not isinstance(force_tied, (bool, np.bool_)):
+            raise ValueError(f"force_tied must be True or False, got {force_tied!r}")
         self.tracking, self.step_rule, self.forced_rule, self.start = (tracking, step, forced,
                                                                        start)
+        self.force_tied = bool(force_tied)
         self.r_exponent = check_positive(r_exponent, "r_exponent")
         if r_scale is not None:
             r_scale = check_positive(r_scale, "r_scale")
@@ -172,7 +194,9 @@ class FrankWolfeSampling(GLRIdentifier):
         XV = self.X @ V[:, near]
         G = (gaps[near] / norms[near]) ** 2 * 0.5 * XV * XV
         self.games += 1
-        return fw_vertex(G, self._x)
+        from .fw_game import solve_fw_game  # imports numba: never on the CLI's start-up path
+
+        return solve_fw_game(G, self._x)[0]
 
     @property
     def default_choices(self) -> bool:
@@ -181,13 +205,19 @@ class FrankWolfeSampling(GLRIdentifier):
             "vertices", "t+1", "sqrt", "spanning")
 
     def _is_forced(self, t: int) -> bool:
+        """Whether round t is a forced-exploration round (z(t) uniform): on the schedule
+        (``forced``), or — with ``force_tied`` — when θ̂_t is outside Λ, the parameters whose
+        best item is unique (F(·; θ̂) and its gradients are defined on Λ only)."""
         K = self.n_arms
-        if self.forced_rule == "sqrt":  # √(t/K) ∈ ℕ
-            root = math.isqrt(t // K)
-            return t % K == 0 and root * root == t // K
-        root = math.isqrt(t // K)  # the code: ⌊t/K⌋ a perfect square, or a tied leader
-        if root * root == t // K:
+        root = math.isqrt(t // K)
+        if self.forced_rule == "sqrt":  # √(t/K) ∈ ℕ: one round
+            scheduled = t % K == 0 and root * root == t // K
+        else:  # the code: ⌊t/K⌋ a perfect square, K rounds in a row
+            scheduled = root * root == t // K
+        if scheduled:
             return True
+        if not self.force_tied:
+            return False
         est = self.state.est
         return int(np.count_nonzero(est == est.max())) > 1
 

@@ -243,12 +243,12 @@ def track_and_stop(env: Environment, rng: np.random.Generator, *, horizon: int |
 @register_policy("FrankWolfeSampling")
 def fw_sampling(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
                 delta: float = 0.05, threshold: str = "paper", tracking: str = "vertices",
-                step: str = "t+1", forced: str = "sqrt", start: str = "spanning"
-                ) -> FrankWolfeSampling:
+                step: str = "t+1", forced: str = "sqrt", force_tied: bool = True,
+                start: str = "spanning") -> FrankWolfeSampling:
     """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021); GLR stop, "paper"/"heuristic"."""
     return FrankWolfeSampling(*_arms_items(env, "FrankWolfeSampling"), delta,
                               threshold=threshold, tracking=tracking, step=step, forced=forced,
-                              start=start)
+                              force_tied=force_tied, start=start)
 
 
 @register_policy("LinGame")

@@ -213,7 +213,8 @@ FIG2A = _figure(
 FIG2B_L = (100, 200, 500, 1000, 1500, 3000)
 FIG2B = _figure(
     name="p1-rage:fig2b",
-    full_minutes=2.9,  # docs/p1-rage.md, --workers 2, the command's wall time
+    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 31 min at load 14-23
+    full_minutes=2.9,
     title="Click-through, weekly periodic (MovieLens-100k stand-in for Yahoo! R6A), T = {T}",
     paper=f"{PAPER}, Section 6, Figure 2(b)",
     requires=movielens_100k_dir,
@@ -255,7 +256,8 @@ FIG3 = _figure(
 
 FIG4 = _figure(
     name="p1-rage:fig4",
-    full_minutes=0.4,  # docs/p1-rage.md, --workers 2, the command's wall time
+    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 8.2 min at load 21
+    full_minutes=0.4,
     title="Malicious non-stationary Soare (ω = 0.5), T = {T}",
     paper=f"{PAPER}, Appendix D, Figure 4",
     make_env=make_malicious,
@@ -269,7 +271,8 @@ FIG4 = _figure(
 
 FIG5 = _figure(
     name="p1-rage:fig5",
-    full_minutes=1.6,  # docs/p1-rage.md, --workers 2, the command's wall time
+    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 27 min at load 13-21
+    full_minutes=1.6,
     title="Stationary multivariate testing, T = {T}",
     paper=f"{PAPER}, Appendix D, Figure 5",
     make_env=make_stationary_multivariate,
@@ -284,7 +287,8 @@ FIG6_S = tuple(range(10))
 FIG6_L = tuple(range(300, 3001, 300))
 FIG6 = _figure(
     name="p1-rage:fig6",
-    full_minutes=3.1,  # docs/p1-rage.md, --workers 2, the command's wall time
+    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 22 min at load 9-13
+    full_minutes=3.1,
     title="Oscillating Soare benchmark (ω = 0.5), T = {T}: error probability against s and L",
     paper=f"{PAPER}, Appendix D, Figure 6",
     make_env=make_oscillating_soare,

@@ -183,11 +183,10 @@ FIG1A_ALGS = (RAGE_SPEC, ADAPTIVE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, OR
 FIG1A_POINTS = tuple({"d": d} for d in (5, 10, 15, 20, 25, 30, 35))
 FIG1A = FigureSpec(
     name="rage:fig1a",
-    # 4.4 min before Track-and-Stop and Frank-Wolfe Sampling joined (docs/rage.md); both now
-    # pull through compiled kernels (2.5-3.8 us CPU a pull at d = 10), but at d = 35 their
-    # allocation solves / FW games cost ~100 us a pull over the first 2e5 pulls (not measured
-    # to the end)
-    full_minutes="hours: estimated, not measured since TaS/FWS joined",
+    # 4.4 min before Track-and-Stop and Frank-Wolfe Sampling joined (docs/rage.md). With FWS's
+    # compiled game (2026-11-26, load 9-23 on the shared 2-core machine) d = 5..25 took 65 min
+    # and the run was stopped there; TaS (paper threshold) is the largest share
+    full_minutes="not finished: 65 min for 5 of 7 points at load 9-23 (docs/rage.md)",
     title="Soare et al. benchmark: sample complexity against the dimension d",
     paper=f"{PAPER}, Section 5, Figure 1a",
     make_env=make_soare,
@@ -211,8 +210,9 @@ FIG1B_ALGS = (RAGE_SPEC, LINGAPE_SPEC, ALBA_SPEC, STATIC_SPEC, ORACLE_SPEC, *OPT
 FIG1B_POINTS = tuple({"n": n} for n in (10_000, 15_000, 20_000, 25_000, 30_000))
 FIG1B = FigureSpec(
     name="rage:fig1b",
-    # 2.4 min before Track-and-Stop and Frank-Wolfe Sampling joined (docs/rage.md)
-    full_minutes="not measured since TaS/FWS joined",
+    # 2.4 min before Track-and-Stop and Frank-Wolfe Sampling joined; 46.3 min (2,780 s) with
+    # them on 2026-11-26 at load 9-23 on the shared 2-core machine (docs/rage.md)
+    full_minutes="46 min at load 9-23 (docs/rage.md)",
     title="Many arms with moderate gaps (R²): sample complexity against the number of arms",
     paper=f"{PAPER}, Section 5, Figure 1b",
     make_env=make_many_arms,

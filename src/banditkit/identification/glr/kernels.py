@@ -204,13 +204,15 @@ def fws_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
               x: np.ndarray, B: np.ndarray, sumz: np.ndarray, means: np.ndarray,
               noise_sigma: float, rng: np.random.Generator, t: int, cap: int, since: int,
               refresh_every: int, fw_since: int, r_scale: float, r_exponent: float,
-              heuristic: bool, delta: float, sigma: float, beta_lb: float, first_arm: int,
+              force_tied: bool, heuristic: bool, delta: float, sigma: float, beta_lb: float,
+              first_arm: int,
               check: bool, out: np.ndarray, n_out: int
               ) -> tuple[int, int, int, int, int, float, int]:
     """Frank-Wolfe Sampling steps (:meth:`FrankWolfeSampling.step`: stopping check, then the FW
     step of :meth:`~FrankWolfeSampling._choose` when it is a single-gradient vertex step with a
     Sherman–Morrison update of A(x)⁻¹, and C-tracking of Σ z(s)) from pull count ``t`` until an
-    event: a forced round, a matrix game (|H| > 1) or an A(x)⁻¹ refresh is the class's step
+    event: a forced round (on the √(t/K) schedule, or — ``force_tied`` — when the best item of
+    θ̂ is tied), a matrix game (|H| > 1) or an A(x)⁻¹ refresh is the class's step
     (NEED_CHOOSE). Returns (event, t, since, fw_since, n_out, Z(t), ẑ)."""
     K, d = X.shape
     M = Z.shape[0]
@@ -238,6 +240,10 @@ def fws_steps(X: np.ndarray, Z: np.ndarray, Ainv: np.ndarray, theta: np.ndarray,
             for j in range(1, M):
                 if est[j] > est[top]:
                     top = j
+            if force_tied:  # θ̂ ∉ Λ: the class takes the forced round
+                for j in range(M):
+                    if j != top and est[j] == est[top]:
+                        return NEED_CHOOSE, t, since, fw_since, n_out, stat, best
             fmin = math.inf
             jmin = -1
             for j in range(M):

@@ -133,8 +133,8 @@ def run_kernel(alg: GLRIdentifier, env: LinearBandit, *, horizon: int | None, se
             ev, t, since, alg._since, n_out, new_stat, new_best = kern.fws_steps(
                 X, Z, st.Ainv, st.theta, st.est, st.q, st.counts, st.sums, x,
                 alg._B, alg._sumz, means, env.sigma, rng, st.t, step_cap, st._since,
-                st.refresh_every, alg._since, alg.r_scale, alg.r_exponent, heuristic,
-                alg.delta, alg.sigma, alg._beta_lb, first_arm, check, out, n_out)
+                st.refresh_every, alg._since, alg.r_scale, alg.r_exponent, alg.force_tied,
+                heuristic, alg.delta, alg.sigma, alg._beta_lb, first_arm, check, out, n_out)
         else:
             assert isinstance(alg, LinearTrackAndStop)
             ev, t, since, n_out, new_stat, new_best = kern.tas_steps(
