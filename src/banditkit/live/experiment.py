@@ -76,7 +76,7 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
 from .store_base import UPGRADABLE
-from .verdict_spec import VerdictSpec, check_verdicts, spec_from_meta
+from .verdict_spec import VerdictSpec, check_unit_values, check_verdicts, spec_from_meta
 from .verify import Verification
 
 __all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
@@ -417,15 +417,20 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         return experiment
 
     def _upgrade(self, conn: Connection) -> None:
-        """Bring a format 5 experiment to format 6 in the caller's transaction (see
+        """Bring a format 5 or 6 experiment to format 7 in the caller's transaction (see
         :meth:`open`)."""
-        from .journal import FORMAT, upgrade_5_to_6
+        from .journal import FORMAT, upgrade_5_to_6, upgrade_6_to_7
 
-        for statement in upgrade_5_to_6(self._journal.types):
+        old = self._journal.format
+        statements = upgrade_6_to_7(self._journal.types, prefix_tables=old == 6)
+        if old == 5:
+            statements = upgrade_5_to_6(self._journal.types) + statements
+        for statement in statements:
             conn.execute(statement)
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
-                         [(k, json.dumps(v)) for k, v in OutcomeWindow(None, None).as_meta()
-                          .items()])
+        if old == 5:
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
+                             [(k, json.dumps(v)) for k, v in OutcomeWindow(None, None)
+                              .as_meta().items()])
         conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT),))
         _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails))
         self._journal.format = FORMAT
@@ -682,8 +687,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         return batch_id, batch
 
     # -- the exchange ------------------------------------------------------------------------
-    def assign(self, n: int | None = None, keys: Sequence[str | int] | None = None
-               ) -> pd.DataFrame:
+    def assign(self, n: int | None = None, keys: Sequence[str | int] | None = None, *,
+               covariates: Sequence[float] | None = None) -> pd.DataFrame:
         """Arms for the next ``n`` units, in the algorithm's pull order, with their unit ids.
 
         Slots of expired units are handed out again first. Units beyond the pending batch's
@@ -711,6 +716,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             :meth:`units`). New keys take slots in their order in ``keys``, exactly as ``n``
             units without keys would: keys only route units, the decisions are the same. The
             keys are stored in the same transaction as the units. Cost O(len(keys)).
+        covariates : sequence of float, optional
+            With ``verdicts={"cuped": True}``: each unit's pre-experiment value (one per unit
+            asked for, in order; with ``keys``, one per key), stored with the unit. Required
+            when the outcome window may score a unit 0 (``missing="zero"``) before any record.
 
         Returns
         -------
@@ -725,6 +734,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             n = len(keys)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
+        covariate_values = check_unit_values(self.verdict_spec, "covariates", covariates,
+                                             int(n), required=self.window.missing == "zero")
         with self._transaction() as conn:
             self._resolve(conn)  # units whose outcome window closed, by the experiment's rule
             state = self._ops_state(conn)
@@ -770,6 +781,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             else:
                 frame = self._keyed_frame(conn, keys, known, ids, arms.tolist(), batches)
             frame.attrs["overflow_units"] = extra_ids
+            if covariate_values is not None:
+                self._store_covariates(conn, frame, keys, covariate_values)
             if len(frame) == asked:
                 frame.attrs["reason"] = why
             elif pending is None:
@@ -778,6 +791,20 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                 frame.attrs["reason"] = self._short_reason(conn, batch_id, batch, asked,
                                                            len(frame))
         return frame
+
+    @staticmethod
+    def _store_covariates(conn: Connection, frame: pd.DataFrame, keys: list[str] | None,
+                          values: np.ndarray) -> None:
+        """The covariates of ``assign``'s units: the i-th value for the i-th unit handed out
+        (with keys: the key's value); a unit that has one already (a sticky key's unit
+        assigned before) keeps it."""
+        if keys is None:
+            pairs = zip(values[: len(frame)].tolist(), frame["unit"].tolist(), strict=True)
+        else:
+            of_key = dict(zip(keys, values.tolist(), strict=True))
+            pairs = ((of_key[k], u) for k, u in zip(frame["key"], frame["unit"], strict=True))
+        conn.executemany("UPDATE units SET covariate = COALESCE(covariate, ?) WHERE id = ?",
+                         [(float(x), int(u)) for x, u in pairs])
 
     def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int
                   ) -> tuple[list[int], np.ndarray]:
@@ -941,9 +968,15 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
 
     def record(self, units: Sequence[int], rewards: Sequence[float],
                costs: Sequence[Sequence[float]] | None = None, *,
-               metrics: Mapping[str, Sequence[float]] | None = None) -> int:
+               metrics: Mapping[str, Sequence[float]] | None = None,
+               covariates: Sequence[float] | None = None,
+               denominators: Sequence[float] | None = None) -> int:
         """Record the rewards (and costs: shape (units, m); and the guardrail ``metrics``:
         metric name → one value per unit) of assigned units.
+
+        With ``verdicts={"cuped": True}``, each unit's pre-experiment ``covariates`` (one per
+        unit) come here unless ``assign`` stored them; with ``verdicts={"ratio": True}``,
+        each unit's ``denominators`` (≥ 0) are required (:mod:`banditkit.live.adjusted`).
 
         Units already assigned are recorded while the experiment is paused. After the rewards,
         the guardrails are evaluated on every value recorded so far; a new breach pauses the
@@ -973,6 +1006,11 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
         cost_values = self._check_costs(costs, ids)
         metric_values = check_metrics(self.guardrails, metrics, ids.size)
+        spec = self.verdict_spec
+        covariate_values = check_unit_values(spec, "covariates", covariates, ids.size,
+                                             required=False)
+        denominator_values = check_unit_values(spec, "denominators", denominators, ids.size,
+                                               required=True)
         with self._transaction() as conn:
             self._resolve(conn)  # first: a unit whose window closed is refused below
             algorithm = self._algorithm
@@ -989,7 +1027,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                 if row is None:
                     raise ExperimentError(f"units: unit {unit} was never assigned")
                 (batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, kind,
-                 imputed) = row
+                 imputed, stored_covariate, stored_denominator) = row
+                self._check_unit_values(unit, i, stored_covariate, covariate_values,
+                                        stored_denominator, denominator_values,
+                                        spec.cuped and reward is None)
                 if imputed:
                     raise ExperimentError(
                         f"units: unit {unit}'s outcome window ({self.window.seconds:g} s) "
@@ -1021,9 +1062,13 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                             else json.dumps(unit_costs), unit, batch_id, arm, i))
             now = self._stamp()
             conn.executemany("UPDATE units SET reward = ?, costs = ?, metrics = ?, "
-                             "recorded_at = ? WHERE id = ?",
+                             "recorded_at = ?, covariate = COALESCE(?, covariate), "
+                             "denominator = ? WHERE id = ?",
                              [(r, c, None if metric_values is None
-                               else json.dumps(metric_values[i].tolist()), now, u)
+                               else json.dumps(metric_values[i].tolist()), now,
+                               None if covariate_values is None else covariate_values[i],
+                               None if denominator_values is None else denominator_values[i],
+                               u)
                               for r, c, u, _, _, i in new])
             if metric_values is not None and new:
                 self._add_metric_totals(conn, [(b, a, metric_values[i]) for *_, b, a, i in new])
@@ -1042,6 +1087,27 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             if self.guardrails and new:
                 self._pause_on_breach(conn)
         return len(new)
+
+    @staticmethod
+    def _check_unit_values(unit: int, i: int, stored_covariate: float | None,
+                           covariates: np.ndarray | None, stored_denominator: float | None,
+                           denominators: np.ndarray | None, needs_covariate: bool) -> None:
+        """A unit's covariate and denominator: given once (a retry gives the same), and a
+        CUPED experiment's reward comes with a covariate (here or at assign)."""
+        if covariates is not None and stored_covariate is not None \
+                and stored_covariate != covariates[i]:
+            raise ExperimentError(f"covariates: unit {unit} already has covariate "
+                                  f"{stored_covariate} (got {covariates[i]}); a covariate is "
+                                  "given once")
+        if needs_covariate and stored_covariate is None and covariates is None:
+            raise ExperimentError(f"covariates are required: unit {unit} got none at assign "
+                                  "(verdicts={'cuped': True}: each unit's pre-experiment value "
+                                  "comes with its assign or its record)")
+        if denominators is not None and stored_denominator is not None \
+                and stored_denominator != denominators[i]:
+            raise ExperimentError(f"denominators: unit {unit} already has denominator "
+                                  f"{stored_denominator} (got {denominators[i]}); it is "
+                                  "recorded once")
 
     def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
         m = self._problem.n_costs
@@ -1103,7 +1169,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             chunk = ids[start: start + CHUNK].tolist()
             marks = ",".join("?" * len(chunk))
             for row in conn.execute(f"SELECT id, batch, slot, reward, costs, expired_at, arm, "
-                                    f"metrics, kind, imputed FROM units WHERE id IN ({marks})",
+                                    f"metrics, kind, imputed, covariate, denominator FROM units "
+                                    f"WHERE id IN ({marks})",
                                     chunk):
                 found[row[0]] = row[1:]
         return found

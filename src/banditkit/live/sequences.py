@@ -91,6 +91,7 @@ __all__ = [
     "ROBUST_SHARE",
     "Mixture",
     "asymptotic_difference",
+    "asymptotic_from",
     "asymptotic_mean",
     "asymptotic_rho2",
     "bernstein_sequence",
@@ -98,6 +99,8 @@ __all__ = [
     "log_e_value",
     "mixture",
     "msprt_difference",
+    "msprt_from",
+    "normal_sequence",
     "psi_e",
 ]
 
@@ -326,9 +329,21 @@ def asymptotic_difference(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray
     for μ_a − μ_c of every arm against ``control``, tuned at ``n_tune`` units per arm
     (N* = 2·n_tune); [−inf, inf] below ``min_n`` values on either arm (the guarantee is
     asymptotic). Rewards in any units (no range needed)."""
-    d, v, N = _two_sample(n, total, total_sq, control)
-    rho2 = asymptotic_rho2(2.0 * n_tune, alpha)
+    d, v, _ = _two_sample(n, total, total_sq, control)
+    return asymptotic_from(d, v, n, control, alpha, n_tune=n_tune, min_n=min_n)
+
+
+def asymptotic_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, alpha: float,
+                    *, n_tune: float = 10_000, min_n: int = 100
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`asymptotic_difference` from any estimate ``d`` of each difference to
+    ``control`` with plug-in variance ``v`` (σ̂²/N of Waudby-Smith et al. 2024, Thm 2.2) and
+    ``n`` units per arm: d ± √(v·2(Nρ² + 1)/(Nρ²)·log(√(Nρ² + 1)/α)), N = n_a + n_c, ρ tuned
+    at N* = 2·``n_tune``. CUPED-adjusted differences and ratios of sums
+    (:mod:`banditkit.live.adjusted`) come here with their own ``d`` and ``v``."""
     n = np.asarray(n, dtype=float)
+    N = n + n[..., control, None]
+    rho2 = asymptotic_rho2(2.0 * n_tune, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = N * rho2
         radius = np.sqrt(v * 2.0 * (x + 1.0) / x * np.log(np.sqrt(x + 1.0) / alpha))
@@ -346,6 +361,13 @@ def msprt_difference(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, con
     difference, plug-in variance) for μ_a − μ_c of every arm against ``control``;
     [−inf, inf] below ``min_n`` values on either arm."""
     d, v, _ = _two_sample(n, total, total_sq, control)
+    return msprt_from(d, v, n, control, alpha, tau=tau, min_n=min_n)
+
+
+def msprt_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, alpha: float, *,
+               tau: float, min_n: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`msprt_difference` from any estimate ``d`` of each difference with plug-in
+    variance ``v`` and ``n`` units per arm (Johari et al. 2017)."""
     t2 = float(tau) ** 2
     n = np.asarray(n, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -364,11 +386,21 @@ def asymptotic_mean(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, alph
     x̄ ± σ̂·√(2(nρ² + 1)/(n²ρ²)·log(√(nρ² + 1)/α)), ρ tuned at ``n_tune``; [−inf, inf] below
     ``min_n`` values."""
     n, S, Q = (np.asarray(x, dtype=float) for x in (n, total, total_sq))
-    rho2 = asymptotic_rho2(n_tune, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = S / n
-        sd = np.sqrt(np.maximum(Q - n * mean * mean, 0.0) / (n - 1))
+        var = np.maximum(Q - n * mean * mean, 0.0) / (n - 1)
+    return normal_sequence(mean, var / n, n, alpha, n_tune=n_tune, min_n=min_n)
+
+
+def normal_sequence(mean: np.ndarray, v: np.ndarray, n: np.ndarray, alpha: float, *,
+                    n_tune: float = 10_000, min_n: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`asymptotic_mean` from any estimate ``mean`` with plug-in variance ``v`` (σ̂²/n)
+    after ``n`` units: mean ± √(v·2(nρ² + 1)/(nρ²)·log(√(nρ² + 1)/α)), ρ tuned at
+    ``n_tune``."""
+    n = np.asarray(n, dtype=float)
+    rho2 = asymptotic_rho2(n_tune, alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
         x = n * rho2
-        radius = sd * np.sqrt(2.0 * (x + 1.0) / (n * x) * np.log(np.sqrt(x + 1.0) / alpha))
+        radius = np.sqrt(v * 2.0 * (x + 1.0) / x * np.log(np.sqrt(x + 1.0) / alpha))
     few = (n < min_n) | ~np.isfinite(radius)
     return np.where(few, -np.inf, mean - radius), np.where(few, np.inf, mean + radius)
