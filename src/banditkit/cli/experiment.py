@@ -94,6 +94,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="units per arm where the sequences are narrowest (default 10000)")
     create.add_argument("--tau", type=float, default=None,
                         help="the mSPRT's mixture s.d. (with --sequence msprt)")
+    create.add_argument("--winsorize", type=float, default=None, metavar="Q",
+                        help="cap continuous rewards at their pooled Q quantile (0.5 < Q < 1) "
+                        "at each look")
+    create.add_argument("--cuped", action="store_true", default=None,
+                        help="CUPED: each unit's pre-experiment covariate (CSV column "
+                        "'covariate' of record) reduces the variance")
+    create.add_argument("--ratio", action="store_true", default=None,
+                        help="a ratio metric: sum of rewards / sum of denominators (CSV column "
+                        "'denominator' of record), delta method")
 
     plan = actions.add_parser("plan", help="expected and 90th-percentile units and days to a "
                               "verdict of the sequential test (simulated; writes nothing)")
@@ -131,7 +140,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "_1,...])")
     record.add_argument("path", help="the experiment file")
     record.add_argument("csv", type=Path, help="CSV with columns unit, reward (and cost_1, "
-                        "..., cost_m for constrained policies)")
+                        "..., cost_m for constrained policies; metric_NAME for guardrails; "
+                        "covariate (CUPED), denominator (ratio metrics))")
     record.add_argument("--skip-expired", action="store_true",
                         help="record the other units and list the ones skipped: expired, or "
                              "resolved by the outcome window (default: a file with such a "
@@ -250,7 +260,10 @@ def _create(args: argparse.Namespace) -> int:
                            reward_type=args.reward_type, reward_range=args.reward_range,
                            verdicts={k: v for k, v in (("sequence", args.sequence),
                                                         ("tune_n", args.tune_n),
-                                                        ("tau", args.tau)) if v is not None}
+                                                        ("tau", args.tau),
+                                                        ("winsorize", args.winsorize),
+                                                        ("cuped", args.cuped),
+                                                        ("ratio", args.ratio)) if v is not None}
                            ) as exp:
         print(f"created {_label(exp)} ({args.algorithm}, {len(exp.arm_names)} arms)")
         for warning in exp.create_warnings:
@@ -473,7 +486,8 @@ def _record(args: argparse.Namespace) -> int:
     metric_columns = [c for c in frame.columns if str(c).startswith("metric_")]
     import pandas as pd
 
-    for column in ["unit", "reward", *cost_columns, *metric_columns]:
+    unit_columns = [c for c in ("covariate", "denominator") if c in frame.columns]
+    for column in ["unit", "reward", *cost_columns, *metric_columns, *unit_columns]:
         if frame[column].dtype.kind == "b" and column != "unit":
             frame[column] = frame[column].astype(float)  # true/false read as 1/0
         elif frame[column].dtype.kind == "O" and column != "unit":
@@ -502,9 +516,10 @@ def _record(args: argparse.Namespace) -> int:
         costs = frame[cost_columns].to_numpy(dtype=float) if cost_columns else None
         metrics = ({str(c)[len("metric_"):]: frame[c].to_numpy(dtype=float)
                     for c in metric_columns} if metric_columns else None)
+        per_unit = {f"{c}s": frame[c].to_numpy(dtype=float) for c in unit_columns}
         n = 0 if frame.empty else exp.record(frame["unit"].to_numpy(),
                                              frame["reward"].to_numpy(dtype=float), costs,
-                                             metrics=metrics)
+                                             metrics=metrics, **per_unit)
         state = exp.status()
     print(f"recorded {n} new reward(s) ({len(frame) - n} already recorded); "
           f"{state.pulls_observed} pulls observed, "

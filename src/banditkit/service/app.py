@@ -199,10 +199,10 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     @answer
     async def assign(request: Request) -> Response:
         name = request.path_params["name"]
-        n, keys = body.assign_arguments(await read(request), limits.max_units)
+        n, keys, covariates = body.assign_arguments(await read(request), limits.max_units)
 
         def call(experiment: Experiment) -> dict[str, Any]:
-            units = experiment.assign(n, keys=keys)
+            units = experiment.assign(n, keys=keys, covariates=covariates)
             return {"units": frame_records(units), "reason": to_json(units.attrs.get("reason")),
                     "overflow_units": to_json(units.attrs.get("overflow_units", []))}
 
@@ -211,9 +211,11 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     @answer
     async def record(request: Request) -> Response:
         name = request.path_params["name"]
-        units, rewards, costs, metrics = body.record_arguments(await read(request),
-                                                               limits.max_units)
-        recorded = await on(name, lambda e: e.record(units, rewards, costs, metrics=metrics))
+        units, rewards, costs, metrics, covariates, denominators = body.record_arguments(
+            await read(request), limits.max_units)
+        recorded = await on(name, lambda e: e.record(units, rewards, costs, metrics=metrics,
+                                                     covariates=covariates,
+                                                     denominators=denominators))
         return JSONResponse({"recorded": recorded})
 
     @answer
