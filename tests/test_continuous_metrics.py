@@ -22,7 +22,7 @@ from banditkit.live.verdict_spec import check_verdicts
 from banditkit.rng import stream
 
 sys.path.insert(0, str(Path(__file__).parent))
-from live_support import DOWNGRADE_TO_6  # noqa: E402
+from live_support import DOWNGRADE_TO_6
 
 CONTINUOUS = {"reward_type": "continuous"}
 
