@@ -101,6 +101,7 @@ __all__ = [
     "msprt_difference",
     "msprt_from",
     "normal_sequence",
+    "one_sided_from",
     "psi_e",
 ]
 
@@ -362,6 +363,41 @@ def msprt_difference(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, con
     [−inf, inf] below ``min_n`` values on either arm."""
     d, v, _ = _two_sample(n, total, total_sq, control)
     return msprt_from(d, v, n, control, alpha, tau=tau, min_n=min_n)
+
+
+def one_sided_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, alpha: float,
+                   *, n_tune: float = 10_000, min_n: int = 100) -> np.ndarray:
+    """A one-sided asymptotic lower confidence sequence for each difference to ``control``:
+    d − √v·u·√((x + 1)/x), x = Nρ² (N = n_a + n_c, ρ tuned at N* = 2·``n_tune`` as in
+    :func:`asymptotic_from`), where u solves the **one-sided** normal mixture's boundary
+    (Howard, Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. 49(2), Proposition 6 with a
+    half-normal mixing density; the asymptotic version of Waudby-Smith et al. 2024, Thm 2.2):
+
+        log 2 − ½ log(1 + x) + u²/2 + log Φ(u) = log(1/α).
+
+    (With a two-sided normal mixture the same equation lacks log 2 + log Φ(u) and gives
+    u² = 2 log(√(1 + x)/α), :func:`asymptotic_from`'s radius at level α/2 per end.) −inf
+    below ``min_n`` values on either arm; the control's column NaN."""
+    from scipy.special import log_ndtr  # scipy: import lazily, as the fixed-n intervals do
+
+    n = np.asarray(n, dtype=float)
+    N = n + n[..., control, None]
+    rho2 = asymptotic_rho2(2.0 * n_tune, alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = N * rho2
+        target = math.log(1.0 / alpha) - math.log(2.0) + 0.5 * np.log1p(x)
+        # the left side rises with u: bisection on [0, 2·√(target + 1) + 2]
+        lo = np.zeros(np.shape(x))
+        hi = 2.0 * np.sqrt(np.maximum(target, 0.0) + 1.0) + 2.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            above = 0.5 * mid * mid + log_ndtr(mid) >= target
+            hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
+        radius = np.sqrt(v) * hi * np.sqrt((x + 1.0) / x)
+    few = (n < min_n) | (n[..., control, None] < min_n) | ~np.isfinite(radius)
+    low = np.where(few, -np.inf, d - radius)
+    low[..., control] = np.nan
+    return low
 
 
 def msprt_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, alpha: float, *,

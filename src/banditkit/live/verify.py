@@ -135,13 +135,15 @@ class Verification:
                     int(stored.non_binary[a]))
             kept_metrics = list(zip(stored.metric_n[:, a].tolist(),
                                     stored.metric_total[:, a].tolist(), strict=True))
+            kept_squares = stored.metric_total_sq[:, a].tolist()
             kept_extra = [float(getattr(stored, c)[a]) for c in PREFIX_7]
             if kept != (n, imputed, expired, odd) or not np.allclose(
                     [stored.total[a], stored.total_sq[a], *kept_extra],
                     [total, total_sq, *sums[6:]], rtol=1e-9, atol=1e-9) \
                     or [m for m, _ in kept_metrics] != [m for m, _, _ in metrics] \
-                    or not np.allclose([t for _, t in kept_metrics] or [0.0],
-                                       [t for _, t, _ in metrics] or [0.0], rtol=1e-9,
+                    or not np.allclose([t for _, t in kept_metrics] + kept_squares or [0.0],
+                                       [t for _, t, _ in metrics]
+                                       + [q for _, _, q in metrics] or [0.0], rtol=1e-9,
                                        atol=1e-9):
                 raise ExperimentError(
                     f"{self._journal.label} is damaged: the resolved prefix of arm "
