@@ -377,3 +377,47 @@ def test_the_cli_creates_a_ratio_experiment_and_records_denominators(tmp_path, c
         state = exp.status()
     assert state.verdicts["ratio"] is True
     assert state.arms["counted"].sum() == 4
+
+
+# --- fast versions of benchmarks/bench_continuous.py ---------------------------------------
+
+def _bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_continuous", Path(__file__).parents[1] / "benchmarks" / "bench_continuous.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_latency_guardrail_pauses_far_sooner_than_subtracting_arm_intervals(tmp_path):
+    # 10% slower (200 → 220 ms, s.d. 100): fixed-n needs ~340 per arm (one-sided, 80% power)
+    bench = _bench()
+    results = [bench.latency_run(tmp_path, 5, r, step=200, cap=6_000, null=False)
+               for r in range(2)]
+    for got in results:
+        assert got["continuous"] <= 2_500 and got["bounded"] <= 5_000
+        assert math.isinf(got["subtracted"])  # not by 6,000 per arm (it needs ~50,000)
+
+
+def test_a_latency_guardrail_does_not_pause_when_nothing_is_slower(tmp_path):
+    bench = _bench()
+    for r in range(2):
+        got = bench.latency_run(tmp_path, 6, r, step=500, cap=2_000, null=True)
+        assert all(math.isinf(v) for v in got.values())
+
+
+def test_the_revenue_model_keeps_the_lognormal_reward_and_correlates_with_its_covariate():
+    bench = _bench()
+    mean, sd, rho = bench.correlation(0, n=400_000)
+    assert mean == pytest.approx(0.05 * math.exp(3.5 + 0.5), rel=0.05)  # $2.73
+    assert 0.35 < rho < 0.6
+
+
+def test_cuped_decides_revenue_sooner_than_the_plain_sequence(tmp_path):
+    bench = _bench()
+    got = bench.revenue_run(tmp_path / "r.sqlite", 1, 0, step=2_000, cap=30_000, tune_n=5_000,
+                            lift=1.6)
+    # a 60% lift (fast): CUPED decides, and no later than the plain sequence
+    assert got["cuped"] < 30_000 and got["cuped"] <= got["plain"]
