@@ -412,6 +412,9 @@ def test_the_revenue_model_keeps_the_lognormal_reward_and_correlates_with_its_co
     bench = _bench()
     mean, sd, rho = bench.correlation(0, n=400_000)
     assert mean == pytest.approx(0.05 * math.exp(3.5 + 0.5), rel=0.05)  # $2.73
+    # the s.d. of the covariate-free model (a purchase lognormal(3.5, 1) w.p. 0.05): $19.9
+    assert sd == pytest.approx(math.sqrt(0.05 * math.exp(9.0) - (0.05 * math.exp(4.0)) ** 2),
+                               rel=0.1)
     assert 0.35 < rho < 0.6
 
 
