@@ -120,6 +120,24 @@ def test_cuped_keeps_its_level_under_the_null_and_narrows_the_difference():
     assert np.median(width) < 0.6  # ρ² ≈ 0.7 here: about √0.3 ≈ 0.55
 
 
+def test_the_one_sided_asymptotic_end_is_where_the_half_normal_mixture_reaches_1_over_alpha():
+    # independent of the closed form: integrate the one-sided normal mixture numerically
+    from scipy.integrate import quad
+
+    from banditkit.live.sequences import one_sided_from
+
+    for N, alpha, n_tune in ((2_000, 0.05, 1_000), (50_000, 0.01, 10_000), (400, 0.2, 5_000)):
+        n = np.array([N / 2, N / 2])
+        low = one_sided_from(np.zeros(2), np.array([np.nan, 1.0 / N]), n, 0, alpha,
+                             n_tune=n_tune)
+        s = -low[1] * N  # the boundary on the sum of N standardised values
+        rho = math.sqrt(asymptotic_rho2(2 * n_tune, alpha))
+        mixture, _ = quad(lambda lam: 2 / (rho * math.sqrt(2 * math.pi))
+                          * math.exp(-lam * lam / (2 * rho * rho) + lam * s - lam * lam * N / 2),
+                          0, np.inf)
+        assert mixture == pytest.approx(1 / alpha, rel=1e-6)
+
+
 # --- the spec's refusals --------------------------------------------------------------------
 
 @pytest.mark.parametrize("verdicts, match", [
@@ -178,10 +196,14 @@ def test_cuped_through_experiment_equals_the_estimator_on_the_units(tmp_path):
                             if r[0] in set(stored.tolist())]) if look % 2 else x)
             y = xs + rng.normal(0, 1, 400) + 0.4 * (units["arm"] == "treatment").to_numpy()
             exp.record(stored, y, covariates=None if look % 2 else x)
+        # a unit given a covariate at assign and then expired: counted nowhere
+        gone = exp.assign(1, covariates=[1e6])["unit"].tolist()
+        exp.expire(gone)
         state = exp.status()
         plain = exp.status(verdicts={"cuped": False})
-        assert exp.verify() == 1600
-    rows = _units_table(tmp_path / "e.sqlite")
+        assert exp.verify() == 1600  # units not expired
+    rows = [r for r in _units_table(tmp_path / "e.sqlite") if r[2] is not None]
+    assert len(rows) == 1600
     arm = np.array([r[1] for r in rows])
     y = np.array([r[2] for r in rows])
     x = np.array([r[3] for r in rows])
