@@ -132,7 +132,7 @@ def test_the_one_sided_asymptotic_end_is_where_the_half_normal_mixture_reaches_1
                              n_tune=n_tune)
         s = -low[1] * N  # the boundary on the sum of N standardised values
         rho = math.sqrt(asymptotic_rho2(2 * n_tune, alpha))
-        mixture, _ = quad(lambda lam: 2 / (rho * math.sqrt(2 * math.pi))
+        mixture, _ = quad(lambda lam, rho=rho, s=s, N=N: 2 / (rho * math.sqrt(2 * math.pi))
                           * math.exp(-lam * lam / (2 * rho * rho) + lam * s - lam * lam * N / 2),
                           0, np.inf)
         assert mixture == pytest.approx(1 / alpha, rel=1e-6)
