@@ -446,3 +446,26 @@ def test_cuped_decides_revenue_sooner_than_the_plain_sequence(tmp_path):
                             lift=1.6)
     # a 60% lift (fast): CUPED decides, and no later than the plain sequence
     assert got["cuped"] < 30_000 and got["cuped"] <= got["plain"]
+
+
+def test_the_cli_takes_a_continuous_guardrail_without_a_range(tmp_path, capsys):
+    from banditkit.cli import main
+
+    path = tmp_path / "g.sqlite"
+    assert main(["experiment", "create", str(path), "--algorithm", "FixedAllocation",
+                 "--arms", "control,b", "--seed", "0", "--reward-type", "binary",
+                 "--guardrail", "latency:max_increase:20"]) == 0
+    assert main(["experiment", "create", str(tmp_path / "bad.sqlite"), "--algorithm",
+                 "FixedAllocation", "--arms", "a,b", "--seed", "0",
+                 "--guardrail", "latency:max_increase:-1"]) == 2
+    assert "guardrails[0].margin must be a number >= 0" in capsys.readouterr().err
+    with Experiment.open(path) as exp:
+        assert exp.guardrails[0].bounded is False
+        units = exp.assign(4)["unit"].tolist()
+    csv = tmp_path / "r.csv"
+    csv.write_text("unit,reward,metric_latency\n"
+                   + "".join(f"{u},{i % 2},{5000.0 * (i + 1)}\n" for i, u in enumerate(units)))
+    assert main(["experiment", "record", str(path), str(csv)]) == 0  # no range: any latency
+    with Experiment.open(path, readonly=True) as exp:
+        rails = exp.status().guardrails
+    assert rails["diff_low"].tolist() == [-math.inf]  # below 100 values: no bound yet

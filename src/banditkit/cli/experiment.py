@@ -64,11 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="ALPHA", help="cost threshold of a constrained policy "
                         "(repeatable: one per cost)")
     create.add_argument("--guardrail", type=_guardrail, action="append", default=None,
-                        metavar="METRIC:RULE:MARGIN:LO:HI",
+                        metavar="METRIC:RULE:MARGIN[:LO:HI]",
                         help="pause the experiment when an arm's mean of METRIC exceeds "
                         "(RULE max_increase) or falls below (max_decrease) the control's by "
-                        "more than MARGIN with confidence; METRIC lies in [LO, HI] and is "
-                        "recorded in CSV column metric_METRIC (repeatable)")
+                        "more than MARGIN with confidence; METRIC lies in [LO, HI] (omit them "
+                        "for an unbounded metric) and is recorded in CSV column metric_METRIC "
+                        "(repeatable)")
     create.add_argument("--guardrail-alpha", type=float, default=0.05, metavar="ALPHA",
                         help="probability that a guardrail which holds ever pauses the "
                         "experiment, over all guardrails, arms and looks (default 0.05)")
@@ -697,10 +698,14 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _guardrail(text: str) -> dict[str, Any]:
-    """``METRIC:RULE:MARGIN:LO:HI`` as the dict of ``Experiment.create(guardrails=...)``
-    (the rule and range are checked there, by name)."""
+    """``METRIC:RULE:MARGIN:LO:HI`` (a bounded metric) or ``METRIC:RULE:MARGIN`` (a
+    continuous one) as the dict of ``Experiment.create(guardrails=...)`` (the rule and range
+    are checked there, by name)."""
     parts = text.split(":")
     try:
+        if len(parts) == 3:
+            metric, rule, margin = parts
+            return {"metric": metric, "rule": rule, "margin": float(margin)}
         if len(parts) != 5:
             raise ValueError
         metric, rule, margin, low, high = parts
@@ -708,8 +713,9 @@ def _guardrail(text: str) -> dict[str, Any]:
                 "range": [float(low), float(high)]}
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected METRIC:RULE:MARGIN:LO:HI (e.g. latency:max_increase:50:0:2000), got "
-            f"{text!r}") from None
+            f"expected METRIC:RULE:MARGIN:LO:HI or METRIC:RULE:MARGIN (e.g. "
+            f"latency:max_increase:50:0:2000, or latency:max_increase:20 for an unbounded "
+            f"metric), got {text!r}") from None
 
 
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
