@@ -138,6 +138,33 @@ def test_the_one_sided_asymptotic_end_is_where_the_half_normal_mixture_reaches_1
         assert mixture == pytest.approx(1 / alpha, rel=1e-6)
 
 
+def test_winsorised_verdicts_keep_their_level_under_the_null_with_a_moving_cap():
+    # 300 null runs × 10 looks of 500 units per arm, lognormal(0, 1.5) rewards capped at the
+    # pooled 0.99 quantile of the rewards counted so far (as status does at each look)
+    rng = stream(8, "winsor-null")
+    runs, looks, step = 300, 10, 500
+    spec = check_verdicts("continuous", None, {"winsorize": 0.99, "tune_n": 5000}, None)
+    y = rng.lognormal(0.0, 1.5, (runs, looks * step, 2))
+    false = np.zeros(runs, dtype=bool)
+    widths = []
+    for t in range(1, looks + 1):
+        seen = y[:, : t * step]
+        rank = math.ceil(0.99 * 2 * t * step) - 1
+        cap = np.partition(seen.reshape(runs, -1), rank, axis=1)[:, rank]
+        capped = np.minimum(seen, cap[:, None, None])
+        n = np.full((runs, 2), t * step)
+        sums = ArmSums(n, n, capped.sum(1), (capped ** 2).sum(1), np.zeros((runs, 2), bool))
+        c = compare(sums, None, intervals="anytime", alpha=0.05, control=0, spec=spec)
+        false |= c.verdict[:, 1] != "undecided"
+        widths.append(np.median(c.diff_high[:, 1] - c.diff_low[:, 1]))
+    assert false.mean() <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / runs)
+    plain = check_verdicts("continuous", None, {"tune_n": 5000}, None)
+    n = np.full((runs, 2), looks * step)
+    raw = compare(ArmSums(n, n, y.sum(1), (y ** 2).sum(1), np.zeros((runs, 2), bool)), None,
+                  intervals="anytime", alpha=0.05, control=0, spec=plain)
+    assert widths[-1] < 0.8 * np.median(raw.diff_high[:, 1] - raw.diff_low[:, 1])
+
+
 # --- the spec's refusals --------------------------------------------------------------------
 
 @pytest.mark.parametrize("verdicts, match", [
