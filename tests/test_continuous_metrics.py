@@ -496,3 +496,15 @@ def test_the_cli_takes_a_continuous_guardrail_without_a_range(tmp_path, capsys):
     with Experiment.open(path, readonly=True) as exp:
         rails = exp.status().guardrails
     assert rails["diff_low"].tolist() == [-math.inf]  # below 100 values: no bound yet
+
+
+def test_the_status_page_of_a_cuped_experiment_plots_plain_means(tmp_path):
+    from banditkit.service.page import render_page
+
+    rng = stream(10, "cuped-page")
+    with _experiment(tmp_path, cuped=True) as exp:
+        for _ in range(2):
+            got = exp.assign(400, covariates=rng.normal(0, 1, 400))
+            exp.record(got["unit"], rng.normal(1, 1, 400))
+        page = render_page(exp, title="cuped")
+    assert page.count("<svg") >= 1 and "CUPED" in page

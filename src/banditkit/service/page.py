@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import io
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -298,6 +299,9 @@ def _means_plot(ax: Any, live: pd.DataFrame, names: list[str],
             binary[j, i] = np.isin(v[seen], (0.0, 1.0)).all()
     control = names.index(status.control) if status.control in names else 0
     spec = spec_from_meta({"verdicts": status.verdicts or None}, status.reward_range)
+    # the plot shows each arm's plain mean over time (CUPED, ratios and the winsorised cap
+    # need the covariates, denominators and quantiles of each past time: status has them now)
+    spec = replace(spec, cuped=False, ratio=False, winsorize=None)
     c = compare(ArmSums(n, n, total, total_sq, binary), status.reward_range,
                 intervals=status.intervals, alpha=status.alpha, control=control, spec=spec)
     for i, name in enumerate(names):
