@@ -4,6 +4,7 @@ CUPED, and a latency guardrail (issue 23 §3).
     .venv/bin/python benchmarks/bench_continuous.py revenue [--runs 100] [--seed 0]
     .venv/bin/python benchmarks/bench_continuous.py latency [--runs 300] [--seed 0]
     .venv/bin/python benchmarks/bench_continuous.py latency --null [--runs 300] [--seed 0]
+    .venv/bin/python benchmarks/bench_continuous.py winsor [--runs 1000] [--seed 9]
 
 **revenue**: revenue per visitor, zero-inflated lognormal as in ``bench_verdicts.py revenue``
 (5% of visitors buy, a purchase is lognormal(3.5, 1), about $54; the treatment lifts the
@@ -28,6 +29,14 @@ the guardrail **continuous** (no range: the one-sided asymptotic sequence) and *
 itself at the breach. Beside them, on the same sums at the same looks, the rule before this
 change: two per-arm beta-binomial sequences at α/(G·K), subtracted. Units per arm at the pause,
 beside the fixed-n units (one-sided and two-sided z-test at 80% power).
+
+**winsor**: the null level of winsorised verdicts with the cap moving at every look, on arrays
+(not through ``Experiment``: its cap is :func:`banditkit.live.winsorize.winsorized_sums`'
+order statistic, reproduced here on the same numbers): 2 equal arms, lognormal(0, σ) rewards
+for σ = 1, 1.5, 2, 20 looks of 500 units per arm, each look's rewards capped at the pooled
+0.99 quantile of all rewards so far, status's own ``compare`` with the asymptotic sequence
+(``tune_n`` 5,000); runs with any ``better``/``worse`` at any look, beside the plain sequence
+on the same runs.
 
 Runs are seeded (``--seed``: run r's numbers from ``stream(seed, name, r)``), so units are
 reproducible exactly; the machine is shared and loaded, so timings are not reported.
@@ -155,6 +164,38 @@ def latency_run(folder: Path, seed: int, run: int, *, step: int, cap: int, null:
     return first
 
 
+def winsor_null(runs: int, seed: int, *, looks: int = 20, step: int = 500, q: float = 0.99
+                ) -> dict[str, dict[str, int]]:
+    """False verdicts of winsorised and plain asymptotic verdicts under the null (module
+    docstring)."""
+    from banditkit.live.statistics import ArmSums, compare
+    from banditkit.live.verdict_spec import check_verdicts
+
+    capped_spec = check_verdicts("continuous", None, {"winsorize": q, "tune_n": 5000}, None)
+    plain_spec = check_verdicts("continuous", None, {"tune_n": 5000}, None)
+    out = {}
+    for sigma in (1.0, 1.5, 2.0):
+        rng = stream(seed, "winsor-null-doc", int(sigma * 10))
+        y = rng.lognormal(0.0, sigma, (runs, looks * step, 2))
+        false = np.zeros(runs, dtype=bool)
+        false_plain = np.zeros(runs, dtype=bool)
+        for t in range(1, looks + 1):
+            seen = y[:, : t * step]
+            rank = math.ceil(q * 2 * t * step) - 1
+            cap = np.partition(seen.reshape(runs, -1), rank, axis=1)[:, rank]
+            capped = np.minimum(seen, cap[:, None, None])
+            n = np.full((runs, 2), t * step)
+            for values, spec, flags in ((capped, capped_spec, false),
+                                        (seen, plain_spec, false_plain)):
+                c = compare(ArmSums(n, n, values.sum(1), (values ** 2).sum(1),
+                                    np.zeros((runs, 2), bool)), None, intervals="anytime",
+                            alpha=0.05, control=0, spec=spec)
+                flags |= c.verdict[:, 1] != "undecided"
+        out[f"lognormal_sigma_{sigma}"] = {"winsorized_false": int(false.sum()),
+                                           "plain_false": int(false_plain.sum()), "runs": runs}
+    return out
+
+
 def _progress(run: int, result: dict[str, float]) -> dict[str, float]:
     """Each run's result on stderr as it ends (a long run's partial numbers)."""
     print(json.dumps({"run": run, **result}), file=sys.stderr, flush=True)
@@ -175,7 +216,7 @@ def _summary(units: np.ndarray) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["revenue", "latency"])
+    parser.add_argument("what", choices=["revenue", "latency", "winsor"])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--step", type=int, default=None)
@@ -183,6 +224,9 @@ def main() -> None:
     parser.add_argument("--tune-n", type=float, default=100_000)
     parser.add_argument("--null", action="store_true")
     args = parser.parse_args()
+    if args.what == "winsor":
+        print(json.dumps({"seed": args.seed, **winsor_null(args.runs, args.seed)}, indent=1))
+        return
     with tempfile.TemporaryDirectory() as folder:
         if args.what == "revenue":
             step, cap = args.step or 10_000, args.cap or 400_000
