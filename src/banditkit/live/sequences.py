@@ -386,14 +386,15 @@ def one_sided_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, al
     with np.errstate(divide="ignore", invalid="ignore"):
         x = N * rho2
         target = math.log(1.0 / alpha) - math.log(2.0) + 0.5 * np.log1p(x)
-        # the left side rises with u: bisection on [0, 2·√(target + 1) + 2]
-        lo = np.zeros(np.shape(x))
-        hi = 2.0 * np.sqrt(np.maximum(target, 0.0) + 1.0) + 2.0
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            above = 0.5 * mid * mid + log_ndtr(mid) >= target
-            hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
-        radius = np.sqrt(v) * hi * np.sqrt((x + 1.0) / x)
+        # f(u) = u²/2 + log Φ(u) − target is increasing and convex for u ≥ 0 (the inverse
+        # Mills ratio's slope exceeds −1): Newton's method from u₀ = √(2·target⁺) + 1, where
+        # f ≥ 0, descends monotonically to the root (never below it: the end stays valid)
+        u = np.sqrt(2.0 * np.maximum(target, 0.0)) + 1.0
+        for _ in range(12):
+            log_cdf = log_ndtr(u)
+            mills = np.exp(-0.5 * u * u - 0.5 * math.log(2.0 * math.pi) - log_cdf)
+            u = u - (0.5 * u * u + log_cdf - target) / (u + mills)
+        radius = np.sqrt(v) * u * np.sqrt((x + 1.0) / x)
     few = (n < min_n) | (n[..., control, None] < min_n) | ~np.isfinite(radius)
     low = np.where(few, -np.inf, d - radius)
     low[..., control] = np.nan
