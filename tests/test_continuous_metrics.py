@@ -508,3 +508,37 @@ def test_the_status_page_of_a_cuped_experiment_plots_plain_means(tmp_path):
             exp.record(got["unit"], rng.normal(1, 1, 400))
         page = render_page(exp, title="cuped")
     assert page.count("<svg") >= 1 and "CUPED" in page
+
+
+@pytest.mark.parametrize("verdicts", [{"cuped": True}, {"ratio": True}, {"winsorize": 0.9}])
+def test_continuous_options_give_the_same_status_on_both_stores(where, tmp_path, verdicts):
+    # the same calls on SQLite and PostgreSQL: the same means, differences and caps
+    rng = stream(11, "both-stores")
+    rewards = rng.lognormal(0, 1, 600)
+    x, d = rng.normal(0, 1, 600), rng.poisson(1.0, 600).astype(float)
+    rail = [{"metric": "latency", "rule": "max_increase", "margin": 0}]
+    kwargs = {"algorithm": "FixedAllocation", "arms": ["control", "treatment"], "seed": 0,
+              "params": {"batch_size": 300}, "reward_type": "continuous",
+              "verdicts": {"sequence": "asymptotic", **verdicts}, "guardrails": rail}
+    states = []
+    for place in (where, tmp_path / "reference.sqlite"):
+        exp = (place.create(**kwargs) if place is where
+               else Experiment.create(place, **kwargs))
+        try:
+            for start in (0, 300):
+                got = exp.assign(300)
+                part = slice(start, start + 300)
+                exp.record(got["unit"], rewards[part], metrics={"latency": rewards[part] * 100},
+                           covariates=x[part] if "cuped" in verdicts else None,
+                           denominators=d[part] if "ratio" in verdicts else None)
+            states.append(exp.status())
+            assert exp.verify() == 600
+        finally:
+            exp.close()
+    a, b = states
+    columns = ["counted", "mean", "diff", "diff_low", "diff_high"]
+    assert np.allclose(a.arms[columns].to_numpy(float), b.arms[columns].to_numpy(float),
+                       equal_nan=True)
+    assert a.verdicts == pytest.approx(b.verdicts)
+    assert np.allclose(a.guardrails["diff_low"].to_numpy(float),
+                       b.guardrails["diff_low"].to_numpy(float), equal_nan=True)
