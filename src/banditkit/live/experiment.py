@@ -76,6 +76,7 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
 from .store_base import UPGRADABLE
+from .unit_values import check_stored, store_covariates
 from .verdict_spec import VerdictSpec, check_unit_values, check_verdicts, spec_from_meta
 from .verify import Verification
 
@@ -782,7 +783,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                 frame = self._keyed_frame(conn, keys, known, ids, arms.tolist(), batches)
             frame.attrs["overflow_units"] = extra_ids
             if covariate_values is not None:
-                self._store_covariates(conn, frame, keys, covariate_values)
+                store_covariates(conn, frame, keys, covariate_values)
             if len(frame) == asked:
                 frame.attrs["reason"] = why
             elif pending is None:
@@ -791,20 +792,6 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                 frame.attrs["reason"] = self._short_reason(conn, batch_id, batch, asked,
                                                            len(frame))
         return frame
-
-    @staticmethod
-    def _store_covariates(conn: Connection, frame: pd.DataFrame, keys: list[str] | None,
-                          values: np.ndarray) -> None:
-        """The covariates of ``assign``'s units: the i-th value for the i-th unit handed out
-        (with keys: the key's value); a unit that has one already (a sticky key's unit
-        assigned before) keeps it."""
-        if keys is None:
-            pairs = zip(values[: len(frame)].tolist(), frame["unit"].tolist(), strict=True)
-        else:
-            of_key = dict(zip(keys, values.tolist(), strict=True))
-            pairs = ((of_key[k], u) for k, u in zip(frame["key"], frame["unit"], strict=True))
-        conn.executemany("UPDATE units SET covariate = COALESCE(covariate, ?) WHERE id = ?",
-                         [(float(x), int(u)) for x, u in pairs])
 
     def _hand_out(self, conn: Connection, batch_id: int, batch: Batch, n: int
                   ) -> tuple[list[int], np.ndarray]:
@@ -1028,9 +1015,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                     raise ExperimentError(f"units: unit {unit} was never assigned")
                 (batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, kind,
                  imputed, stored_covariate, stored_denominator) = row
-                self._check_unit_values(unit, i, stored_covariate, covariate_values,
-                                        stored_denominator, denominator_values,
-                                        spec.cuped and reward is None)
+                check_stored(unit, i, stored_covariate, covariate_values, stored_denominator,
+                             denominator_values, spec.cuped and reward is None)
                 if imputed:
                     raise ExperimentError(
                         f"units: unit {unit}'s outcome window ({self.window.seconds:g} s) "
@@ -1087,27 +1073,6 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             if self.guardrails and new:
                 self._pause_on_breach(conn)
         return len(new)
-
-    @staticmethod
-    def _check_unit_values(unit: int, i: int, stored_covariate: float | None,
-                           covariates: np.ndarray | None, stored_denominator: float | None,
-                           denominators: np.ndarray | None, needs_covariate: bool) -> None:
-        """A unit's covariate and denominator: given once (a retry gives the same), and a
-        CUPED experiment's reward comes with a covariate (here or at assign)."""
-        if covariates is not None and stored_covariate is not None \
-                and stored_covariate != covariates[i]:
-            raise ExperimentError(f"covariates: unit {unit} already has covariate "
-                                  f"{stored_covariate} (got {covariates[i]}); a covariate is "
-                                  "given once")
-        if needs_covariate and stored_covariate is None and covariates is None:
-            raise ExperimentError(f"covariates are required: unit {unit} got none at assign "
-                                  "(verdicts={'cuped': True}: each unit's pre-experiment value "
-                                  "comes with its assign or its record)")
-        if denominators is not None and stored_denominator is not None \
-                and stored_denominator != denominators[i]:
-            raise ExperimentError(f"denominators: unit {unit} already has denominator "
-                                  f"{stored_denominator} (got {denominators[i]}); it is "
-                                  "recorded once")
 
     def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
         m = self._problem.n_costs
