@@ -247,11 +247,23 @@ def check_consistent(path: Where | str | Path) -> None:
         conn.close()
 
 
-#: The statements that take a format 6 experiment back to format 5's layout, as an older
+#: The statements that take a format 7 experiment back to format 6's layout (no covariate or
+#: denominator columns, no prefix sums of them, no guardrail sums of squares).
+DOWNGRADE_TO_6 = (
+    "ALTER TABLE units DROP COLUMN covariate", "ALTER TABLE units DROP COLUMN denominator",
+    *(f"ALTER TABLE prefix DROP COLUMN {c}" for c in (
+        "covariate", "covariate_sq", "covariate_reward", "denominator", "denominator_sq",
+        "denominator_reward")),
+    "ALTER TABLE prefix_metrics DROP COLUMN total_sq",
+    "UPDATE meta SET value = '6' WHERE key = 'format'",
+)
+
+#: The statements that take a format 7 experiment back to format 5's layout, as an older
 #: banditkit wrote it (both dialects): no outcome window (``imputed``, the prefix tables, the
 #: window's meta), no overflow (``kind``, ``propensity``, the live-slot index on algorithm units,
 #: the ``overflow`` meta), no audit table.
 DOWNGRADE_TO_5 = (
+    "ALTER TABLE units DROP COLUMN covariate", "ALTER TABLE units DROP COLUMN denominator",
     "DROP TABLE prefix", "DROP TABLE prefix_metrics", "DROP INDEX units_arm",
     "ALTER TABLE units DROP COLUMN imputed", "DROP INDEX units_live_slot",
     "ALTER TABLE units DROP COLUMN kind", "ALTER TABLE units DROP COLUMN propensity",

@@ -94,18 +94,46 @@ def test_rule_direction_and_alpha_split():
     up = Guardrail("m", "max_increase", 0.1, 0.0, 1.0)
     down = Guardrail("m", "max_decrease", 0.1, 0.0, 1.0)
     n = np.full((1, 3), 400)
-    total = np.array([[80.0, 80.0, 240.0]])
-    assert evaluate([up], n, total, 0, 0.05).breached.tolist() == [[False, False, True]]
-    assert not evaluate([down], n, total, 0, 0.05).breached.any()
-    assert evaluate([down], n, total, 2, 0.05).breached.tolist() == [[True, True, False]]
-    assert not evaluate([up], n, total, 2, 0.05).breached.any()
-    # each arm's sequence is at level alpha / (G·K): two guardrails widen both intervals
-    one = evaluate([up], n, total, 0, 0.05)
-    two = evaluate([up, up], np.vstack([n, n]), np.vstack([total, total]), 0, 0.05)
-    assert two.diff_low[0, 2] < one.diff_low[0, 2] and two.diff_high[0, 2] > one.diff_high[0, 2]
-    from banditkit.live.anytime import confidence_sequence
-    low, high = confidence_sequence(np.array([80.0, 240.0]), np.array([400, 400]), 0.05 / 6)
-    assert two.diff_low[0, 2] == pytest.approx(low[1] - high[0])
+    total = np.array([[80.0, 80.0, 240.0]])  # 0/1 values: the sum of squares is the sum
+    assert evaluate([up], n, total, total, 0, 0.05).breached.tolist() == [[False, False, True]]
+    assert not evaluate([down], n, total, total, 0, 0.05).breached.any()
+    assert evaluate([down], n, total, total, 2, 0.05).breached.tolist() == [[True, True, False]]
+    assert not evaluate([up], n, total, total, 2, 0.05).breached.any()
+    # one-sided: only the harm's end is finite
+    one = evaluate([up], n, total, total, 0, 0.05)
+    assert np.isinf(one.diff_high[0, 1:]).all() and np.isfinite(one.diff_low[0, 1:]).all()
+    # the verdicts' exact sequence on each difference, one-sided, α split over G × (K − 1):
+    # the control's own sequence at α·0.1/G, each difference at α·0.9/(G(K − 1))
+    from banditkit.live.sequences import bernstein_sequence, difference_sequence
+    two = evaluate([up, up], np.vstack([n, n]), np.vstack([total, total]),
+                   np.vstack([total, total]), 0, 0.05)
+    c_low, c_high = bernstein_sequence(400.0, 80.0, 80.0, 0.05 * 0.1 / 2)
+    low, _ = difference_sequence(n[0], total[0], total[0], 0, c_low, c_high,
+                                 0.05 * 0.9 / (2 * 2), side="lower")
+    assert two.diff_low[0, 1:] == pytest.approx(low[1:])
+    assert two.diff_low[0, 2] < one.diff_low[0, 2]
+    # the mirror rule is the same sequence on 1 − x
+    mirrored = evaluate([down], n, 400 - total, 400 - total, 0, 0.05)
+    assert -mirrored.diff_high[0, 1:] == pytest.approx(one.diff_low[0, 1:])
+
+
+def test_a_continuous_guardrail_uses_the_one_sided_asymptotic_sequence():
+    from banditkit.live.sequences import one_sided_from
+    latency = Guardrail("latency", "max_increase", 0.0, None, None)
+    n = np.full((1, 3), 2000)
+    mean, sd = np.array([200.0, 200.0, 220.0]), 100.0
+    total = n * mean
+    total_sq = (n - 1) * sd ** 2 + n * mean ** 2
+    got = evaluate([latency], n, total, total_sq, 0, 0.05, n_tune=1000)
+    v = np.full(3, 2 * sd ** 2 / 2000)
+    want = one_sided_from(mean - mean[0], v, n[0], 0, 0.05 / 2, n_tune=1000)
+    assert got.diff_low[0, 1:] == pytest.approx(want[1:])
+    assert got.breached.tolist() == [[False, False, True]]
+    # max_decrease mirrors it: arm 1 lower by 20 breaches, upper end = −(lower end of −d)
+    faster = Guardrail("latency", "max_decrease", 0.0, None, None)
+    slow = evaluate([faster], n, total[:, ::-1], total_sq[:, ::-1], 0, 0.05, n_tune=1000)
+    assert slow.breached.tolist() == [[False, True, True]]
+    assert slow.diff_high[0, 2] == pytest.approx(-want[2])
 
 
 def test_resume_gives_the_decisions_of_an_unpaused_run(tmp_path):
@@ -203,7 +231,11 @@ def test_breach_pause_commits_with_its_record(tmp_path, monkeypatch):
 
 BAD_CREATE = [
     ("not a list", "guardrails must be a list"),
-    ([{"metric": "x", "rule": "max_increase", "margin": 0.1}], r"guardrails\[0\].*missing"),
+    ([{"metric": "x", "rule": "max_increase", "range": [0, 1]}],
+     r"guardrails\[0\].*missing: \['margin'\]"),
+    ([{"metric": "x", "rule": "max_increase", "margin": -1}],
+     r"guardrails\[0\]\.margin must be a number >= 0 \(in the metric's units\)"),
+    ([{**LATENCY, "range": "fast"}], r"guardrails\[0\]\.range must be two finite numbers"),
     ([{**LATENCY, "rule": "smaller"}], r"guardrails\[0\]\.rule must be one of"),
     ([{**LATENCY, "range": [1, 1]}], r"guardrails\[0\]\.range must be two finite numbers lo < hi"),
     ([{**LATENCY, "range": [2, 1]}], r"guardrails\[0\]\.range"),
@@ -270,7 +302,7 @@ def test_cli_guardrail_pause_and_resume(tmp_path, capsys):
               "--arms", "a,b,c", "--horizon", "30000", "--seed", "1", "--param", "rho=0.3",
               "--param", "beta=3", "--overflow", "off"]
     with pytest.raises(SystemExit) as exit_:
-        main([*create, "--guardrail", "latency:max_increase:0.1"])
+        main([*create, "--guardrail", "latency:max_increase"])
     assert exit_.value.code == 2
     assert "METRIC:RULE:MARGIN:LO:HI" in capsys.readouterr().err
     assert main([*create, "--guardrail", "latency:max_increase:0.1:1:0"]) == 2
@@ -363,3 +395,28 @@ def test_verify_finds_edited_metrics(where):
     with pytest.raises(ExperimentError, match="all batches, arm 'b'"):
         exp.verify()
     exp.close()
+
+
+def test_guardrails_on_each_difference_keep_their_level_when_no_arm_harms():
+    # 3 equal arms, 20 looks of 200 latencies per arm: how often does any guardrail ever
+    # pause? At most guardrail_alpha (0.05) within Monte-Carlo error, for both kinds
+    from banditkit.rng import stream
+
+    rng = stream(3, "guardrail-null")
+    kinds = {"continuous": (Guardrail("latency", "max_increase", 0.0, None, None), 300),
+             "bounded": (Guardrail("latency", "max_increase", 0.0, 0.0, 2000.0), 30)}
+    for name, (rail, runs) in kinds.items():
+        paused = 0
+        for _ in range(runs):
+            x = np.minimum(rng.lognormal(5.19, 0.47, (20 * 200, 3)), 2000.0)
+            n = np.zeros((1, 3))
+            total, total_sq = np.zeros((1, 3)), np.zeros((1, 3))
+            for look in range(20):
+                chunk = x[look * 200:(look + 1) * 200]
+                n += 200
+                total += chunk.sum(0)
+                total_sq += (chunk ** 2).sum(0)
+                if evaluate([rail], n, total, total_sq, 0, 0.05, n_tune=2000).breached.any():
+                    paused += 1
+                    break
+        assert paused / runs <= 0.05 + 2 * (0.05 * 0.95 / runs) ** 0.5, (name, paused)

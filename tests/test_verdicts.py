@@ -221,7 +221,8 @@ def test_fixed_allocation_splits_each_batch_exactly_and_reaches_a_verdict(tmp_pa
     assert state.verdicts == {"reward_type": "binary", "reward_range": [0.0, 1.0],
                               "sequence": "exact", "tune_n": 10_000.0, "tau": None,
                               "control_share": 0.1, "alternative": "two-sided",
-                              "margin": None}
+                              "margin": None, "winsorize": None, "cuped": False,
+                              "ratio": False}
     assert "exact empirical-Bernstein" in str(state)
     np.testing.assert_allclose(units["propensity"], 0.5)
 

@@ -64,11 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="ALPHA", help="cost threshold of a constrained policy "
                         "(repeatable: one per cost)")
     create.add_argument("--guardrail", type=_guardrail, action="append", default=None,
-                        metavar="METRIC:RULE:MARGIN:LO:HI",
+                        metavar="METRIC:RULE:MARGIN[:LO:HI]",
                         help="pause the experiment when an arm's mean of METRIC exceeds "
                         "(RULE max_increase) or falls below (max_decrease) the control's by "
-                        "more than MARGIN with confidence; METRIC lies in [LO, HI] and is "
-                        "recorded in CSV column metric_METRIC (repeatable)")
+                        "more than MARGIN with confidence; METRIC lies in [LO, HI] (omit them "
+                        "for an unbounded metric) and is recorded in CSV column metric_METRIC "
+                        "(repeatable)")
     create.add_argument("--guardrail-alpha", type=float, default=0.05, metavar="ALPHA",
                         help="probability that a guardrail which holds ever pauses the "
                         "experiment, over all guardrails, arms and looks (default 0.05)")
@@ -94,6 +95,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="units per arm where the sequences are narrowest (default 10000)")
     create.add_argument("--tau", type=float, default=None,
                         help="the mSPRT's mixture s.d. (with --sequence msprt)")
+    create.add_argument("--winsorize", type=float, default=None, metavar="Q",
+                        help="cap continuous rewards at their pooled Q quantile (0.5 < Q < 1) "
+                        "at each look")
+    create.add_argument("--cuped", action="store_true", default=None,
+                        help="CUPED: each unit's pre-experiment covariate (CSV column "
+                        "'covariate' of record) reduces the variance")
+    create.add_argument("--ratio", action="store_true", default=None,
+                        help="a ratio metric: sum of rewards / sum of denominators (CSV column "
+                        "'denominator' of record), delta method")
 
     plan = actions.add_parser("plan", help="expected and 90th-percentile units and days to a "
                               "verdict of the sequential test (simulated; writes nothing)")
@@ -131,7 +141,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "_1,...])")
     record.add_argument("path", help="the experiment file")
     record.add_argument("csv", type=Path, help="CSV with columns unit, reward (and cost_1, "
-                        "..., cost_m for constrained policies)")
+                        "..., cost_m for constrained policies; metric_NAME for guardrails; "
+                        "covariate (CUPED), denominator (ratio metrics))")
     record.add_argument("--skip-expired", action="store_true",
                         help="record the other units and list the ones skipped: expired, or "
                              "resolved by the outcome window (default: a file with such a "
@@ -250,7 +261,10 @@ def _create(args: argparse.Namespace) -> int:
                            reward_type=args.reward_type, reward_range=args.reward_range,
                            verdicts={k: v for k, v in (("sequence", args.sequence),
                                                         ("tune_n", args.tune_n),
-                                                        ("tau", args.tau)) if v is not None}
+                                                        ("tau", args.tau),
+                                                        ("winsorize", args.winsorize),
+                                                        ("cuped", args.cuped),
+                                                        ("ratio", args.ratio)) if v is not None}
                            ) as exp:
         print(f"created {_label(exp)} ({args.algorithm}, {len(exp.arm_names)} arms)")
         for warning in exp.create_warnings:
@@ -473,7 +487,8 @@ def _record(args: argparse.Namespace) -> int:
     metric_columns = [c for c in frame.columns if str(c).startswith("metric_")]
     import pandas as pd
 
-    for column in ["unit", "reward", *cost_columns, *metric_columns]:
+    unit_columns = [c for c in ("covariate", "denominator") if c in frame.columns]
+    for column in ["unit", "reward", *cost_columns, *metric_columns, *unit_columns]:
         if frame[column].dtype.kind == "b" and column != "unit":
             frame[column] = frame[column].astype(float)  # true/false read as 1/0
         elif frame[column].dtype.kind == "O" and column != "unit":
@@ -502,9 +517,10 @@ def _record(args: argparse.Namespace) -> int:
         costs = frame[cost_columns].to_numpy(dtype=float) if cost_columns else None
         metrics = ({str(c)[len("metric_"):]: frame[c].to_numpy(dtype=float)
                     for c in metric_columns} if metric_columns else None)
+        per_unit = {f"{c}s": frame[c].to_numpy(dtype=float) for c in unit_columns}
         n = 0 if frame.empty else exp.record(frame["unit"].to_numpy(),
                                              frame["reward"].to_numpy(dtype=float), costs,
-                                             metrics=metrics)
+                                             metrics=metrics, **per_unit)
         state = exp.status()
     print(f"recorded {n} new reward(s) ({len(frame) - n} already recorded); "
           f"{state.pulls_observed} pulls observed, "
@@ -682,10 +698,14 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _guardrail(text: str) -> dict[str, Any]:
-    """``METRIC:RULE:MARGIN:LO:HI`` as the dict of ``Experiment.create(guardrails=...)``
-    (the rule and range are checked there, by name)."""
+    """``METRIC:RULE:MARGIN:LO:HI`` (a bounded metric) or ``METRIC:RULE:MARGIN`` (a
+    continuous one) as the dict of ``Experiment.create(guardrails=...)`` (the rule and range
+    are checked there, by name)."""
     parts = text.split(":")
     try:
+        if len(parts) == 3:
+            metric, rule, margin = parts
+            return {"metric": metric, "rule": rule, "margin": float(margin)}
         if len(parts) != 5:
             raise ValueError
         metric, rule, margin, low, high = parts
@@ -693,8 +713,9 @@ def _guardrail(text: str) -> dict[str, Any]:
                 "range": [float(low), float(high)]}
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected METRIC:RULE:MARGIN:LO:HI (e.g. latency:max_increase:50:0:2000), got "
-            f"{text!r}") from None
+            f"expected METRIC:RULE:MARGIN:LO:HI or METRIC:RULE:MARGIN (e.g. "
+            f"latency:max_increase:50:0:2000, or latency:max_increase:20 for an unbounded "
+            f"metric), got {text!r}") from None
 
 
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,

@@ -78,7 +78,8 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
 from .store_base import UPGRADABLE
-from .verdict_spec import VerdictSpec, check_verdicts, spec_from_meta
+from .unit_values import check_stored, store_covariates
+from .verdict_spec import VerdictSpec, check_unit_values, check_verdicts, spec_from_meta
 from .verify import Verification
 
 __all__ = ["MAX_KEY_LENGTH", "Experiment", "ExperimentError", "ExperimentStatus"]
@@ -419,15 +420,20 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         return experiment
 
     def _upgrade(self, conn: Connection) -> None:
-        """Bring a format 5 experiment to format 6 in the caller's transaction (see
+        """Bring a format 5 or 6 experiment to format 7 in the caller's transaction (see
         :meth:`open`)."""
-        from .journal import FORMAT, upgrade_5_to_6
+        from .journal import FORMAT, upgrade_5_to_6, upgrade_6_to_7
 
-        for statement in upgrade_5_to_6(self._journal.types):
+        old = self._journal.format
+        statements = upgrade_6_to_7(self._journal.types, prefix_tables=old == 6)
+        if old == 5:
+            statements = upgrade_5_to_6(self._journal.types) + statements
+        for statement in statements:
             conn.execute(statement)
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
-                         [(k, json.dumps(v)) for k, v in OutcomeWindow(None, None).as_meta()
-                          .items()])
+        if old == 5:
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
+                             [(k, json.dumps(v)) for k, v in OutcomeWindow(None, None)
+                              .as_meta().items()])
         conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT),))
         _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails))
         self._journal.format = FORMAT
@@ -706,8 +712,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         return batch_id, batch
 
     # -- the exchange ------------------------------------------------------------------------
-    def assign(self, n: int | None = None, keys: Sequence[str | int] | None = None
-               ) -> pd.DataFrame:
+    def assign(self, n: int | None = None, keys: Sequence[str | int] | None = None, *,
+               covariates: Sequence[float] | None = None) -> pd.DataFrame:
         """Arms for the next ``n`` units, in the algorithm's pull order, with their unit ids.
 
         Slots of expired units are handed out again first. Units beyond the pending batch's
@@ -735,6 +741,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             :meth:`units`). New keys take slots in their order in ``keys``, exactly as ``n``
             units without keys would: keys only route units, the decisions are the same. The
             keys are stored in the same transaction as the units. Cost O(len(keys)).
+        covariates : sequence of float, optional
+            With ``verdicts={"cuped": True}``: each unit's pre-experiment value (one per unit
+            asked for, in order; with ``keys``, one per key), stored with the unit. Required
+            when the outcome window may score a unit 0 (``missing="zero"``) before any record.
 
         Returns
         -------
@@ -743,10 +753,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         was assigned to the key by an earlier call and no slot was taken), one row per key in
         the order given, less the new keys that found no slot (``attrs["reason"]`` says why).
         """
-        return self.assign_rows(n, keys).frame()
+        return self.assign_rows(n, keys, covariates=covariates).frame()
 
-    def assign_rows(self, n: int | None = None, keys: Sequence[str | int] | None = None
-                    ) -> Assignment:
+    def assign_rows(self, n: int | None = None, keys: Sequence[str | int] | None = None, *,
+                    covariates: Sequence[float] | None = None) -> Assignment:
         """:meth:`assign`, its units as plain lists (an
         :class:`~banditkit.live.assignment.Assignment`, whose ``.frame()`` is what ``assign``
         returns): the same call, the same units, without building a DataFrame (about 1 ms a
@@ -757,6 +767,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             n = len(keys)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ExperimentError(f"n must be an integer >= 1, got {n!r}")
+        covariate_values = check_unit_values(self.verdict_spec, "covariates", covariates,
+                                             int(n), required=self.window.missing == "zero")
         with self._transaction(resolve=True, read_ahead=self._assign_reads(int(n), keys)
                                ) as conn:
             self._resolve(conn)  # units whose outcome window closed, by the experiment's rule
@@ -800,6 +812,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                 rows = (ids, arms.tolist(), batches, None, None)
             else:
                 rows = self._keyed_rows(conn, keys, known, ids, arms.tolist(), batches)
+            if covariate_values is not None:
+                store_covariates(conn, rows[0], rows[3], keys, covariate_values)
             got = len(rows[0])
             if got == asked:
                 reason = why
@@ -1033,9 +1047,15 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
 
     def record(self, units: Sequence[int], rewards: Sequence[float],
                costs: Sequence[Sequence[float]] | None = None, *,
-               metrics: Mapping[str, Sequence[float]] | None = None) -> int:
+               metrics: Mapping[str, Sequence[float]] | None = None,
+               covariates: Sequence[float] | None = None,
+               denominators: Sequence[float] | None = None) -> int:
         """Record the rewards (and costs: shape (units, m); and the guardrail ``metrics``:
         metric name → one value per unit) of assigned units.
+
+        With ``verdicts={"cuped": True}``, each unit's pre-experiment ``covariates`` (one per
+        unit) come here unless ``assign`` stored them; with ``verdicts={"ratio": True}``,
+        each unit's ``denominators`` (≥ 0) are required (:mod:`banditkit.live.adjusted`).
 
         Units already assigned are recorded while the experiment is paused. After the rewards,
         the guardrails are evaluated on every value recorded so far; a new breach pauses the
@@ -1052,11 +1072,11 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             Units newly recorded.
         """
         self._check_writable("record")
-        ids, values, cost_values, metric_values = self._record_inputs(units, rewards, costs,
-                                                                      metrics)
+        inputs = self._record_inputs(units, rewards, costs, metrics, covariates, denominators)
+        ids = inputs[0]
         with self._transaction(resolve=True,
                                read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
-            return len(self._record_in(conn, ids, values, cost_values, metric_values))
+            return len(self._record_in(conn, *inputs))
 
     def record_many(self, calls: Sequence[tuple[Sequence[int], Sequence[float]]]
                     ) -> list[int]:
@@ -1092,10 +1112,11 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         return [int(c) for c in counts]
 
     def _record_inputs(self, units: Sequence[int], rewards: Sequence[float], costs: Any,
-                       metrics: Mapping[str, Sequence[float]] | None
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
-                                  np.ndarray | None]:
-        """:meth:`record`'s arguments checked before any work: ids, rewards, costs, metrics."""
+                       metrics: Mapping[str, Sequence[float]] | None,
+                       covariates: Sequence[float] | None = None,
+                       denominators: Sequence[float] | None = None) -> tuple:
+        """:meth:`record`'s arguments checked before any work: ids, rewards, costs, metrics,
+        covariates, denominators."""
         ids = _as_ids(units)
         values = _numbers(rewards)
         if values is None or values.ndim != 1 or values.size != ids.size:
@@ -1109,11 +1130,17 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
         cost_values = self._check_costs(costs, ids)
         metric_values = check_metrics(self.guardrails, metrics, ids.size)
-        return ids, values, cost_values, metric_values
+        spec = self.verdict_spec
+        covariate_values = check_unit_values(spec, "covariates", covariates, ids.size,
+                                             required=False)
+        denominator_values = check_unit_values(spec, "denominators", denominators, ids.size,
+                                               required=True)
+        return ids, values, cost_values, metric_values, covariate_values, denominator_values
 
     def _record_in(self, conn: Connection, ids: np.ndarray, values: np.ndarray,
-                   cost_values: np.ndarray | None, metric_values: np.ndarray | None
-                   ) -> list[tuple]:
+                   cost_values: np.ndarray | None, metric_values: np.ndarray | None,
+                   covariate_values: np.ndarray | None = None,
+                   denominator_values: np.ndarray | None = None) -> list[tuple]:
         """:meth:`record` in the caller's transaction: the units newly recorded, each as
         (reward, costs, unit, batch, arm, index in ``ids``)."""
         self._resolve(conn)  # first: a unit whose window closed is refused below
@@ -1131,7 +1158,9 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             if row is None:
                 raise ExperimentError(f"units: unit {unit} was never assigned")
             (batch_id, _, reward, stored_costs, expired_at, arm, stored_metrics, kind,
-             imputed) = row
+             imputed, stored_covariate, stored_denominator) = row
+            check_stored(unit, i, stored_covariate, covariate_values, stored_denominator,
+                         denominator_values, self.verdict_spec.cuped and reward is None)
             if imputed:
                 raise ExperimentError(
                     f"units: unit {unit}'s outcome window ({self.window.seconds:g} s) "
@@ -1163,9 +1192,12 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                         else json.dumps(unit_costs), unit, batch_id, arm, i))
         now = self._stamp()
         conn.executemany("UPDATE units SET reward = ?, costs = ?, metrics = ?, "
-                         "recorded_at = ? WHERE id = ?",
+                         "recorded_at = ?, covariate = COALESCE(?, covariate), "
+                         "denominator = ? WHERE id = ?",
                          [(r, c, None if metric_values is None
-                           else json.dumps(metric_values[i].tolist()), now, u)
+                           else json.dumps(metric_values[i].tolist()), now,
+                           None if covariate_values is None else covariate_values[i],
+                           None if denominator_values is None else denominator_values[i], u)
                           for r, c, u, _, _, i in new])
         if metric_values is not None and new:
             self._add_metric_totals(conn, [(b, a, metric_values[i]) for *_, b, a, i in new])

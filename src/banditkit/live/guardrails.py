@@ -2,20 +2,33 @@
 harms them, with confidence, compared with the control arm.
 
 A guardrail is ``{"metric": "latency", "rule": "max_increase", "margin": 50,
-"range": [0, 2000]}``: every unit's reward is recorded with its ``latency`` (in the declared
-range; the confidence sequences need bounded values), and an arm breaches the guardrail when
-its mean latency exceeds the control's by more than ``margin`` *with confidence*: the whole
-anytime-valid interval of the difference lies above ``margin``. ``"max_decrease"`` is the
-mirror rule (the arm's mean must not fall below the control's by more than ``margin``: the
-whole interval lies below −``margin``).
+"range": [0, 2000]}``: every unit's reward is recorded with its ``latency``, and an arm
+breaches the guardrail when its mean latency exceeds the control's by more than ``margin``
+*with confidence*: the anytime-valid **one-sided** lower end of the difference
+``arm − control`` lies above ``margin``. ``"max_decrease"`` is the mirror rule (the arm's mean
+must not fall below the control's by more than ``margin``: the one-sided upper end lies below
+−``margin``). ``range`` is optional: with it the metric is bounded and gets exact sequences;
+without it (latency, revenue: unbounded) it is continuous and gets the asymptotic one.
 
-Intervals (:mod:`banditkit.live.anytime`, Howard et al. 2021 §3, the beta-binomial mixture):
-each arm's mean of each guardrail metric gets a confidence sequence at level 1 − α/(G·K) (G
-guardrails, K arms, α the experiment's ``guardrail_alpha``): by a union bound, all G·K
-sequences hold at every look together with probability ≥ 1 − α, and on that event every
-difference ``arm − control`` lies in ``[low_arm − high_control, high_arm − low_control]``.
-So however often the guardrails are evaluated (every record and status), the chance that a
-guardrail which holds in truth ever pauses the experiment is at most α.
+Sequences — the verdicts' own (:mod:`banditkit.live.sequences`), on each difference directly,
+one-sided (only harm pauses), α = ``guardrail_alpha`` split over the G guardrails × (K − 1)
+differences:
+
+- **bounded** (``range`` given): values rescaled to [0, 1]; the control's own
+  empirical-Bernstein sequence at α·s/G (s = 0.1, the verdicts' ``control_share``) bounds the
+  nuisance, and each difference's exact sequence
+  (:func:`~banditkit.live.sequences.difference_sequence`, ``side="lower"``; the mirror rule
+  on values hi + lo − x) at α(1 − s)/(G(K − 1));
+- **continuous** (no ``range``): the one-sided asymptotic sequence
+  (:func:`~banditkit.live.sequences.one_sided_from`, Waudby-Smith et al. 2024 with a half-normal
+  mixture) on d = mean_a − mean_c with v = s²_a/n_a + s²_c/n_c, at α/(G(K − 1)); a normal
+  approximation, no bound below 100 values per arm.
+
+By a union bound, however often the guardrails are evaluated (every record and status), the
+chance that a guardrail which holds in truth ever pauses the experiment is at most α (exactly
+for bounded metrics, asymptotically for continuous ones). Until issue 23 the differences were
+the subtraction of two per-arm beta-binomial intervals at α/(G·K), two-sided: 51,800 units per
+arm to see a latency +10% that a fixed-n test sees in 390 (docs/experiment.md has the rerun).
 
 What is counted: each arm's **resolved prefix** (:mod:`banditkit.live.resolved_prefix`), the
 metric values of its units in assignment order up to its first unit still waiting for an
@@ -41,8 +54,12 @@ from typing import Any
 
 import numpy as np
 
-from .anytime import bounded_sequence, difference_bounds
 from .journal import ExperimentError
+from .sequences import bernstein_sequence, difference_sequence, one_sided_from
+
+#: Bounded guardrails: the share of each guardrail's α spent on the control's own sequence
+#: (the verdicts' default ``control_share``).
+CONTROL_SHARE = 0.1
 
 __all__ = ["RULES", "Guardrail", "check_guardrails", "check_metrics", "evaluate"]
 
@@ -56,17 +73,22 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 @dataclass(frozen=True)
 class Guardrail:
     """One guardrail: ``metric`` (a name), ``rule`` (:data:`RULES`), ``margin`` ≥ 0 in the
-    metric's units, and the metric's declared ``low`` < ``high`` range."""
+    metric's units, and the metric's declared ``low`` < ``high`` range (both ``None``: a
+    continuous metric)."""
 
     metric: str
     rule: str
     margin: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
+
+    @property
+    def bounded(self) -> bool:
+        return self.low is not None
 
     def as_json(self) -> dict[str, Any]:
         return {"metric": self.metric, "rule": self.rule, "margin": self.margin,
-                "range": [self.low, self.high]}
+                "range": None if self.low is None else [self.low, self.high]}
 
     def describe(self) -> str:
         verb = "exceed" if self.rule == "max_increase" else "fall below"
@@ -96,9 +118,9 @@ def check_guardrails(guardrails: object) -> list[Guardrail]:
             raise ExperimentError(f"{where} must be a dict with metric, rule, margin and range, "
                                   f"got {type(g).__name__}")
         unknown = sorted(set(map(str, g)) - {"metric", "rule", "margin", "range"})
-        missing = [k for k in ("metric", "rule", "margin", "range") if k not in g]
+        missing = [k for k in ("metric", "rule", "margin") if k not in g]
         if unknown or missing:
-            raise ExperimentError(f"{where} takes exactly metric, rule, margin and range"
+            raise ExperimentError(f"{where} takes metric, rule, margin and (optional) range"
                                   + (f"; unknown: {unknown}" if unknown else "")
                                   + (f"; missing: {missing}" if missing else ""))
         metric = g["metric"]
@@ -108,15 +130,22 @@ def check_guardrails(guardrails: object) -> list[Guardrail]:
         if g["rule"] not in RULES:
             raise ExperimentError(f"{where}.rule must be one of {list(RULES)}, got "
                                   f"{g['rule']!r}")
-        bounds = g["range"]
-        pair = (None, None) if isinstance(bounds, (str, bytes, Mapping)) or not isinstance(
-            bounds, Sequence) or len(bounds) != 2 else tuple(_real(b) for b in bounds)
-        low, high = pair
-        if low is None or high is None or not low < high:
-            raise ExperimentError(f"{where}.range must be two finite numbers lo < hi (the "
-                                  f"metric's bounds), got {bounds!r}")
+        bounds = g.get("range")
+        low = high = None
+        if bounds is not None:
+            pair = (None, None) if isinstance(bounds, (str, bytes, Mapping)) or not isinstance(
+                bounds, Sequence) or len(bounds) != 2 else tuple(_real(b) for b in bounds)
+            low, high = pair
+            if low is None or high is None or not low < high:
+                raise ExperimentError(f"{where}.range must be two finite numbers lo < hi (the "
+                                      f"metric's bounds; omit it for an unbounded metric), "
+                                      f"got {bounds!r}")
         margin = _real(g["margin"])
-        if margin is None or not 0 <= margin < high - low:
+        if low is None:
+            if margin is None or not margin >= 0:
+                raise ExperimentError(f"{where}.margin must be a number >= 0 (in the metric's "
+                                      f"units), got {g['margin']!r}")
+        elif margin is None or not 0 <= margin < high - low:
             raise ExperimentError(f"{where}.margin must be a number in [0, hi − lo) = [0, "
                                   f"{high - low:g}) (a difference of means in the range), got "
                                   f"{g['margin']!r}")
@@ -160,11 +189,15 @@ def check_metrics(guardrails: Sequence[Guardrail], metrics: object, n_units: int
                                   + (f"shape {values.shape}" if values.dtype.kind in "iuf"
                                      else "something that is not a list of numbers"))
         values = values.astype(float)
-        bad = np.flatnonzero(~np.isfinite(values) | (values < g.low) | (values > g.high))
+        outside = ~np.isfinite(values)
+        if g.bounded:
+            outside |= (values < g.low) | (values > g.high)
+        bad = np.flatnonzero(outside)
         if bad.size:
-            raise ExperimentError(f"metrics[{g.metric!r}] must be finite and in its declared "
-                                  f"range [{g.low:g}, {g.high:g}]: value {int(bad[0])} is "
-                                  f"{values[bad[0]]}")
+            where = (f" and in its declared range [{g.low:g}, {g.high:g}]" if g.bounded
+                     else "")
+            raise ExperimentError(f"metrics[{g.metric!r}] must be finite{where}: value "
+                                  f"{int(bad[0])} is {values[bad[0]]}")
         out[:, j] = values
     return out
 
@@ -180,31 +213,68 @@ class Evaluation:
     breached: np.ndarray
 
 
-def evaluate(guardrails: Sequence[Guardrail], n: np.ndarray, total: np.ndarray, control: int,
-             alpha: float) -> Evaluation:
-    """Anytime-valid differences ``arm − control`` of each guardrail metric's mean, and which
-    (guardrail, arm) pairs breach their rule with confidence (module docstring).
+def evaluate(guardrails: Sequence[Guardrail], n: np.ndarray, total: np.ndarray,
+             total_sq: np.ndarray, control: int, alpha: float, *, n_tune: float = 10_000,
+             control_share: float = CONTROL_SHARE) -> Evaluation:
+    """Anytime-valid one-sided bounds on the differences ``arm − control`` of each guardrail
+    metric's mean, and which (guardrail, arm) pairs breach their rule with confidence (module
+    docstring).
 
     Parameters
     ----------
-    n, total : array (G, K)
-        Per guardrail and arm: values recorded and their sum.
+    n, total, total_sq : array (G, K)
+        Per guardrail and arm: values recorded, their sum and their sum of squares.
     control : int
         The control arm's index.
     alpha : float
-        The error probability over all guardrails, arms and looks: each arm's sequence is at
-        level 1 − alpha / (G·K).
+        The error probability over all guardrails, arms and looks, split over the G
+        guardrails × (K − 1) differences.
+    n_tune : float
+        Units per arm where the sequences are narrowest (the verdicts' ``tune_n``).
+    control_share : float
+        Bounded metrics: the share of each guardrail's α spent on the control's own sequence.
+
+    Returns
+    -------
+    Evaluation
+        ``diff_low`` is the one-sided lower end for ``max_increase`` (``diff_high`` +inf),
+        ``diff_high`` the upper end for ``max_decrease`` (``diff_low`` −inf).
     """
     G, K = n.shape
-    lo = np.array([[g.low] for g in guardrails], dtype=float)
-    hi = np.array([[g.high] for g in guardrails], dtype=float)
-    n = n.astype(float)
-    low, high = bounded_sequence(total, n, lo, hi, alpha / (G * K))
+    n, total, total_sq = (np.asarray(a, dtype=float) for a in (n, total, total_sq))
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
     diff = mean - mean[:, control, None]
-    # on the event that every arm's sequence holds, the difference lies between these
-    diff_low, diff_high = difference_bounds(low, high, control)
+    per = alpha / (G * max(K - 1, 1))
+    diff_low, diff_high = np.full((G, K), -np.inf), np.full((G, K), np.inf)
+    for j, g in enumerate(guardrails):
+        up = g.rule == "max_increase"
+        # the harm's direction made "greater": mirror the values for max_decrease
+        if g.bounded:
+            span = g.high - g.low
+            S = (total[j] - n[j] * g.low) / span
+            Q = (total_sq[j] - 2 * g.low * total[j] + n[j] * g.low ** 2) / span ** 2
+            if not up:
+                S, Q = n[j] - S, Q - 2 * S + n[j]  # x' = 1 − x
+            S = np.clip(S, 0.0, n[j])
+            Q = np.clip(Q, np.divide(S * S, np.maximum(n[j], 1)), S)
+            c_low, c_high = bernstein_sequence(n[j, control], S[control], Q[control],
+                                               alpha * control_share / G, n_tune=n_tune)
+            low, _ = difference_sequence(n[j], S, Q, control, c_low, c_high,
+                                         per * (1 - control_share), n_tune=n_tune,
+                                         side="lower")
+            low = span * low
+        else:
+            sign = 1.0 if up else -1.0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                var = np.maximum(total_sq[j] - n[j] * np.nan_to_num(mean[j]) ** 2, 0.0) / (
+                    n[j] - 1)
+                v = var / n[j] + var[control] / n[j, control]
+            low = one_sided_from(sign * diff[j], v, n[j], control, per, n_tune=n_tune)
+        if up:
+            diff_low[j] = low
+        else:
+            diff_high[j] = -low
     margin = np.array([[g.margin] for g in guardrails], dtype=float)
     up = np.array([[g.rule == "max_increase"] for g in guardrails])
     breached = np.where(up, diff_low > margin, diff_high < -margin)

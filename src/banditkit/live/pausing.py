@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .guardrails import evaluate
-from .journal import ALL_BATCHES, ExperimentError
+from .journal import ALL_BATCHES
 from .resolved_prefix import read_prefix
 from .store import Connection
 
@@ -46,21 +46,27 @@ class Pausing:
         assignment order up to the first still waiting, an order their values cannot change);
         ``"recorded"``: every value recorded so far (the running sums of all batches)."""
         G, K = len(self.guardrails), len(self.arm_names)
+        control = self.arm_names.index(self.control)
+        tune_n = self.verdict_spec.tune_n
         if count == "resolved":
             prefix = read_prefix(conn, K, G)
             return evaluate(self.guardrails, prefix.metric_n, prefix.metric_total,
-                            self.arm_names.index(self.control), self.guardrail_alpha)
-        n, total = np.zeros((G, K), dtype=np.int64), np.zeros((G, K))
-        for arm, j, count, value in conn.execute(
-                "SELECT arm, guardrail, n, total FROM metric_totals WHERE batch = ?",
-                (ALL_BATCHES,)):
+                            prefix.metric_total_sq, control, self.guardrail_alpha,
+                            n_tune=tune_n)
+        # every value recorded (a contrast, not what pauses): summed from the units, O(units)
+        n, total, total_sq = np.zeros((G, K), dtype=np.int64), np.zeros((G, K)), np.zeros((G, K))
+        store = self._journal
+        items = [store.json_item("metrics", j) for j in range(G)]
+        columns = ", ".join(f"COUNT({v}), {store.total(v)}, {store.total(f'({v}) * ({v})')}"
+                            for v in items)
+        for arm, *values in conn.execute(
+                f"SELECT arm, {columns} FROM units WHERE metrics IS NOT NULL AND "
+                "expired_at IS NULL GROUP BY arm"):
             self._check_arm_index(arm)
-            if not 0 <= j < G:
-                raise ExperimentError(f"{self._journal.label} is damaged: metric totals for "
-                                      f"guardrail {j!r}, not one of its {G}")
-            n[j, arm], total[j, arm] = count, value
-        return evaluate(self.guardrails, n, total, self.arm_names.index(self.control),
-                        self.guardrail_alpha)
+            for j in range(G):
+                n[j, arm], total[j, arm], total_sq[j, arm] = values[3 * j: 3 * j + 3]
+        return evaluate(self.guardrails, n, total, total_sq, control, self.guardrail_alpha,
+                        n_tune=tune_n)
 
     def _pause_on_breach(self, conn: Connection) -> None:
         """Store every (guardrail, arm) breach not stored before, in the caller's (the

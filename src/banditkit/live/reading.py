@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from .statistics import (
 from .status import ExperimentStatus
 from .store import CHUNK, Connection
 from .verdict_spec import VerdictSpec, check_verdicts
+from .winsorize import winsorized_sums
 
 __all__ = ["COUNTS", "Reading", "decision"]
 
@@ -114,7 +116,8 @@ class Reading:
         if verdicts is not None:
             spec = check_verdicts(spec.reward_type, spec.reward_range,
                                   {**{k: v for k, v in spec.as_json().items()
-                                      if k in ("tune_n", "control_share", "margin")},
+                                      if k in ("tune_n", "control_share", "margin", "cuped",
+                                               "ratio", "winsorize")},
                                    **dict(verdicts)}
                                   if isinstance(verdicts, Mapping) else verdicts, None)
         with self._transaction() as conn:
@@ -136,7 +139,14 @@ class Reading:
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             prefix = read_prefix(conn, len(self.arm_names), len(self.guardrails))
-            frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count, spec)
+            cap = None
+            if spec.winsorize is not None:  # the capped sums replace the plain ones
+                cap, *capped = winsorized_sums(conn, self._journal, len(self.arm_names),
+                                               spec.winsorize, count,
+                                               algorithm_units_only=intervals == "fixed")
+                prefix = replace(prefix, total=capped[0], total_sq=capped[1])
+            frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count, spec,
+                                    capped=cap is not None)
             uncounted = int(frame["recorded"].sum() + frame["overflow_recorded"].sum()
                             - frame["counted"].sum()) if count == "resolved" else 0
             # the missing-outcome check on the prefix: units expired there count as lost
@@ -179,7 +189,8 @@ class Reading:
                 control=self.control, warnings=warnings,
                 interval_note=describe(intervals, alpha, len(self.arm_names),
                                        algorithm.reward_range, spec),
-                verdicts=spec.as_json(),
+                verdicts={**spec.as_json(), **({} if spec.winsorize is None
+                                                else {"winsorize_cap": cap})},
                 leader=None if arm is None else self.arm_names[arm], reason=reason,
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
@@ -212,8 +223,8 @@ class Reading:
         return pd.DataFrame(rows, columns=columns)
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
-                   alpha: float, prefix: Any, count: str, spec: VerdictSpec
-                   ) -> pd.DataFrame:
+                   alpha: float, prefix: Any, count: str, spec: VerdictSpec,
+                   capped: bool = False) -> pd.DataFrame:
         """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
         (count, sum, sum of squares, and whether any reward is other than 0/1) — of the
         resolved prefix, or (``count="recorded"``) of every recorded outcome: O(K) Python work
@@ -241,8 +252,10 @@ class Reading:
             both = intervals == "anytime"
             n = counts[0, :, 1] + (counts[1, :, 1] if both else 0)
             sums = ArmSums(counts[0, :, 0], n,
-                           totals[0, :, 0] + (totals[1, :, 0] if both else 0),
-                           totals[0, :, 1] + (totals[1, :, 1] if both else 0),
+                           prefix.total if capped
+                           else totals[0, :, 0] + (totals[1, :, 0] if both else 0),
+                           prefix.total_sq if capped
+                           else totals[0, :, 1] + (totals[1, :, 1] if both else 0),
                            binary[0] & (binary[1] if both else True))
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
                           alpha=alpha, control=self.arm_names.index(self.control),

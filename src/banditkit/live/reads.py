@@ -79,5 +79,6 @@ def handed(batch_id: int) -> Read:
 
 def units_by_id(ids: Sequence[int]) -> Read:
     """The stored rows of units ``ids`` (one chunk) that ``record`` checks."""
-    return (f"SELECT id, batch, slot, reward, costs, expired_at, arm, metrics, kind, imputed "
-            f"FROM units WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
+    return ("SELECT id, batch, slot, reward, costs, expired_at, arm, metrics, kind, imputed, "
+            f"covariate, denominator FROM units WHERE id IN ({','.join('?' * len(ids))})",
+            tuple(ids))

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .journal import ExperimentError
+from .journal import PREFIX_7, ExperimentError
 from .statistics import ArmSums
 from .store_base import Connection, Store
 
@@ -67,8 +67,13 @@ class ResolvedPrefix:
         Sum and sum of squares of the counted rewards.
     non_binary : ndarray of int
         Counted rewards other than 0 and 1.
-    metric_n, metric_total : ndarray, shape (G, K)
-        Guardrail metrics of the prefix's units: values and their sum.
+    metric_n, metric_total, metric_total_sq : ndarray, shape (G, K)
+        Guardrail metrics of the prefix's units: values, their sum and sum of squares.
+    covariate, covariate_sq, covariate_reward : ndarray
+        Σx, Σx², Σx·reward over the counted units' covariates (CUPED; a unit without one
+        counts x = 0: experiments that declare CUPED refuse rewards without one).
+    denominator, denominator_sq, denominator_reward : ndarray
+        Σd, Σd², Σd·reward over the counted units' denominators (ratio metrics; none = 0).
     """
 
     cursor: np.ndarray
@@ -80,11 +85,22 @@ class ResolvedPrefix:
     non_binary: np.ndarray
     metric_n: np.ndarray
     metric_total: np.ndarray
+    metric_total_sq: np.ndarray
+    covariate: np.ndarray
+    covariate_sq: np.ndarray
+    covariate_reward: np.ndarray
+    denominator: np.ndarray
+    denominator_sq: np.ndarray
+    denominator_reward: np.ndarray
 
     def arm_sums(self, assigned: np.ndarray) -> ArmSums:
-        """The :class:`banditkit.live.statistics.ArmSums` of the counted outcomes."""
+        """The :class:`banditkit.live.statistics.ArmSums` of the counted outcomes (with the
+        covariates' and denominators' sums)."""
         return ArmSums(np.asarray(assigned), self.n.copy(), self.total.copy(),
-                       self.total_sq.copy(), self.non_binary == 0)
+                       self.total_sq.copy(), self.non_binary == 0,
+                       extra=np.stack([self.covariate, self.covariate_sq,
+                                       self.covariate_reward, self.denominator,
+                                       self.denominator_sq, self.denominator_reward], axis=-1))
 
 
 def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPrefix:
@@ -92,23 +108,26 @@ def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPre
     K, G = n_arms, n_guardrails
     cursor, n, imputed, expired, non_binary = (np.zeros(K, dtype=np.int64) for _ in range(5))
     total, total_sq = np.zeros(K), np.zeros(K)
-    for arm, c, m, i, e, t, q, o in conn.execute(
-            "SELECT arm, cursor, n, imputed, expired, reward, reward_sq, non_binary "
-            "FROM prefix"):
+    extra = np.zeros((K, len(PREFIX_7)))
+    for arm, c, m, i, e, t, q, o, *x in conn.execute(
+            "SELECT arm, cursor, n, imputed, expired, reward, reward_sq, non_binary, "
+            f"{', '.join(PREFIX_7)} FROM prefix"):
         _check(arm, K)
         cursor[arm], n[arm], imputed[arm], expired[arm] = c, m, i, e
         total[arm], total_sq[arm], non_binary[arm] = t, q, o
-    metric_n, metric_total = np.zeros((G, K), dtype=np.int64), np.zeros((G, K))
+        extra[arm] = x
+    metric_n = np.zeros((G, K), dtype=np.int64)
+    metric_total, metric_total_sq = np.zeros((G, K)), np.zeros((G, K))
     if G:
-        for arm, j, m, t in conn.execute("SELECT arm, guardrail, n, total FROM "
-                                         "prefix_metrics"):
+        for arm, j, m, t, q in conn.execute("SELECT arm, guardrail, n, total, total_sq FROM "
+                                            "prefix_metrics"):
             _check(arm, K)
             if not 0 <= j < G:
                 raise ExperimentError(f"the resolved prefix holds metrics of guardrail {j!r}, "
                                       f"not one of the {G} (a damaged experiment)")
-            metric_n[j, arm], metric_total[j, arm] = m, t
+            metric_n[j, arm], metric_total[j, arm], metric_total_sq[j, arm] = m, t, q
     return ResolvedPrefix(cursor, n, imputed, expired, total, total_sq, non_binary, metric_n,
-                          metric_total)
+                          metric_total, metric_total_sq, *extra.T.copy())
 
 
 def _check(arm: object, K: int) -> None:
@@ -118,7 +137,7 @@ def _check(arm: object, K: int) -> None:
 
 
 def scan(conn: Connection, store: Store, arm: int, start: int, n_guardrails: int
-         ) -> tuple[int, tuple[int, ...], list[tuple[int, float]]]:
+         ) -> tuple[int, tuple, list[tuple[int, float, float]]]:
     """Where arm ``arm``'s prefix ends now, and what its units from id ``start`` to there add.
 
     Returns
@@ -128,8 +147,9 @@ def scan(conn: Connection, store: Store, arm: int, start: int, n_guardrails: int
         none waits, one past the experiment's last unit id (units assigned later come after).
     sums : tuple
         Over the arm's units in [start, end): (counted rewards, imputed, expired, reward sum,
-        reward² sum, non-binary rewards).
-    metrics : list of (n, total)
+        reward² sum, non-binary rewards, then the sums :data:`PREFIX_7` names: Σx, Σx², Σxy of
+        the covariates, Σd, Σd², Σdy of the denominators, over the units with a reward).
+    metrics : list of (n, total, total of squares)
         Per guardrail, over the same units.
     """
     (end,) = conn.execute(
@@ -140,17 +160,28 @@ def scan(conn: Connection, store: Store, arm: int, start: int, n_guardrails: int
         end = max(int(end), start)
     end = int(end)
     if end == start:
-        return end, (0, 0, 0, 0.0, 0.0, 0), [(0, 0.0)] * n_guardrails
-    metric_sql = "".join(f", {store.total(store.json_item('metrics', j))}"
-                         for j in range(n_guardrails))
+        return (end, (0, 0, 0, 0.0, 0.0, 0) + (0.0,) * len(PREFIX_7),
+                [(0, 0.0, 0.0)] * n_guardrails)
+    metric_sql = "".join(f", {store.total(v)}, {store.total(f'({v}) * ({v})')}"
+                         for j in range(n_guardrails)
+                         for v in [store.json_item('metrics', j)])
+    # a unit's covariate and denominator count with its reward (NULL reward: not counted)
+    x, d = "(CASE WHEN reward IS NULL THEN 0 ELSE COALESCE(covariate, 0) END)", \
+        "(CASE WHEN reward IS NULL THEN 0 ELSE COALESCE(denominator, 0) END)"
+    extra_sql = ", ".join(store.total(e) for e in (
+        x, f"{x} * {x}", f"{x} * reward", d, f"{d} * {d}", f"{d} * reward"))
     row = conn.execute(
         f"SELECT COUNT(reward), {store.total('imputed')}, COUNT(expired_at), "
         f"{store.total('reward')}, {store.total('reward * reward')}, "
-        f"{store.count_if('reward <> 0 AND reward <> 1')}, COUNT(metrics){metric_sql} "
+        f"{store.count_if('reward <> 0 AND reward <> 1')}, {extra_sql}, "
+        f"COUNT(metrics){metric_sql} "
         "FROM units WHERE arm = ? AND id >= ? AND id < ?", (arm, start, end)).fetchone()
-    n, imputed, expired, total, total_sq, odd, with_metrics = row[:7]
-    sums = (int(n), int(imputed), int(expired), float(total), float(total_sq), int(odd))
-    return end, sums, [(int(with_metrics), float(v)) for v in row[7:]]
+    n, imputed, expired, total, total_sq, odd = row[:6]
+    sums = (int(n), int(imputed), int(expired), float(total), float(total_sq), int(odd),
+            *(float(v) for v in row[6:12]))
+    with_metrics, values = int(row[12]), row[13:]
+    return end, sums, [(with_metrics, float(values[2 * j]), float(values[2 * j + 1]))
+                       for j in range(n_guardrails)]
 
 
 def _spans(store: Store, n_arms: int) -> str:
@@ -171,12 +202,20 @@ def _spans(store: Store, n_arms: int) -> str:
 def _advance_sql(store: Store, n_arms: int, report: bool) -> str:
     """One upsert of ``prefix``: each arm whose prefix moves gets its new cursor and the sums
     of its units passed over (:func:`scan`'s counts, set-based)."""
+    # a unit's covariate and denominator count with its reward (NULL reward: not counted),
+    # the same sums as :func:`scan`'s
+    x = "(CASE WHEN u.reward IS NULL THEN 0 ELSE COALESCE(u.covariate, 0) END)"
+    d = "(CASE WHEN u.reward IS NULL THEN 0 ELSE COALESCE(u.denominator, 0) END)"
+    extra = "".join(f", {store.total(v)}" for v in (
+        x, f"{x} * {x}", f"{x} * u.reward", d, f"{d} * {d}", f"{d} * u.reward"))
     return (_spans(store, n_arms)
             + "INSERT INTO prefix (arm, cursor, n, imputed, expired, reward, reward_sq, "
-            "non_binary) SELECT m.arm, m.e, COUNT(u.reward), COALESCE(SUM(u.imputed), 0), "
+            f"non_binary, {', '.join(PREFIX_7)}) "
+            "SELECT m.arm, m.e, COUNT(u.reward), COALESCE(SUM(u.imputed), 0), "
             f"COUNT(u.expired_at), {store.total('u.reward')}, "
             f"{store.total('u.reward * u.reward')}, "
-            "COALESCE(SUM(CASE WHEN u.reward <> 0 AND u.reward <> 1 THEN 1 ELSE 0 END), 0) "
+            "COALESCE(SUM(CASE WHEN u.reward <> 0 AND u.reward <> 1 THEN 1 ELSE 0 END), 0)"
+            f"{extra} "
             "FROM moved m LEFT JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
             "WHERE m.e > m.s GROUP BY m.arm, m.e "
             "ON CONFLICT (arm) DO UPDATE SET "
@@ -186,24 +225,26 @@ def _advance_sql(store: Store, n_arms: int, report: bool) -> str:
             "reward = prefix.reward + excluded.reward, "
             "reward_sq = prefix.reward_sq + excluded.reward_sq, "
             "non_binary = prefix.non_binary + excluded.non_binary"
+            + "".join(f", {c} = prefix.{c} + excluded.{c}" for c in PREFIX_7)
             + (" RETURNING arm" if report else ""))
 
 
 def _advance_metrics_sql(store: Store, n_arms: int, n_guardrails: int) -> str:
     """One upsert of ``prefix_metrics`` over the same spans (run before :func:`_advance_sql`
     moves the cursors): per (arm, guardrail), the metric values passed over and their sum."""
-    sums = "".join(f", {store.total(store.json_item('u.metrics', j))} AS t{j}"
-                   for j in range(n_guardrails))
-    rows = " UNION ALL ".join(f"SELECT arm, {j} AS guardrail, n, t{j} AS total FROM msums "
-                              "WHERE n > 0" for j in range(n_guardrails))
+    sums = "".join(f", {store.total(v)} AS t{j}, {store.total(f'({v}) * ({v})')} AS q{j}"
+                   for j in range(n_guardrails) for v in [store.json_item('u.metrics', j)])
+    rows = " UNION ALL ".join(f"SELECT arm, {j} AS guardrail, n, t{j} AS total, q{j} AS "
+                              "total_sq FROM msums WHERE n > 0" for j in range(n_guardrails))
     return (_spans(store, n_arms)
             + f", msums AS (SELECT m.arm AS arm, COUNT(u.metrics) AS n{sums} "
             "FROM moved m JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
             "WHERE m.e > m.s GROUP BY m.arm) "
-            "INSERT INTO prefix_metrics (arm, guardrail, n, total) "
-            f"SELECT arm, guardrail, n, total FROM ({rows}) r WHERE true "
+            "INSERT INTO prefix_metrics (arm, guardrail, n, total, total_sq) "
+            f"SELECT arm, guardrail, n, total, total_sq FROM ({rows}) r WHERE true "
             "ON CONFLICT (arm, guardrail) DO UPDATE SET n = prefix_metrics.n + excluded.n, "
-            "total = prefix_metrics.total + excluded.total")
+            "total = prefix_metrics.total + excluded.total, "
+            "total_sq = prefix_metrics.total_sq + excluded.total_sq")
 
 
 def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: int,

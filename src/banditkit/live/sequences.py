@@ -91,6 +91,7 @@ __all__ = [
     "ROBUST_SHARE",
     "Mixture",
     "asymptotic_difference",
+    "asymptotic_from",
     "asymptotic_mean",
     "asymptotic_rho2",
     "bernstein_sequence",
@@ -98,6 +99,9 @@ __all__ = [
     "log_e_value",
     "mixture",
     "msprt_difference",
+    "msprt_from",
+    "normal_sequence",
+    "one_sided_from",
     "psi_e",
 ]
 
@@ -326,9 +330,21 @@ def asymptotic_difference(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray
     for μ_a − μ_c of every arm against ``control``, tuned at ``n_tune`` units per arm
     (N* = 2·n_tune); [−inf, inf] below ``min_n`` values on either arm (the guarantee is
     asymptotic). Rewards in any units (no range needed)."""
-    d, v, N = _two_sample(n, total, total_sq, control)
-    rho2 = asymptotic_rho2(2.0 * n_tune, alpha)
+    d, v, _ = _two_sample(n, total, total_sq, control)
+    return asymptotic_from(d, v, n, control, alpha, n_tune=n_tune, min_n=min_n)
+
+
+def asymptotic_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, alpha: float,
+                    *, n_tune: float = 10_000, min_n: int = 100
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`asymptotic_difference` from any estimate ``d`` of each difference to
+    ``control`` with plug-in variance ``v`` (σ̂²/N of Waudby-Smith et al. 2024, Thm 2.2) and
+    ``n`` units per arm: d ± √(v·2(Nρ² + 1)/(Nρ²)·log(√(Nρ² + 1)/α)), N = n_a + n_c, ρ tuned
+    at N* = 2·``n_tune``. CUPED-adjusted differences and ratios of sums
+    (:mod:`banditkit.live.adjusted`) come here with their own ``d`` and ``v``."""
     n = np.asarray(n, dtype=float)
+    N = n + n[..., control, None]
+    rho2 = asymptotic_rho2(2.0 * n_tune, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = N * rho2
         radius = np.sqrt(v * 2.0 * (x + 1.0) / x * np.log(np.sqrt(x + 1.0) / alpha))
@@ -346,6 +362,49 @@ def msprt_difference(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, con
     difference, plug-in variance) for μ_a − μ_c of every arm against ``control``;
     [−inf, inf] below ``min_n`` values on either arm."""
     d, v, _ = _two_sample(n, total, total_sq, control)
+    return msprt_from(d, v, n, control, alpha, tau=tau, min_n=min_n)
+
+
+def one_sided_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, alpha: float,
+                   *, n_tune: float = 10_000, min_n: int = 100) -> np.ndarray:
+    """A one-sided asymptotic lower confidence sequence for each difference to ``control``:
+    d − √v·u·√((x + 1)/x), x = Nρ² (N = n_a + n_c, ρ tuned at N* = 2·``n_tune`` as in
+    :func:`asymptotic_from`), where u solves the **one-sided** normal mixture's boundary
+    (Howard, Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. 49(2), Proposition 6 with a
+    half-normal mixing density; the asymptotic version of Waudby-Smith et al. 2024, Thm 2.2):
+
+        log 2 − ½ log(1 + x) + u²/2 + log Φ(u) = log(1/α).
+
+    (With a two-sided normal mixture the same equation lacks log 2 + log Φ(u) and gives
+    u² = 2 log(√(1 + x)/α), :func:`asymptotic_from`'s radius at level α/2 per end.) −inf
+    below ``min_n`` values on either arm; the control's column NaN."""
+    from scipy.special import log_ndtr  # scipy: import lazily, as the fixed-n intervals do
+
+    n = np.asarray(n, dtype=float)
+    N = n + n[..., control, None]
+    rho2 = asymptotic_rho2(2.0 * n_tune, alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = N * rho2
+        target = math.log(1.0 / alpha) - math.log(2.0) + 0.5 * np.log1p(x)
+        # f(u) = u²/2 + log Φ(u) − target is increasing and convex for u ≥ 0 (the inverse
+        # Mills ratio's slope exceeds −1): Newton's method from u₀ = √(2·target⁺) + 1, where
+        # f ≥ 0, descends monotonically to the root (never below it: the end stays valid)
+        u = np.sqrt(2.0 * np.maximum(target, 0.0)) + 1.0
+        for _ in range(12):
+            log_cdf = log_ndtr(u)
+            mills = np.exp(-0.5 * u * u - 0.5 * math.log(2.0 * math.pi) - log_cdf)
+            u = u - (0.5 * u * u + log_cdf - target) / (u + mills)
+        radius = np.sqrt(v) * u * np.sqrt((x + 1.0) / x)
+    few = (n < min_n) | (n[..., control, None] < min_n) | ~np.isfinite(radius)
+    low = np.where(few, -np.inf, d - radius)
+    low[..., control] = np.nan
+    return low
+
+
+def msprt_from(d: np.ndarray, v: np.ndarray, n: np.ndarray, control: int, alpha: float, *,
+               tau: float, min_n: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`msprt_difference` from any estimate ``d`` of each difference with plug-in
+    variance ``v`` and ``n`` units per arm (Johari et al. 2017)."""
     t2 = float(tau) ** 2
     n = np.asarray(n, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -364,11 +423,21 @@ def asymptotic_mean(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, alph
     x̄ ± σ̂·√(2(nρ² + 1)/(n²ρ²)·log(√(nρ² + 1)/α)), ρ tuned at ``n_tune``; [−inf, inf] below
     ``min_n`` values."""
     n, S, Q = (np.asarray(x, dtype=float) for x in (n, total, total_sq))
-    rho2 = asymptotic_rho2(n_tune, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = S / n
-        sd = np.sqrt(np.maximum(Q - n * mean * mean, 0.0) / (n - 1))
+        var = np.maximum(Q - n * mean * mean, 0.0) / (n - 1)
+    return normal_sequence(mean, var / n, n, alpha, n_tune=n_tune, min_n=min_n)
+
+
+def normal_sequence(mean: np.ndarray, v: np.ndarray, n: np.ndarray, alpha: float, *,
+                    n_tune: float = 10_000, min_n: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`asymptotic_mean` from any estimate ``mean`` with plug-in variance ``v`` (σ̂²/n)
+    after ``n`` units: mean ± √(v·2(nρ² + 1)/(nρ²)·log(√(nρ² + 1)/α)), ρ tuned at
+    ``n_tune``."""
+    n = np.asarray(n, dtype=float)
+    rho2 = asymptotic_rho2(n_tune, alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
         x = n * rho2
-        radius = sd * np.sqrt(2.0 * (x + 1.0) / (n * x) * np.log(np.sqrt(x + 1.0) / alpha))
+        radius = np.sqrt(v * 2.0 * (x + 1.0) / x * np.log(np.sqrt(x + 1.0) / alpha))
     few = (n < min_n) | ~np.isfinite(radius)
     return np.where(few, -np.inf, mean - radius), np.where(few, np.inf, mean + radius)

@@ -34,14 +34,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .adjusted import adjusted_estimates
 from .anytime import confidence_sequence
 from .journal import ExperimentError
 from .sequences import (
     asymptotic_difference,
+    asymptotic_from,
     asymptotic_mean,
     bernstein_sequence,
     difference_sequence,
     msprt_difference,
+    msprt_from,
+    normal_sequence,
 )
 from .verdict_spec import VerdictSpec, check_verdicts
 
@@ -77,6 +81,10 @@ class ArmSums:
         Sum and sum of squares of the rewards.
     binary : ndarray of bool
         Every reward of the arm is 0 or 1.
+    extra : ndarray, optional
+        Shape (..., K, 6): Σx, Σx², Σxy of the units' covariates x (CUPED) and Σd, Σd², Σdy
+        of their denominators d (ratio metrics), y the reward
+        (:mod:`banditkit.live.adjusted`); ``None`` when not kept.
     """
 
     assigned: np.ndarray
@@ -84,6 +92,7 @@ class ArmSums:
     total: np.ndarray
     total_sq: np.ndarray
     binary: np.ndarray
+    extra: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,9 @@ def compare(sums: ArmSums, reward_range: tuple[float, float] | None, *, interval
     ``spec`` (default: bounded on ``reward_range``, else continuous) says which sequences."""
     n = np.asarray(sums.n, dtype=float)
     has = n > 0
+    if spec is not None and (spec.cuped or spec.ratio):
+        # the adjusted estimates (CUPED) or the ratios (delta method) with their variances
+        return _adjusted(sums, spec, intervals, alpha, control)
     mean = np.divide(sums.total, n, out=np.full(n.shape, np.nan), where=has)
     if intervals == "anytime":
         spec = spec if spec is not None else check_verdicts(None, None, None, reward_range)
@@ -175,6 +187,52 @@ def compare(sums: ArmSums, reward_range: tuple[float, float] | None, *, interval
     for column in (diff, diff_low, diff_high):
         column[..., control] = np.nan
     return Comparison(mean, low, high, diff, diff_low, diff_high, verdict, decision)
+
+
+def _adjusted(sums: ArmSums, spec: VerdictSpec, intervals: str, alpha: float, control: int
+              ) -> Comparison:
+    """CUPED-adjusted means or ratios of sums (:mod:`banditkit.live.adjusted`): each arm's
+    estimate ± its normal-approximation sequence (or fixed-n interval), and each difference to
+    the control by the declared sequence, from (estimate, variance per unit, units)."""
+    from statistics import NormalDist
+
+    est = adjusted_estimates(sums, spec)
+    n, var = est.n, est.variance
+    diff = est.mean - est.mean[..., control, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = var / n
+    v = per + per[..., control, None]
+    K = n.shape[-1]
+    if intervals == "anytime":
+        low, high = normal_sequence(est.mean, var / n, n, alpha / K, n_tune=spec.tune_n)
+        if spec.sequence == "msprt":
+            diff_low, diff_high = msprt_from(diff, v, n, control, alpha / max(K - 1, 1),
+                                             tau=float(spec.tau))
+        else:
+            diff_low, diff_high = asymptotic_from(diff, v, n, control, alpha / max(K - 1, 1),
+                                                  n_tune=spec.tune_n)
+    else:
+        z = NormalDist().inv_cdf(1 - alpha / 2)
+        with np.errstate(invalid="ignore"):
+            low, high = est.mean - z * np.sqrt(var / n), est.mean + z * np.sqrt(var / n)
+            diff_low, diff_high = diff - z * np.sqrt(v), diff + z * np.sqrt(v)
+    has = n > 1
+    low, high = np.where(has, low, np.nan), np.where(has, high, np.nan)
+    verdict = np.where(diff_low > 0, "better", np.where(diff_high < 0, "worse", "undecided"))
+    verdict = verdict.astype(object)
+    verdict[..., control] = "control"
+    decision = None
+    if intervals == "anytime" and spec.margin is not None:
+        m = spec.margin
+        decision = np.where(
+            diff_low > 0, "better", np.where(
+                diff_high < 0, "worse", np.where(
+                    (diff_low > -m) & (diff_high < m), "equivalent", np.where(
+                        diff_low > -m, "non-inferior", "undecided")))).astype(object)
+        decision[..., control] = "control"
+    for column in (diff, diff_low, diff_high):
+        column[..., control] = np.nan
+    return Comparison(est.mean, low, high, diff, diff_low, diff_high, verdict, decision)
 
 
 def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int

@@ -71,10 +71,11 @@ class ExperimentStatus:
     guardrails : pandas.DataFrame
         One row per (guardrail, arm other than the control) (:mod:`banditkit.live.guardrails`):
         ``metric``, ``rule``, ``margin``, ``arm``, the difference of the metric's means to the
-        control ``diff`` with its anytime-valid interval ``diff_low``/``diff_high`` (level
-        1 − ``guardrail_alpha`` over all guardrails, arms and looks), ``breached`` (the whole
-        interval beyond the margin) and ``pausing`` (a breach not yet resumed). Empty without
-        guardrails.
+        control ``diff`` with its anytime-valid one-sided bound (``diff_low`` for
+        ``max_increase``, ``diff_high`` for ``max_decrease``, the other end infinite; level
+        1 − ``guardrail_alpha`` over all guardrails and arms but the control, and looks),
+        ``breached`` (the bound beyond the margin) and ``pausing`` (a breach not yet
+        resumed). Empty without guardrails.
     paused : str or None
         Why ``assign`` hands out nothing (the breaches not yet resumed), or ``None``.
     reward_range : (float, float) or None

@@ -33,6 +33,22 @@ create independently of the algorithm, and which confidence sequence decides.
     difference sequence (0.1 by default; measured: the control's interval only widens the
     difference's variance term by O(log n / n), so a small share costs little there and buys
     log(1/(1 − share)) nats for the differences).
+``winsorize``
+    A quantile q in (0.5, 1): each look caps every counted reward at the q-quantile of all
+    arms' counted rewards pooled (upper tail only: revenue, latency), then compares the capped
+    means; the cap is re-estimated at every look (the practice of GrowthBook and Eppo). The
+    verdicts are about the capped means; a heavy tail then costs far fewer units. Normal
+    sequences only; the cap's quantile reads the counted units (O(units) per status).
+``cuped``
+    ``True``: every unit carries a pre-experiment covariate (``assign(..., covariates=)`` or
+    ``record(..., covariates=)``) and the differences are CUPED-adjusted
+    (:mod:`banditkit.live.adjusted`, Deng et al. 2013) from running sums: same estimand,
+    variance (1 − ρ²) times. Normal sequences only.
+``ratio``
+    ``True``: a ratio metric (revenue per order): ``record(..., denominators=)`` gives each
+    unit's denominator; the arms' ratios of sums Σreward/Σdenominator are compared with
+    delta-method variances (:mod:`banditkit.live.adjusted`, Deng, Knoblich & Lu 2018). Normal
+    sequences only; not with ``cuped`` or ``winsorize``.
 :func:`check_verdicts` refuses, naming the parameter and the rule, what cannot be true.
 """
 
@@ -47,11 +63,13 @@ import numpy as np
 
 from .journal import ExperimentError
 
-__all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_verdicts", "spec_from_meta"]
+__all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_unit_values", "check_verdicts",
+           "spec_from_meta"]
 
 REWARD_TYPES = ("binary", "bounded", "continuous")
 SEQUENCES = ("exact", "asymptotic", "msprt")
-_KEYS = ("sequence", "tune_n", "tau", "control_share", "alternative", "margin")
+_KEYS = ("sequence", "tune_n", "tau", "control_share", "alternative", "margin", "winsorize",
+         "cuped", "ratio")
 ALTERNATIVES = ("two-sided", "greater")
 
 
@@ -67,6 +85,9 @@ class VerdictSpec:
     control_share: float = 0.1
     alternative: str = "two-sided"
     margin: float | None = None
+    winsorize: float | None = None
+    cuped: bool = False
+    ratio: bool = False
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -84,7 +105,12 @@ class VerdictSpec:
         side = "; one-sided (better only)" if self.alternative == "greater" else ""
         margin = (f"; margin {self.margin:g} (decision: equivalent / non-inferior)"
                   if self.margin is not None else "")
-        return (f"rewards {scale}; differences to the control by {how}, tuned at "
+        metric = ("; ratio metric: sum of rewards / sum of denominators, delta method"
+                  if self.ratio else "; CUPED-adjusted by each unit's covariate"
+                  if self.cuped else "")
+        if self.winsorize is not None:
+            metric += f"; rewards capped at their pooled {self.winsorize:g} quantile"
+        return (f"rewards {scale}{metric}; differences to the control by {how}, tuned at "
                 f"{self.tune_n:g} units per arm{side}{margin}")
 
 
@@ -179,8 +205,34 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
                 "verdicts['margin'] must be a number > 0" + (
                     f" and < hi − lo = {span:g} (a difference of means in the range)"
                     if span is not None else "") + f", got {verdicts.get('margin')!r}")
+    winsorize = verdicts.get("winsorize")
+    if winsorize is not None:
+        winsorize = _real(winsorize)
+        if winsorize is None or not 0.5 < winsorize < 1:
+            raise ExperimentError(f"verdicts['winsorize'] must be a quantile in (0.5, 1) (the "
+                                  f"rewards are capped at it; e.g. 0.99), got "
+                                  f"{verdicts.get('winsorize')!r}")
+    flags = {}
+    for key in ("cuped", "ratio"):
+        flags[key] = verdicts.get(key, False)
+        if not isinstance(flags[key], (bool, np.bool_)):
+            raise ExperimentError(f"verdicts[{key!r}] must be true or false, got "
+                                  f"{flags[key]!r}")
+        flags[key] = bool(flags[key])
+    for key, on in (("winsorize", winsorize is not None), ("cuped", flags["cuped"]),
+                    ("ratio", flags["ratio"])):
+        if on and sequence == "exact":
+            raise ExperimentError(f"verdicts[{key!r}] needs a normal sequence: "
+                                  "sequence='asymptotic' or 'msprt' (the exact sequence is for "
+                                  "plain means of bounded rewards)")
+    if flags["ratio"] and (flags["cuped"] or winsorize is not None):
+        raise ExperimentError("verdicts['ratio'] takes neither 'cuped' nor 'winsorize' (a ratio "
+                              "of sums is compared as it is)")
+    if flags["cuped"] and winsorize is not None:
+        raise ExperimentError("verdicts['cuped'] and verdicts['winsorize'] together are not "
+                              "supported: choose one")
     return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share, alternative,
-                       margin)
+                       margin, winsorize, flags["cuped"], flags["ratio"])
 
 
 def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float] | None
@@ -194,4 +246,44 @@ def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float]
                        stored["sequence"], float(stored["tune_n"]),
                        None if stored.get("tau") is None else float(stored["tau"]),
                        float(stored["control_share"]), stored.get("alternative", "two-sided"),
-                       None if stored.get("margin") is None else float(stored["margin"]))
+                       None if stored.get("margin") is None else float(stored["margin"]),
+                       None if stored.get("winsorize") is None
+                       else float(stored["winsorize"]), bool(stored.get("cuped", False)),
+                       bool(stored.get("ratio", False)))
+
+
+def check_unit_values(spec: VerdictSpec, name: str, values: object, n_units: int,
+                      *, required: bool) -> np.ndarray | None:
+    """``covariates`` (CUPED) or ``denominators`` (ratio metrics) given to ``assign`` or
+    ``record``: one finite number per unit (denominators also ≥ 0), and only where the
+    experiment declared them; ``required`` says the call must give them."""
+    declared = spec.cuped if name == "covariates" else spec.ratio
+    key = "cuped" if name == "covariates" else "ratio"
+    if values is None:
+        if required and declared:
+            raise ExperimentError(
+                f"{name} are required: this experiment was created with verdicts={{'{key}': "
+                f"True}}" + (" (one pre-experiment value per unit)" if key == "cuped"
+                             else " (one denominator per unit: the ratio's Σ denominators)"))
+        return None
+    if not declared:
+        raise ExperimentError(f"{name}: this experiment was not created with verdicts="
+                              f"{{'{key}': True}}")
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):
+        array = np.asarray(None)
+    if array.dtype.kind not in "iuf" or array.ndim != 1 or array.size != n_units:
+        got = f"shape {array.shape}" if array.dtype.kind in "iuf" else \
+            "something that is not a list of numbers"
+        raise ExperimentError(f"{name} must be numbers, one per unit ({n_units}), got {got}")
+    array = array.astype(float)
+    bad = ~np.isfinite(array)
+    if name == "denominators":
+        bad |= array < 0
+    bad = np.flatnonzero(bad)
+    if bad.size:
+        rule = "finite and >= 0" if name == "denominators" else "finite"
+        raise ExperimentError(f"{name} must be {rule}: value {int(bad[0])} is "
+                              f"{array[bad[0]]}")
+    return array

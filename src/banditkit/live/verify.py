@@ -9,7 +9,14 @@ import json
 import numpy as np
 
 from ..protocol import Batch
-from .journal import ALL_BATCHES, OVERFLOW_TOTALS, ExperimentError, unpack_draws, unpack_runs
+from .journal import (
+    ALL_BATCHES,
+    OVERFLOW_TOTALS,
+    PREFIX_7,
+    ExperimentError,
+    unpack_draws,
+    unpack_runs,
+)
 from .resolved_prefix import read_prefix, scan
 from .store import Connection
 
@@ -123,16 +130,21 @@ class Verification:
         stored = read_prefix(conn, K, G)
         for a in range(K):
             _, sums, metrics = scan(conn, self._journal, a, 0, G)
-            n, imputed, expired, total, total_sq, odd = sums
+            n, imputed, expired, total, total_sq, odd = sums[:6]
             kept = (int(stored.n[a]), int(stored.imputed[a]), int(stored.expired[a]),
                     int(stored.non_binary[a]))
             kept_metrics = list(zip(stored.metric_n[:, a].tolist(),
                                     stored.metric_total[:, a].tolist(), strict=True))
+            kept_squares = stored.metric_total_sq[:, a].tolist()
+            kept_extra = [float(getattr(stored, c)[a]) for c in PREFIX_7]
             if kept != (n, imputed, expired, odd) or not np.allclose(
-                    [stored.total[a], stored.total_sq[a]], [total, total_sq], rtol=1e-9,
-                    atol=1e-9) or [m for m, _ in kept_metrics] != [m for m, _ in metrics] \
-                    or not np.allclose([t for _, t in kept_metrics] or [0.0],
-                                       [t for _, t in metrics] or [0.0], rtol=1e-9, atol=1e-9):
+                    [stored.total[a], stored.total_sq[a], *kept_extra],
+                    [total, total_sq, *sums[6:]], rtol=1e-9, atol=1e-9) \
+                    or [m for m, _ in kept_metrics] != [m for m, _, _ in metrics] \
+                    or not np.allclose([t for _, t in kept_metrics] + kept_squares or [0.0],
+                                       [t for _, t, _ in metrics]
+                                       + [q for _, _, q in metrics] or [0.0], rtol=1e-9,
+                                       atol=1e-9):
                 raise ExperimentError(
                     f"{self._journal.label} is damaged: the resolved prefix of arm "
                     f"{self.arm_names[a]!r} (counted, imputed, expired, non-binary) is "

@@ -202,27 +202,31 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     @answer
     async def assign(request: Request) -> Response:
         name = request.path_params["name"]
-        n, keys = body.assign_arguments(await read(request), limits.max_units)
+        n, keys, covariates = body.assign_arguments(await read(request), limits.max_units)
 
         def answer(units: Assignment) -> dict[str, Any]:
             # plain lists, no DataFrame: the frame and its records were 1.4 ms of each call
             return {"units": units.records(), "reason": units.reason,
                     "overflow_units": to_json(units.overflow_units)}
 
-        if keys is None:  # served with the other plain assigns waiting (catalog.py)
+        if keys is None and covariates is None:  # served with the other plain assigns waiting
             return JSONResponse(await waited(catalog.submit_assign(name, n, answer)))
-        return JSONResponse(await on(name, lambda e: answer(e.assign_rows(n, keys=keys))))
+        return JSONResponse(await on(name, lambda e: answer(
+            e.assign_rows(n, keys=keys, covariates=covariates))))
 
     @answer
     async def record(request: Request) -> Response:
         name = request.path_params["name"]
-        units, rewards, costs, metrics = body.record_arguments(await read(request),
-                                                               limits.max_units)
-        if costs is None and metrics is None:  # served with the other plain records waiting
+        units, rewards, costs, metrics, covariates, denominators = body.record_arguments(
+            await read(request), limits.max_units)
+        if costs is None and metrics is None and covariates is None and denominators is None:
+            # served with the other plain records waiting (catalog.py)
             recorded = await waited(catalog.submit_record(name, units, rewards))
         else:
             recorded = await on(name, lambda e: e.record(units, rewards, costs,
-                                                         metrics=metrics))
+                                                         metrics=metrics,
+                                                         covariates=covariates,
+                                                         denominators=denominators))
         return JSONResponse({"recorded": recorded})
 
     @answer

@@ -136,10 +136,11 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, fields
 
 
-def assign_arguments(body: Mapping[str, Any], max_units: int = 100_000) -> tuple[Any, Any]:
-    """``(n, keys)``: ``n`` may be omitted when ``keys`` (sticky units) are given; at most
-    ``max_units`` units a call."""
-    fields = _fields(body, (), ("n", "keys"), "assign")
+def assign_arguments(body: Mapping[str, Any], max_units: int = 100_000
+                     ) -> tuple[Any, Any, Any]:
+    """``(n, keys, covariates)``: ``n`` may be omitted when ``keys`` (sticky units) are given;
+    at most ``max_units`` units a call."""
+    fields = _fields(body, (), ("n", "keys", "covariates"), "assign")
     if "n" not in fields and fields.get("keys") is None:
         raise BadRequest("assign: missing field(s) ['n'] (or give keys, one per unit)")
     n, keys = fields.get("n"), fields.get("keys")
@@ -149,13 +150,24 @@ def assign_arguments(body: Mapping[str, Any], max_units: int = 100_000) -> tuple
         check_count("keys", len(keys), max_units)
     # the library refuses anything but an integer n >= 1 and a list of distinct string or
     # integer keys, one per unit, by name
-    return fields.get("n"), fields.get("keys")
+    _number_list(fields, "covariates")
+    return fields.get("n"), fields.get("keys"), fields.get("covariates")
+
+
+def _number_list(fields: Mapping[str, Any], key: str) -> None:
+    """A per-unit list (covariates, denominators): a JSON list, or absent; the library checks
+    its numbers and length by name."""
+    value = fields.get(key)
+    if value is not None and not isinstance(value, list):
+        raise BadRequest(f"{key} must be a list of numbers (one per unit), got {value!r}")
 
 
 def record_arguments(body: Mapping[str, Any], max_units: int = 100_000
-                     ) -> tuple[Any, Any, Any, Any]:
-    """``(units, rewards, costs, metrics)`` of ``Experiment.record``."""
-    fields = _fields(body, ("units", "rewards"), ("costs", "metrics"), "record")
+                     ) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """``(units, rewards, costs, metrics, covariates, denominators)`` of
+    ``Experiment.record``."""
+    fields = _fields(body, ("units", "rewards"), ("costs", "metrics", "covariates",
+                                                  "denominators"), "record")
     units, rewards = fields["units"], fields["rewards"]
     # lists only: a JSON string would otherwise reach numpy as one text value
     for key, value in (("units", units), ("rewards", rewards)):
@@ -169,7 +181,10 @@ def record_arguments(body: Mapping[str, Any], max_units: int = 100_000
             isinstance(v, list) for v in metrics.values())):
         raise BadRequest(f"metrics must be a JSON object: metric name → a list of numbers, "
                          f"got {metrics!r}")
-    return units, rewards, fields.get("costs"), metrics
+    for key in ("covariates", "denominators"):
+        _number_list(fields, key)
+    return (units, rewards, fields.get("costs"), metrics, fields.get("covariates"),
+            fields.get("denominators"))
 
 
 def expire_arguments(body: Mapping[str, Any], max_units: int = 100_000) -> tuple[Any, Any]:

@@ -83,7 +83,8 @@ def openapi() -> dict[str, Any]:
                   "reward_range": {"type": ["array", "null"], "items": {"type": "number"}},
                   "verdicts": {"type": ["object", "null"],
                                "description": "sequence, tune_n, tau, control_share, "
-                               "alternative, margin (docs/experiment.md)"}}}
+                               "alternative, margin, winsorize, cuped, ratio "
+                               "(docs/experiment.md)"}}}
     experiment = {
         f"/experiments/{{name}}/{verb}": {"parameters": [_NAME], "post": spec}
         for verb, spec in {
@@ -91,7 +92,11 @@ def openapi() -> dict[str, Any]:
                 "arms for the next n units (beyond the algorithm's slots: overflow or "
                 "rollout units, listed in overflow_units)",
                 {"type": "object", "required": ["n"],
-                 "properties": {"n": {"type": "integer", "minimum": 1}}},
+                 "properties": {"n": {"type": "integer", "minimum": 1},
+                                "covariates": {"type": ["array", "null"],
+                                               "items": {"type": "number"},
+                                               "description": "CUPED: one pre-experiment "
+                                               "value per unit"}}},
                 {"type": "object", "properties": {
                     "units": {"type": "array", "items": unit},
                     "reason": {"type": ["string", "null"]},
@@ -104,7 +109,15 @@ def openapi() -> dict[str, Any]:
                                 "costs": {"type": ["array", "null"]},
                                 "metrics": {"type": ["object", "null"],
                                             "description": "guardrail metric → one number "
-                                            "per unit"}}},
+                                            "per unit"},
+                                "covariates": {"type": ["array", "null"],
+                                               "items": {"type": "number"},
+                                               "description": "CUPED: one pre-experiment "
+                                               "value per unit"},
+                                "denominators": {"type": ["array", "null"],
+                                                 "items": {"type": "number"},
+                                                 "description": "ratio metrics: one "
+                                                 "denominator per unit"}}},
                 {"type": "object", "properties": {"recorded": {"type": "integer"}}}),
             "expire": _write(
                 "withdraw unanswered units (their slots are assigned again)",

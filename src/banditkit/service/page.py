@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import io
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,9 @@ def _means_plot(ax: Any, history: History, names: list[str],
     K = len(names)
     control = names.index(status.control) if status.control in names else 0
     spec = spec_from_meta({"verdicts": status.verdicts or None}, status.reward_range)
+    # the past points show each arm's plain mean (CUPED, ratios and the winsorised cap need
+    # the covariates, denominators and quantiles of each past time; the last point is status)
+    spec = replace(spec, cuped=False, ratio=False, winsorize=None)
     past: tuple[np.ndarray, ...] = (np.zeros((0, K)),) * 3
     if done.any():
         c = compare(ArmSums(n, n, total, total_sq, binary), status.reward_range,

@@ -1,0 +1,117 @@
+"""Why is the exact default wider than fixed-n on Beta rewards? Three checks on sums (issue 23,
+"widths at the end ≤ 1.6× fixed-n"):
+
+    .venv/bin/python benchmarks/bench_widths.py [--runs 20] [--seed 0]
+
+1. **The λ cap.** The exact sequences' λ grid stops at ``LAMBDA_MAX`` = 1/2 (each end a
+   half-line for bisection). The difference's width ÷ the fixed-n (Student) width for Beta
+   rewards with means 0.10 / 0.11 (concentration 10), at 5,000, 2,000 and 20,000 units per
+   arm, with the cap at 0.5, 0.7, 0.8, 0.9 (the module constant patched for the run).
+2. **The mixture's tuning variance.** The same width with the mixture tuned at variance 1/4
+   (the default: any reward in [0, 1]), 0.05, and the rewards' true 0.0082.
+3. **Betting** (``ville`` 0.1.0's ``BettingCS``, Waudby-Smith & Ramdas 2023's hedged capital,
+   if installed: the test extra): one Beta(1, 9) mean at 5,000 values, its width ÷ fixed-n,
+   beside :func:`banditkit.live.sequences.bernstein_sequence` tuned at 1/4 and at the true
+   variance. (Only 5 runs: a betting sequence over 5,000 values on a grid is slow.)
+
+Numbers on a shared, loaded machine; seeded (numpy ``default_rng(seed)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+import banditkit.live.sequences as sq
+from banditkit.live.statistics import ArmSums, compare
+from banditkit.live.verdict_spec import check_verdicts
+
+
+def _beta_sums(rng: np.random.Generator, n: int, runs: int) -> tuple[np.ndarray, ...]:
+    mu = np.array([0.10, 0.11])
+    x = rng.beta(mu * 10.0, (1.0 - mu) * 10.0, (runs, n, 2))
+    return np.full((runs, 2), float(n)), x.sum(1), (x * x).sum(1)
+
+
+def _fixed_width(N: np.ndarray, S: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    spec = check_verdicts("bounded", (0.0, 1.0), None, None)
+    c = compare(ArmSums(N, N, S, Q, np.zeros(S.shape, bool)), (0.0, 1.0), intervals="fixed",
+                alpha=0.05, control=0, spec=spec)
+    return (c.diff_high - c.diff_low)[:, 1]
+
+
+def lambda_cap(seed: int, runs: int) -> dict[str, list[float]]:
+    rng = np.random.default_rng(seed)
+    data = {n: _beta_sums(rng, n, runs) for n in (5000, 2000, 20000)}
+    tune = {5000: 2000, 2000: 2000, 20000: 10000}
+    out: dict[str, list[float]] = {}
+    saved = sq.LAMBDA_MAX
+    try:
+        for cap in (0.5, 0.7, 0.8, 0.9):
+            sq.LAMBDA_MAX = cap  # mixture() reads the module constant at each call
+            row = []
+            for n, (N, S, Q) in data.items():
+                spec = check_verdicts("bounded", (0.0, 1.0), {"tune_n": tune[n]}, None)
+                c = compare(ArmSums(N, N, S, Q, np.zeros(S.shape, bool)), (0.0, 1.0),
+                            intervals="anytime", alpha=0.05, control=0, spec=spec)
+                row.append(float(np.median((c.diff_high - c.diff_low)[:, 1]
+                                           / _fixed_width(N, S, Q))))
+            out[f"cap {cap}"] = row
+    finally:
+        sq.LAMBDA_MAX = saved
+    return out
+
+
+def tuning_variance(seed: int, runs: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n, tune in ((5000, 2000), (2000, 2000), (5000, 5000)):
+        N, S, Q = _beta_sums(rng, n, runs)
+        fixed = _fixed_width(N, S, Q)
+        for var in (0.25, 0.05, 0.0082):
+            # the default's split: the control at α·0.1, the difference at α·0.9
+            c_low, c_high = sq.bernstein_sequence(N[:, 0], S[:, 0], Q[:, 0], 0.005, n_tune=tune,
+                                                  variance=var)
+            low, high = sq.difference_sequence(N, S, Q, 0, c_low, c_high, 0.045, n_tune=tune,
+                                               variance=var)
+            out[f"n {n}, tune_n {tune}, variance {var}"] = float(
+                np.median((high - low)[:, 1] / fixed))
+    return out
+
+
+def betting(seed: int, runs: int = 5) -> dict[str, float] | str:
+    try:
+        from ville import BettingCS
+    except ImportError:
+        return "ville not installed"
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(runs):
+        x = rng.beta(1.0, 9.0, 5000)
+        cs = BettingCS(bounds=(0, 1), alpha=0.05, grid=4000).fit(x)
+        lo, hi = cs.interval()
+        lo, hi = np.atleast_1d(lo)[-1], np.atleast_1d(hi)[-1]
+        fixed = 2 * 1.96 * x.std(ddof=1) / np.sqrt(x.size)
+        ours = [sq.bernstein_sequence(5000.0, x.sum(), (x * x).sum(), 0.05, n_tune=5000,
+                                      variance=v) for v in (0.25, 0.0082)]
+        rows.append([(hi - lo) / fixed, *((b - a) / fixed for a, b in ours)])
+    med = np.median(np.array(rows), axis=0)
+    return {"ville BettingCS": float(med[0]), "bernstein_sequence (variance 1/4)": float(med[1]),
+            "bernstein_sequence (true variance)": float(med[2]), "runs": runs}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(json.dumps({"seed": args.seed, "runs": args.runs,
+                      "lambda_cap (n 5000, 2000, 20000)": lambda_cap(args.seed, args.runs),
+                      "tuning_variance": tuning_variance(args.seed, args.runs),
+                      "betting": betting(args.seed)}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
