@@ -41,8 +41,8 @@ def test_list_marks_figures_needing_data_and_long_full_runs(capsys):
     assert "[data]" not in lines["rage:fig1a"]
     assert "[~13 min]" in lines["rage:fig2b"] and "[~14 min]" in lines["p1-rage:fig2a"]
     assert "min]" not in lines["replicable-bandits:ucb-baseline"]  # seconds: no mark
-    # a figure changed since its last measured full run says so instead of a stale time
-    assert "[hours: estimated, not measured" in lines["rage:fig1a"]
+    # a figure whose full run was not finished (or measured at load) says so, not a '~N min'
+    assert "[not finished" in lines["rage:fig1a"] and "load" in lines["rage:fig1b"]
     assert "min]" not in lines["rage:fig1a"] and "min]" not in lines["rage:fig1b"]
     # titles quote the full run's own numbers (placeholders filled), never a brace
     assert "T = 21000" in lines["p1-rage:fig2b"] and "40 arms" in lines["rage:fig2b"]

@@ -473,8 +473,8 @@ class PostgresStore(Store):
                 try:
                     row = self._begin(read_ahead)
                     break
-                except psycopg.OperationalError:
-                    if not self.conn.broken or attempt == tries:
+                except psycopg.OperationalError as error:
+                    if not _dropped(self.conn, error) or attempt == tries:
                         raise
                     # the connection died between calls (a server restart, an idle timeout):
                     # nothing of this call has run, so open a new one and begin again
@@ -624,12 +624,21 @@ def _pooled(pool: Any, url: str, read: Any) -> Any:
         conn = _borrow(pool, url)
         try:
             return read(conn)
-        except psycopg.OperationalError:
-            if not conn.broken or attempt == pool.max_size:
+        except psycopg.OperationalError as error:
+            if not _dropped(conn, error) or attempt == pool.max_size:
                 raise
         finally:
             _give_back(pool, conn)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _dropped(conn: Any, error: Exception) -> bool:
+    """Whether ``error`` (raised by a call's first round trip) says the server dropped the
+    connection: broken already, or a shutdown/connection error whose end-of-stream psycopg
+    has not read yet (a terminated backend sends its FATAL message first: in pipeline mode the
+    error can arrive before the connection is marked broken)."""
+    state = getattr(getattr(error, "diag", None), "sqlstate", None) or ""
+    return bool(conn.broken or state.startswith(("57P", "08")))
 
 
 def _give_back(pool: Any, conn: Any) -> None:
