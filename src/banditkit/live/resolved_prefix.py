@@ -196,7 +196,10 @@ def _spans(store: Store, n_arms: int) -> str:
             "AND w.reward IS NULL AND w.expired_at IS NULL), "
             "(SELECT COALESCE(MAX(x.id), 0) + 1 FROM units x)) AS e0 "
             "FROM todo t LEFT JOIN prefix p ON p.arm = t.arm), "
-            "moved AS (SELECT arm, s, CASE WHEN e0 > s THEN e0 ELSE s END AS e FROM span) ")
+            # materialised: else SQLite re-evaluates the spans' correlated look-ups for each
+            # unit joined to them (a record of 10,000 units took 9 s instead of 0.1 s)
+            "moved AS MATERIALIZED (SELECT arm, s, CASE WHEN e0 > s THEN e0 ELSE s END AS e "
+            "FROM span) ")
 
 
 def _advance_sql(store: Store, n_arms: int, report: bool) -> str:
