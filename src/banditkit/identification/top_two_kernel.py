@@ -28,16 +28,17 @@ import numpy as np
 
 from ..engines import Engine
 from ..envs.base import Environment
-from ..envs.multi_armed import BernoulliBandit, GaussianBandit, bernoulli_rules
+from ..envs.multi_armed import BernoulliBandit, GaussianBandit
 from ..envs.noise_kernels import one_reward
 from ..estimation.beta_kernels import beta_draw_scalar, scipy_functions
 from ..jit import njit, njit_with
 from ..protocol import DecisionLog
 from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
+from ..simulate import simulate
 from ..trial import Trial
 from ..validation import check_positive_int
 from . import top_two
+from .kernel_trial import env_noise, identification_trial, run_cap
 from .top_two import BLOCK, TopTwoThompson
 
 __all__ = ["ENGINES", "kernel_eligible", "simulate_top_two", "top_two_engine", "top_two_steps"]
@@ -196,18 +197,8 @@ def _run(alg: TopTwoThompson, env: Environment, horizon: int | None, seed: SeedL
     rng = as_generator(seed)
     start = time.perf_counter()
     ndtri, betaincinv = scipy_functions()
-    gaussian_env = isinstance(env, GaussianBandit)
-    means = np.ascontiguousarray(env.means, dtype=float)
-    if gaussian_env:
-        thresholds, below = np.zeros(env.n_arms), np.zeros(env.n_arms, dtype=np.bool_)
-        noise_sigma = float(env.sigma)  # type: ignore[attr-defined]
-    else:
-        thresholds, below = bernoulli_rules(means)
-        noise_sigma = 1.0
-    caps = [horizon] if horizon is not None else []
-    if alg.horizon is not None:
-        caps.append(alg.horizon)
-    cap = min(caps) if caps else 2**62
+    gaussian_env, means, thresholds, below, noise_sigma = env_noise(env)
+    cap = run_cap(horizon, alg.horizon)
     out = np.empty(_CHUNK, dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
     seq: list[np.ndarray] = []
@@ -229,21 +220,6 @@ def _run(alg: TopTwoThompson, env: Environment, horizon: int | None, seed: SeedL
     steps = np.concatenate(seq)
     alg._statistic, alg._stopped = float(stat), stopped
     alg.fallbacks += int(counters[0])
-    alg.t = int(steps.size)
     log = DecisionLog.from_runs(steps, np.ones(steps.size, dtype=np.int64),
                                 np.arange(steps.size + 1, dtype=np.int64))
-    alg.decisions = log
-    if (not stopped and alg.horizon is not None and alg.t >= alg.horizon
-            and (horizon is None or alg.horizon < horizon)):
-        # as simulate: the algorithm's own budget ended the run (next_batch gave None), not
-        # the simulation's horizon (reached, it asks for nothing more)
-        stopped = True
-    if checkpoints is None:
-        checkpoints = default_checkpoints(horizon if horizon is not None else max(alg.t, 1))
-    recommendation = alg.recommendation
-    return Trial(counts=np.bincount(steps, minlength=alg.n_arms).astype(np.int64),
-                 n_pulls=alg.t, decisions=log, checkpoints=np.asarray(checkpoints, np.int64),
-                 regret=None, violation=None, recommendation=recommendation,
-                 correct=recommendation is not None and recommendation == env.best_item(horizon),
-                 stopped=stopped, n_batches=log.n_batches, seconds=time.perf_counter() - start,
-                 info=alg.info)
+    return identification_trial(alg, env, steps, log, stopped, horizon, checkpoints, start)

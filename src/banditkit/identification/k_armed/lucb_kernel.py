@@ -25,13 +25,13 @@ import numpy as np
 
 from ...engines import Engine
 from ...envs.base import Environment
-from ...envs.multi_armed import BernoulliBandit, GaussianBandit, bernoulli_rules
+from ...envs.multi_armed import BernoulliBandit, GaussianBandit
 from ...envs.noise_kernels import one_reward
 from ...jit import njit
 from ...protocol import DecisionLog
 from ...rng import SeedLike, as_generator
-from ...simulate import default_checkpoints
 from ...trial import Trial
+from ..kernel_trial import env_noise, identification_trial, run_cap
 from .lucb import KLLUCB
 from .oracle_kernels import all_kl_bounds
 
@@ -132,16 +132,8 @@ def run_kl_lucb(alg: KLLUCB, env: Environment, *, horizon: int | None = None,
     """One trial of ``alg`` on ``env`` through :func:`kl_lucb_steps` (``simulate``'s Trial)."""
     rng = as_generator(seed)
     start = time.perf_counter()
-    gaussian_env = isinstance(env, GaussianBandit)
-    env_means = np.ascontiguousarray(env.means, dtype=float)
-    if gaussian_env:
-        thresholds, below = np.zeros(env.n_arms), np.zeros(env.n_arms, dtype=np.bool_)
-        noise_sigma = float(env.sigma)  # type: ignore[attr-defined]
-    else:
-        thresholds, below = bernoulli_rules(env_means)
-        noise_sigma = 1.0
-    caps = [c for c in (horizon, alg.horizon) if c is not None]
-    cap = min(caps) if caps else 2**62
+    gaussian_env, env_means, thresholds, below, noise_sigma = env_noise(env)
+    cap = run_cap(horizon, alg.horizon)
     out = np.empty(_CHUNK, dtype=np.int64)
     ends = np.empty(_CHUNK, dtype=np.int64)
     state = np.full(1, math.inf)
@@ -163,19 +155,6 @@ def run_kl_lucb(alg: KLLUCB, env: Environment, *, horizon: int | None = None,
             break
     steps = np.concatenate(arms_seq)
     alg.rounds, alg.gap, alg._stopped = int(rounds), float(state[0]), stopped
-    alg.t = int(steps.size)
     log = DecisionLog.from_runs(steps, np.ones(steps.size, dtype=np.int64),
                                 np.concatenate(ends_seq))
-    alg.decisions = log
-    if (not stopped and alg.horizon is not None and alg.t >= alg.horizon
-            and (horizon is None or alg.horizon < horizon)):
-        stopped = True  # as simulate: the algorithm's own budget ended the run
-    if checkpoints is None:
-        checkpoints = default_checkpoints(horizon if horizon is not None else max(alg.t, 1))
-    recommendation = alg.recommendation
-    return Trial(counts=np.bincount(steps, minlength=alg.n_arms).astype(np.int64),
-                 n_pulls=alg.t, decisions=log, checkpoints=np.asarray(checkpoints, np.int64),
-                 regret=None, violation=None, recommendation=recommendation,
-                 correct=recommendation is not None and recommendation == env.best_item(horizon),
-                 stopped=stopped, n_batches=log.n_batches, seconds=time.perf_counter() - start,
-                 info=alg.info)
+    return identification_trial(alg, env, steps, log, stopped, horizon, checkpoints, start)

@@ -28,14 +28,14 @@ import numpy as np
 
 from ...engines import Engine
 from ...envs.base import Environment
-from ...envs.multi_armed import BernoulliBandit, GaussianBandit, bernoulli_rules
+from ...envs.multi_armed import BernoulliBandit, GaussianBandit
 from ...envs.noise_kernels import one_reward
 from ...jit import njit, njit_with
 from ...protocol import DecisionLog
 from ...rng import SeedLike, as_generator
-from ...simulate import default_checkpoints
 from ...trial import Trial
 from .. import top_two
+from ..kernel_trial import env_noise, identification_trial, run_cap
 from .oracle_kernels import optimal_weights
 from .track_and_stop import KArmedTrackAndStop
 
@@ -160,16 +160,8 @@ def run_tas(alg: KArmedTrackAndStop, env: Environment, *, horizon: int | None = 
     """One trial of ``alg`` on ``env`` through :func:`tas_steps` (``simulate``'s Trial)."""
     rng = as_generator(seed)
     start = time.perf_counter()
-    gaussian_env = isinstance(env, GaussianBandit)
-    means = np.ascontiguousarray(env.means, dtype=float)
-    if gaussian_env:
-        thresholds, below = np.zeros(env.n_arms), np.zeros(env.n_arms, dtype=np.bool_)
-        noise_sigma = float(env.sigma)  # type: ignore[attr-defined]
-    else:
-        thresholds, below = bernoulli_rules(means)
-        noise_sigma = 1.0
-    caps = [c for c in (horizon, alg.horizon) if c is not None]
-    cap = min(caps) if caps else 2**62
+    gaussian_env, means, thresholds, below, noise_sigma = env_noise(env)
+    cap = run_cap(horizon, alg.horizon)
     out = np.empty(_CHUNK, dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
     seq: list[np.ndarray] = []
@@ -190,20 +182,7 @@ def run_tas(alg: KArmedTrackAndStop, env: Environment, *, horizon: int | None = 
     steps = np.concatenate(seq)
     alg.forced += int(counters[0])
     alg.statistic, alg._stopped = float(stat), stopped
-    alg.t = int(steps.size)
     K = alg.n_arms
     ends = np.r_[K, np.arange(K + 1, steps.size + 1)] if steps.size >= K else np.array([K])
     log = DecisionLog.from_runs(steps, np.ones(steps.size, dtype=np.int64), ends)
-    alg.decisions = log
-    if (not stopped and alg.horizon is not None and alg.t >= alg.horizon
-            and (horizon is None or alg.horizon < horizon)):
-        stopped = True  # as simulate: the algorithm's own budget ended the run
-    if checkpoints is None:
-        checkpoints = default_checkpoints(horizon if horizon is not None else max(alg.t, 1))
-    recommendation = alg.recommendation
-    return Trial(counts=np.bincount(steps, minlength=K).astype(np.int64), n_pulls=alg.t,
-                 decisions=log, checkpoints=np.asarray(checkpoints, np.int64), regret=None,
-                 violation=None, recommendation=recommendation,
-                 correct=recommendation is not None and recommendation == env.best_item(horizon),
-                 stopped=stopped, n_batches=log.n_batches, seconds=time.perf_counter() - start,
-                 info=alg.info)
+    return identification_trial(alg, env, steps, log, stopped, horizon, checkpoints, start)
