@@ -39,14 +39,14 @@ def list_figures(args: argparse.Namespace) -> int:
         title = fill(spec.title, trials=spec.trials, points=spec.points,
                      horizons=[spec.horizon_at(p) for p in spec.points])
         print(f"{spec.name:<{width}}  {marks[spec.name]:<{mark_width}}  {title}")
-    print("\n[data]: needs MovieLens-100k first (`make data`); [~N min]: the full run's measured "
-          "wall time with --workers 2 on a 2-core machine (--quick runs take seconds)")
+    print("\n[data]: needs MovieLens-100k first (`make data`); [~N min] or [~N s]: the full run's "
+          "measured wall time with --workers 2 on a 2-core machine (--quick runs take seconds)")
     return 0
 
 
 def _list_marks(spec: Any) -> str:
-    """``[data]`` for a figure that needs a data set, ``[~N min]`` for a full run measured at a
-    minute or more (``FigureSpec.full_minutes``)."""
+    """``[data]`` for a figure that needs a data set, ``[~N min]`` (``[~N s]`` under a minute)
+    for its measured full run (``FigureSpec.full_minutes``)."""
     marks = []
     if spec.requires is not None:
         marks.append("[data]")
@@ -54,6 +54,8 @@ def _list_marks(spec: Any) -> str:
         marks.append(f"[{spec.full_minutes}]")
     elif spec.full_minutes is not None and spec.full_minutes >= 1:
         marks.append(f"[~{spec.full_minutes:.0f} min]")
+    elif spec.full_minutes is not None:
+        marks.append(f"[~{max(1, round(60 * spec.full_minutes))} s]")
     return " ".join(marks)
 
 

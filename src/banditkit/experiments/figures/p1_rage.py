@@ -196,7 +196,7 @@ _COMMON = (" Stationary algorithms (Peace, OD-LinBAI) pull each epoch's batch in
 FIG2A_T = (11, 1010, 2010, 3010, 4010, 5010)
 FIG2A = _figure(
     name="p1-rage:fig2a",
-    full_minutes=13.5,  # docs/p1-rage.md, --workers 2, the command's wall time
+    full_minutes=10.12,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Stationary Soare benchmark (d = 10, ω = 0.1): error probability against the budget T",
     paper=f"{PAPER}, Section 6, Figure 2(a)",
     make_env=make_stationary_soare,
@@ -213,8 +213,7 @@ FIG2A = _figure(
 FIG2B_L = (100, 200, 500, 1000, 1500, 3000)
 FIG2B = _figure(
     name="p1-rage:fig2b",
-    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 31 min at load 14-23
-    full_minutes=2.9,
+    full_minutes=2.55,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Click-through, weekly periodic (MovieLens-100k stand-in for Yahoo! R6A), T = {T}",
     paper=f"{PAPER}, Section 6, Figure 2(b)",
     requires=movielens_100k_dir,
@@ -234,7 +233,7 @@ FIG3_L = tuple(range(300, 3001, 300))
 FIG3_D = 4  # the authors' code (D = 4 slots: 16 layouts in R^11)
 FIG3 = _figure(
     name="p1-rage:fig3",
-    full_minutes=4.2,  # docs/p1-rage.md, --workers 2, the command's wall time
+    full_minutes=2.70,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Oscillating multivariate testing, T = {T}: error probability against s and L",
     paper=f"{PAPER}, Section 6, Figure 3",
     make_env=make_oscillating_multivariate,
@@ -256,8 +255,7 @@ FIG3 = _figure(
 
 FIG4 = _figure(
     name="p1-rage:fig4",
-    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 8.2 min at load 21
-    full_minutes=0.4,
+    full_minutes=0.27,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Malicious non-stationary Soare (ω = 0.5), T = {T}",
     paper=f"{PAPER}, Appendix D, Figure 4",
     make_env=make_malicious,
@@ -271,8 +269,7 @@ FIG4 = _figure(
 
 FIG5 = _figure(
     name="p1-rage:fig5",
-    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 27 min at load 13-21
-    full_minutes=1.6,
+    full_minutes=1.14,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Stationary multivariate testing, T = {T}",
     paper=f"{PAPER}, Appendix D, Figure 5",
     make_env=make_stationary_multivariate,
@@ -287,8 +284,7 @@ FIG6_S = tuple(range(10))
 FIG6_L = tuple(range(300, 3001, 300))
 FIG6 = _figure(
     name="p1-rage:fig6",
-    # docs/p1-rage.md, --workers 2 at light load; after the tie fix 22 min at load 9-13
-    full_minutes=3.1,
+    full_minutes=2.80,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Oscillating Soare benchmark (ω = 0.5), T = {T}: error probability against s and L",
     paper=f"{PAPER}, Appendix D, Figure 6",
     make_env=make_oscillating_soare,

@@ -59,6 +59,7 @@ def make_ucb1(env: Environment, rng: np.random.Generator, *, exploration: float 
 
 UCB_BASELINE = FigureSpec(
     name="replicable-bandits:ucb-baseline",
+    full_minutes=0.01,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="UCB1 cumulative regret on the 6-armed Bernoulli instance of Appendix H",
     paper=PAPER,
     make_env=make_bernoulli,
@@ -171,6 +172,7 @@ def _fig1_families() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 FIG1 = FigureSpec(
     name="replicable-bandits:fig1",
+    full_minutes=0.05,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Cumulative regret, T = {T}: UCB1 (c = 2) and UCB1 (c = 4.5) vs replicable "
           "batched elimination (rho = 0.3), every commit rule",
     paper=PAPER,
@@ -242,7 +244,7 @@ def _rho_sweep_points(T: int, ks: tuple[int, ...], rhos: tuple[float, ...]) -> t
 
 RHO_SWEEP = FigureSpec(
     name="replicable-bandits:rho-sweep",
-    full_minutes=1.0,  # docs/replicable.md, --workers 2
+    full_minutes=0.56,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Cost of replicability: regret and measured non-replication against rho and K",
     paper=PAPER + "; a figure of ours (no paper plots it)",
     make_env=make_linspace,
@@ -308,6 +310,7 @@ _REGRET_ALGORITHMS = (
 
 REGRET = FigureSpec(
     name="replicable-bandits:regret",
+    full_minutes=0.33,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Cumulative regret: KL-UCB and Thompson sampling vs UCB1 and replicable elimination "
           "(rho = 0.3), 6 Bernoulli arms",
     paper=PAPER + "; a figure of ours (the paper has no KL-UCB or Thompson sampling)",

@@ -177,7 +177,7 @@ _COMMON = (" Trials run as replicability pairs (2j, 2j + 1 share ξ, independent
 
 UNCONSTRAINED = FigureSpec(
     name="replicable-constrained:unconstrained",
-    full_minutes=0.4,  # README/docs/constrained.md, --workers 2, trials only
+    full_minutes=0.08,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="DEBORA vs replicable elimination vs UCB1, 6 Bernoulli arms, T = {T}",
     paper=f"{PAPER}: Algorithm 2, Theorem 3.2",
     make_env=make_bernoulli,
@@ -199,7 +199,7 @@ UNCONSTRAINED = FigureSpec(
 
 SOFT = FigureSpec(
     name="replicable-constrained:soft",
-    full_minutes=0.3,  # README/docs/constrained.md, --workers 2, trials only
+    full_minutes=0.14,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Soft constraints: DEBORA-S vs the optimistic baseline, K = 5, m = 2, T = {T}",
     paper=f"{PAPER}: Algorithm 3, Theorem 4.3",
     make_env=make_soft,
@@ -223,7 +223,7 @@ SOFT = FigureSpec(
 SOFT_LONG = replace(
     SOFT,
     name="replicable-constrained:soft-long",
-    full_minutes=4.0,  # README/docs/constrained.md, --workers 2, trials only (239 s)
+    full_minutes=2.10,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Soft constraints at long horizons: DEBORA-S vs the optimistic baseline, K = 5, "
           "m = 2, T = {T}",
     paper=f"{PAPER}: Algorithm 3, Theorem 4.3 (violation sublinear in T)",
@@ -241,7 +241,7 @@ SOFT_LONG = replace(
 
 HARD = FigureSpec(
     name="replicable-constrained:hard",
-    full_minutes=0.6,  # README/docs/constrained.md, --workers 2, trials only
+    full_minutes=0.57,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Hard constraints, T = {T}: DEBORA-H vs the optimistic strategy mixed with x◇ by "
           "Eq. (4) and OPLB (non-replicable), Slater margin λ_min = {lambda_min}",
     paper=f"{PAPER}: Algorithm 4, Lemma 5.1, Theorem 5.3",
@@ -276,7 +276,7 @@ HARD = FigureSpec(
 
 WIDTH = FigureSpec(
     name="replicable-constrained:width",
-    full_minutes=0.9,  # README/docs/constrained.md, --workers 2, trials only
+    full_minutes=0.38,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="DEBORA-S with scaled confidence widths: regret, violation and replicability",
     paper=f"{PAPER}: Algorithm 3 (constants below the paper's are ours)",
     make_env=make_soft,

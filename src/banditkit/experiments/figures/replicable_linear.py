@@ -71,6 +71,7 @@ def make_alg4(env: Environment, rng: np.random.Generator, *, T: int, rho: float,
 
 LINEAR = FigureSpec(
     name="replicable-bandits:linear",
+    full_minutes=0.02,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Replicable linear elimination (Alg. 3) vs batched linear elimination, K = {K}, "
           "d = {d}, T = {T}",
     paper=PAPER,
@@ -120,6 +121,7 @@ def _t_points(ts: tuple[int, ...]) -> tuple:
 
 INFINITE = FigureSpec(
     name="replicable-bandits:infinite",
+    full_minutes=0.04,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="Replicable LSE elimination (Alg. 4) on a grid of the unit disc: regret vs T = {T}",
     paper=PAPER,
     make_env=make_disc,
@@ -203,6 +205,7 @@ def _linear_regret_families() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 LINEAR_REGRET = FigureSpec(
     name="replicable-bandits:linear-regret",
+    full_minutes=0.63,  # reproduce all --workers 2, 2026-11-26 (docs/reproduction.md)
     title="OFUL and linear Thompson sampling beside Alg. 3, K = {K}, d = {d}, T = {T}",
     paper=PAPER + "; a figure of ours (the paper has no OFUL or linear Thompson sampling)",
     make_env=make_random_unit,
@@ -218,7 +221,6 @@ LINEAR_REGRET = FigureSpec(
     quick={"trials": 8, "points": ({"K": 20, "d": 5,
                                     "algorithm_params": {"T": REGRET_T_QUICK}},)},
     ratios=tuple((a.name, "OFUL (Theorem 2 radius)") for a in _LINEAR_REGRET_ALGORITHMS[1:]),
-    full_minutes=3.7,  # docs/linear-regret.md, --workers 1 with the numba kernel
     notes=(
         "The instance of replicable-bandits:linear for the same seed (K = {K} arms uniform "
         "on the unit sphere of R^{d}, theta* uniform on the unit sphere, Rademacher (+-1) "
