@@ -5,6 +5,8 @@ CUPED, and a latency guardrail (issue 23 §3).
     .venv/bin/python benchmarks/bench_continuous.py latency [--runs 300] [--seed 0]
     .venv/bin/python benchmarks/bench_continuous.py latency --null [--runs 300] [--seed 0]
     .venv/bin/python benchmarks/bench_continuous.py winsor [--runs 1000] [--seed 9]
+    .venv/bin/python benchmarks/bench_continuous.py cuped-winsor --null [--runs 300] [--workers 2]
+    .venv/bin/python benchmarks/bench_continuous.py cuped-winsor --lift 1.3 [--runs 60]
 
 **revenue**: revenue per visitor, zero-inflated lognormal as in ``bench_verdicts.py revenue``
 (5% of visitors buy, a purchase is lognormal(3.5, 1), about $54; the treatment lifts the
@@ -37,6 +39,16 @@ for σ = 1, 1.5, 2, 20 looks of 500 units per arm, each look's rewards capped at
 0.99 quantile of all rewards so far, status's own ``compare`` with the asymptotic sequence
 (``tune_n`` 5,000); runs with any ``better``/``worse`` at any look, beside the plain sequence
 on the same runs.
+
+**cuped-winsor**: CUPED on winsorised rewards (``verdicts={"cuped": True, "winsorize":
+0.99}``) through ``Experiment``, on the revenue model above (heavy-tailed, zero-inflated;
+the covariate the visitor's 8 weeks before): ``--looks`` looks of ``--step`` visitors per arm
+(default 20 of 500), ``tune_n`` 5,000, and at each look the statuses of :data:`COMBINED` on
+the same file (CUPED + winsorisation and winsorisation alone, asymptotic and mSPRT τ = 0.3;
+CUPED alone and the plain mean). ``--null``: no lift, so any verdict is false; else the
+purchase value is lifted ``--lift`` (default 1.3, 30%: the fixed-n test needs about 9,600
+visitors per arm): units per arm to ``better``. Both report the median width at the last look
+over winsorisation alone's.
 
 Runs are seeded (``--seed``: run r's numbers from ``stream(seed, name, r)``), so units are
 reproducible exactly; the machine is shared and loaded, so timings are not reported.
@@ -254,6 +266,46 @@ def winsor_null(runs: int, seed: int, *, looks: int = 20, step: int = 500, q: fl
     return out
 
 
+def _cuped_winsor_one(job: tuple) -> dict[str, float]:
+    folder, seed, run, step, looks, lift, tune_n = job
+    return _progress(run, cuped_winsor_run(Path(folder) / f"cw{run}.sqlite", seed, run,
+                                           step=step, looks=looks, lift=lift, tune_n=tune_n))
+
+
+def cuped_winsor(args: argparse.Namespace) -> dict:
+    """``cuped-winsor``: :func:`cuped_winsor_run` for ``--runs`` runs (``--null``: no lift),
+    spread over ``--workers`` processes (each run seeded by its index: the same numbers for
+    any worker count). Per status of :data:`COMBINED`: false (null) or ``better`` verdicts
+    and units per arm to the first, and the median width over winsorisation alone's."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    step = args.step or 500
+    lift = 1.0 if args.null else args.lift
+    tune_n = args.tune_n or 5_000
+    with tempfile.TemporaryDirectory() as folder:
+        jobs = [(folder, args.seed, r, step, args.looks, lift, tune_n)
+                for r in range(args.runs)]
+        if args.workers > 1:
+            with ProcessPoolExecutor(args.workers) as pool:
+                results = list(pool.map(_cuped_winsor_one, jobs))
+        else:
+            results = [_cuped_winsor_one(job) for job in jobs]
+    out: dict = {"runs": args.runs, "seed": args.seed, "step": step, "looks": args.looks,
+                 "lift": lift, "tune_n": tune_n, "q": 0.99,
+                 "rho": capped_correlation(args.seed)}
+    for name in COMBINED:
+        first = np.array([r[f"first {name}"] for r in results])
+        better = np.array([r[f"better {name}"] for r in results], dtype=bool)
+        decided = np.isfinite(first)
+        width = np.median([r[f"width {name}"] / r["width winsor"] for r in results])
+        out[name] = {"any_verdict": int(decided.sum()), "better": int(better.sum()),
+                     "wrong": int((decided & ~better).sum()),
+                     "median_units": float(np.percentile(first, 50, method="inverted_cdf")),
+                     "p80_units": float(np.percentile(first, 80, method="inverted_cdf")),
+                     "median_width_over_winsor": float(width)}
+    return out
+
+
 def _progress(run: int, result: dict[str, float]) -> dict[str, float]:
     """Each run's result on stderr as it ends (a long run's partial numbers)."""
     print(json.dumps({"run": run, **result}), file=sys.stderr, flush=True)
@@ -274,27 +326,36 @@ def _summary(units: np.ndarray) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["revenue", "latency", "winsor"])
+    parser.add_argument("what", choices=["revenue", "latency", "winsor", "cuped-winsor"])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--step", type=int, default=None)
     parser.add_argument("--cap", type=int, default=None)
-    parser.add_argument("--tune-n", type=float, default=100_000)
+    parser.add_argument("--tune-n", type=float, default=None,
+                        help="default 100,000 (revenue), 5,000 (cuped-winsor)")
     parser.add_argument("--null", action="store_true")
+    parser.add_argument("--looks", type=int, default=20)
+    parser.add_argument("--lift", type=float, default=1.3)
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     if args.what == "winsor":
         print(json.dumps({"seed": args.seed, **winsor_null(args.runs, args.seed)}, indent=1))
+        return
+    if args.what == "cuped-winsor":
+        print(json.dumps(cuped_winsor(args), indent=1))
         return
     with tempfile.TemporaryDirectory() as folder:
         if args.what == "revenue":
             step, cap = args.step or 10_000, args.cap or 400_000
             results = [_progress(r, revenue_run(Path(folder) / f"r{r}.sqlite", args.seed, r,
-                                                step=step, cap=cap, tune_n=args.tune_n))
+                                                step=step, cap=cap,
+                                                tune_n=args.tune_n or 100_000))
                        for r in range(args.runs)]
             mean, sd, rho = correlation(args.seed)
             plain = _z_units((sd, sd), 0.1 * mean, NormalDist().inv_cdf(0.975))
             out = {"runs": args.runs, "seed": args.seed, "step": step, "cap": cap,
-                   "tune_n": args.tune_n, "mean_per_visitor": mean, "sd": sd, "rho": rho,
+                   "tune_n": args.tune_n or 100_000, "mean_per_visitor": mean, "sd": sd,
+                   "rho": rho,
                    "fixed_n_80_power": plain, "fixed_n_cuped": plain * (1 - rho ** 2)}
         else:
             step, cap = args.step or 50, args.cap or (4_000 if args.null else 80_000)
