@@ -7,6 +7,7 @@ CUPED, and a latency guardrail (issue 23 §3).
     .venv/bin/python benchmarks/bench_continuous.py winsor [--runs 1000] [--seed 9]
     .venv/bin/python benchmarks/bench_continuous.py cuped-winsor --null [--runs 300] [--workers 2]
     .venv/bin/python benchmarks/bench_continuous.py cuped-winsor --lift 1.3 [--runs 60]
+    .venv/bin/python benchmarks/bench_continuous.py plan-cuped [--runs 300] [--mde 0.1]
 
 **revenue**: revenue per visitor, zero-inflated lognormal as in ``bench_verdicts.py revenue``
 (5% of visitors buy, a purchase is lognormal(3.5, 1), about $54; the treatment lifts the
@@ -49,6 +50,13 @@ CUPED alone and the plain mean). ``--null``: no lift, so any verdict is false; e
 purchase value is lifted ``--lift`` (default 1.3, 30%: the fixed-n test needs about 9,600
 visitors per arm): units per arm to ``better``. Both report the median width at the last look
 over winsorisation alone's.
+
+**plan-cuped**: the planner with CUPED (``plan(..., cuped_rho=0.7)``) against experiments
+through ``Experiment`` with ``verdicts={"cuped": True}``: a metric of mean 5 and variance 4
+correlated ρ = 0.7 within arms with a skewed covariate (lognormal(1, 0.8)), the treatment
+``--mde`` higher (default 0.1), a look every ``--step`` units per arm (default 250), cap
+``--cap`` (default 40,000), ``tune_n`` 5,000: the planner's expected units per arm over the
+simulated mean (goal: within 15%), beside the plan without CUPED.
 
 Runs are seeded (``--seed``: run r's numbers from ``stream(seed, name, r)``), so units are
 reproducible exactly; the machine is shared and loaded, so timings are not reported.
@@ -173,6 +181,65 @@ def capped_correlation(seed: int, n: int = 2_000_000, q: float = 0.99
     return {"capped_both": float(np.corrcoef(x_c, y_c)[0, 1]),
             "capped_reward_raw_covariate": float(np.corrcoef(x, y_c)[0, 1]),
             "raw": float(np.corrcoef(x, y)[0, 1])}
+
+
+#: ``plan-cuped``'s metric: the control's mean and variance, the covariate's correlation.
+PLAN_MEAN, PLAN_VARIANCE, PLAN_RHO = 5.0, 4.0, 0.7
+
+
+def plan_cuped_run(path: Path, seed: int, run: int, *, step: int, cap: int, mde: float,
+                   tune_n: float, rho: float = PLAN_RHO) -> float:
+    """Units per arm at the first ``better`` of a CUPED experiment through ``Experiment``
+    (``inf``: none by ``cap``): a skewed covariate x ~ lognormal(1, 0.8), the metric
+    y = PLAN_MEAN + b (x − E x) + noise with variance PLAN_VARIANCE and within-arm
+    correlation ``rho`` with x, the treatment ``mde`` higher; a look every ``step`` units per
+    arm (a 50/50 ``FixedAllocation`` batch of 2 ``step``), covariates given at ``assign``."""
+    rng = stream(seed, "plan-cuped", run)
+    x_mean = math.exp(1 + 0.8 ** 2 / 2)
+    x_sd = x_mean * math.sqrt(math.exp(0.8 ** 2) - 1)
+    slope = rho * math.sqrt(PLAN_VARIANCE) / x_sd
+    noise = math.sqrt(PLAN_VARIANCE * (1 - rho ** 2))
+    with Experiment.create(path, algorithm="FixedAllocation", arms=["control", "treatment"],
+                           seed=run, params={"batch_size": 2 * step},
+                           reward_type="continuous",
+                           verdicts={"sequence": "asymptotic", "cuped": True,
+                                     "tune_n": tune_n}) as exp:
+        for per_arm in range(step, cap + 1, step):
+            x = rng.lognormal(1.0, 0.8, 2 * step)
+            got = exp.assign(2 * step, covariates=x)
+            y = (PLAN_MEAN + slope * (x - x_mean) + rng.normal(0, noise, 2 * step)
+                 + mde * (got["arm"] == "treatment").to_numpy())
+            exp.record(got["unit"], y)
+            if exp.status().arms.loc["treatment", "verdict"] == "better":
+                return float(per_arm)
+    return math.inf
+
+
+def plan_cuped(args: argparse.Namespace) -> dict:
+    """``plan-cuped``: :func:`banditkit.live.plan.plan` with ``cuped_rho`` against
+    :func:`plan_cuped_run` through ``Experiment`` (mean units per arm; undecided runs at the
+    cap, as the planner counts them)."""
+    from banditkit.live.plan import plan
+
+    step, cap, mde = args.step or 250, args.cap or 40_000, args.mde
+    tune_n = args.tune_n or 5_000
+    with tempfile.TemporaryDirectory() as folder:
+        units = np.array([_progress(r, {"units": plan_cuped_run(
+            Path(folder) / f"p{r}.sqlite", args.seed, r, step=step, cap=cap, mde=mde,
+            tune_n=tune_n)})["units"] for r in range(args.runs)])
+    predicted = plan(mean=PLAN_MEAN, variance=PLAN_VARIANCE, mde=mde, daily_units=2 * step,
+                     look_every=step, tune_n=tune_n, runs=1000, seed=args.seed, max_units=cap,
+                     cuped_rho=PLAN_RHO)
+    plain = plan(mean=PLAN_MEAN, variance=PLAN_VARIANCE, mde=mde, daily_units=2 * step,
+                 look_every=step, tune_n=tune_n, runs=1000, seed=args.seed, max_units=cap)
+    simulated = np.where(np.isinf(units), cap, units)
+    return {"runs": args.runs, "seed": args.seed, "step": step, "cap": cap, "mde": mde,
+            "tune_n": tune_n, "rho": PLAN_RHO, "simulated_mean": float(simulated.mean()),
+            "simulated_median": float(np.percentile(simulated, 50, method="inverted_cdf")),
+            "simulated_p90": float(np.percentile(simulated, 90, method="inverted_cdf")),
+            "undecided": int(np.isinf(units).sum()),
+            "planned": predicted.as_json(), "planned_without_cuped": plain.as_json(),
+            "planned_over_simulated": predicted.expected_units / float(simulated.mean())}
 
 
 def correlation(seed: int, n: int = 2_000_000) -> tuple[float, float, float]:
@@ -326,7 +393,8 @@ def _summary(units: np.ndarray) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["revenue", "latency", "winsor", "cuped-winsor"])
+    parser.add_argument("what", choices=["revenue", "latency", "winsor", "cuped-winsor",
+                                         "plan-cuped"])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--step", type=int, default=None)
@@ -337,12 +405,16 @@ def main() -> None:
     parser.add_argument("--looks", type=int, default=20)
     parser.add_argument("--lift", type=float, default=1.3)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--mde", type=float, default=0.1)
     args = parser.parse_args()
     if args.what == "winsor":
         print(json.dumps({"seed": args.seed, **winsor_null(args.runs, args.seed)}, indent=1))
         return
     if args.what == "cuped-winsor":
         print(json.dumps(cuped_winsor(args), indent=1))
+        return
+    if args.what == "plan-cuped":
+        print(json.dumps(plan_cuped(args), indent=1))
         return
     with tempfile.TemporaryDirectory() as folder:
         if args.what == "revenue":

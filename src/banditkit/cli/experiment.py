@@ -125,6 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       metavar=("LO", "HI"))
     plan.add_argument("--runs", type=int, default=1000)
     plan.add_argument("--seed", type=int, default=0)
+    plan.add_argument("--cuped-rho", type=float, default=None, metavar="RHO",
+                      help="with CUPED: the expected correlation (0 <= RHO < 1) of the metric "
+                      "and each unit's pre-experiment covariate (variance x (1 - RHO^2))")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     assign = actions.add_parser("assign", help="assign arms to the next N units (CSV out)")
@@ -291,7 +294,7 @@ def _plan(args: argparse.Namespace) -> int:
                   mean=args.mean, variance=args.variance, alpha=args.alpha,
                   look_every=args.look_every, sequence=args.sequence, tune_n=args.tune_n,
                   reward_range=None if args.reward_range is None else tuple(args.reward_range),
-                  runs=args.runs, seed=args.seed)
+                  runs=args.runs, seed=args.seed, cuped_rho=args.cuped_rho)
     print(json.dumps(result.as_json()) if args.json else str(result))
     return 0
 
