@@ -180,16 +180,22 @@ def test_status_counting_every_recorded_reward_takes_the_covariates_and_denomina
         keep = np.arange(400) != 10  # unit 10 waits: the prefix stops there, recorded does not
         exp.record(got["unit"][keep], y[keep],
                    **{k: v[keep] for k, v in kwargs.items()})
+        # overflow units (beyond the batch's slots): counted by the sequences, not by fixed-n
+        extra = exp.assign(20)
+        assert extra.attrs["overflow_units"] == extra["unit"].tolist()
+        exp.record(extra["unit"], rng.normal(50, 2, 20),
+                   **{k: v[:20] + 100 for k, v in kwargs.items()})
         state = exp.status(count="recorded")
         fixed = exp.status(count="recorded", intervals="fixed")
         resolved = exp.status()
     _, arm, y, x, d = _rows(path)
     done = ~np.isnan(y)
-    arm, y = arm[done].astype(int), y[done]
-    other = x[done] if "cuped" in verdicts else d[done]
-    est = (cuped if "cuped" in verdicts else ratio)(*(np.bincount(arm, w) for w in (
-        np.ones_like(y), y, y * y, other, other * other, other * y)))
-    for frame in (state, fixed):
-        assert frame.arms["counted"].sum() == 399
+    for frame, units in ((state, done), (fixed, done & (np.arange(y.size) < 400))):
+        a, v = arm[units].astype(int), y[units]
+        other = x[units] if "cuped" in verdicts else d[units]
+        est = (cuped if "cuped" in verdicts else ratio)(*(np.bincount(a, w) for w in (
+            np.ones_like(v), v, v * v, other, other * other, other * v)))
+        assert frame.arms["counted"].sum() == units.sum()
         assert frame.arms["mean"].to_numpy() == pytest.approx(est.mean, rel=1e-9)
+    assert fixed.arms["counted"].sum() == 399 and state.arms["counted"].sum() == 419
     assert resolved.arms["counted"].sum() < 399
