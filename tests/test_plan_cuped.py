@@ -61,6 +61,11 @@ def test_cuped_plans_the_plain_metric_with_1_minus_rho_squared_the_variance():
     assert binary.fixed_n_units == pytest.approx(
         (1.959964 + 0.841621) ** 2 * (0.09 + 0.12 * 0.88) * 0.75 / 0.02 ** 2, rel=1e-5)
     assert "with CUPED at rho = 0.6 (variance x 0.64)" in str(with_cuped)
+    # and simulates them with that variance: about 0.75 times the plain asymptotic units
+    kwargs = {"base_rate": 0.1, "mde": 0.02, "daily_units": 2000, "runs": 300, "seed": 1}
+    ratio = (plan(**kwargs, cuped_rho=0.5).expected_units
+             / plan(**kwargs, sequence="asymptotic").expected_units)
+    assert 0.65 < ratio < 0.85, ratio
 
 
 def test_the_cuped_planner_predicts_the_units_experiment_takes(tmp_path):
