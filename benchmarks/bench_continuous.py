@@ -49,8 +49,8 @@ the same file (CUPED + winsorisation and winsorisation alone, asymptotic and mSP
 CUPED alone and the plain mean). ``--null``: no lift, so any verdict is false; else the
 purchase value is lifted ``--lift`` (default 1.5: the capped means differ by $0.61, and a
 fixed-n z-test at 80% power on the capped values needs about 7,100 visitors per arm, 5,500
-with CUPED's 1 − ρ²; from 400,000 simulated visitors per arm): units per arm to ``better``. Both report the median width at the last look
-over winsorisation alone's.
+with CUPED's 1 − ρ²; from 400,000 simulated visitors per arm): units per arm to ``better``.
+Both report the median width at the last look over winsorisation alone's.
 
 **plan-cuped**: the planner with CUPED (``plan(..., cuped_rho=0.7)``) against experiments
 through ``Experiment`` with ``verdicts={"cuped": True}``: a metric of mean 5 and variance 4

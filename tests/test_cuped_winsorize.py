@@ -142,11 +142,11 @@ def test_cuped_on_winsorised_revenue_keeps_its_level_under_the_null_on_sums():
 
 def test_through_experiment_null_runs_keep_their_level_and_cuped_narrows_the_capped_width(
         tmp_path):
-    # fast version of `bench_continuous.py cuped-winsor --null`: 12 null experiments × 8
+    # fast version of `bench_continuous.py cuped-winsor --null`: 10 null experiments × 6
     # looks of 500 visitors per arm, through Experiment (a fresh file each)
     bench = _bench()
-    runs = [bench.cuped_winsor_run(tmp_path / f"{r}.sqlite", 23, r, step=500, looks=8,
-                                   tune_n=5000) for r in range(12)]
+    runs = [bench.cuped_winsor_run(tmp_path / f"{r}.sqlite", 23, r, step=500, looks=6,
+                                   tune_n=5000) for r in range(10)]
     for name in ("cuped+winsor", "cuped+winsor msprt"):
         false = np.mean([math.isfinite(r[f"first {name}"]) for r in runs])
         assert false <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / len(runs)), (name, false)
