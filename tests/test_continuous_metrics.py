@@ -175,7 +175,8 @@ def test_winsorised_verdicts_keep_their_level_under_the_null_with_a_moving_cap()
     ({"ratio": "yes"}, r"ratio'\] must be true or false"),
     ({"ratio": True, "cuped": True}, r"ratio'\] takes neither"),
     ({"ratio": True, "winsorize": 0.99}, r"ratio'\] takes neither"),
-    ({"cuped": True, "winsorize": 0.99}, r"together are not supported"),
+    ({"cuped": 1, "winsorize": 0.99}, r"cuped'\] must be true or false"),
+    ({"cuped": True, "winsorize": 1.5}, r"winsorize'\] must be a quantile in \(0.5, 1\)"),
 ])
 def test_create_refuses_continuous_options_that_cannot_be_true_and_writes_nothing(
         tmp_path, verdicts, match):
@@ -510,7 +511,8 @@ def test_the_status_page_of_a_cuped_experiment_plots_plain_means(tmp_path):
     assert page.count("<svg") >= 1 and "CUPED" in page
 
 
-@pytest.mark.parametrize("verdicts", [{"cuped": True}, {"ratio": True}, {"winsorize": 0.9}])
+@pytest.mark.parametrize("verdicts", [{"cuped": True}, {"ratio": True}, {"winsorize": 0.9},
+                                      {"cuped": True, "winsorize": 0.9}])
 def test_continuous_options_give_the_same_status_on_both_stores(where, tmp_path, verdicts):
     # the same calls on SQLite and PostgreSQL: the same means, differences and caps
     rng = stream(11, "both-stores")

@@ -6,6 +6,7 @@
         # or --arms-file names.txt (one name per line), or --features arms.csv (linear)
     banditkit experiment assign ab.sqlite 500 --out today.csv      # unit,arm,arm_index,batch
     banditkit experiment assign ab.sqlite --keys users.txt         # sticky: ...,key,repeated
+    banditkit experiment assign ab.sqlite 500 --covariates before.txt   # CUPED: one per line
         # guardrails: --guardrail latency:max_increase:50:0:2000 (metric:rule:margin:lo:hi)
     banditkit experiment record ab.sqlite answers.csv   # unit,reward[,cost_1,...][,metric_latency]
     banditkit experiment resume ab.sqlite               # lift a guardrail's pause
@@ -124,6 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       metavar=("LO", "HI"))
     plan.add_argument("--runs", type=int, default=1000)
     plan.add_argument("--seed", type=int, default=0)
+    plan.add_argument("--cuped-rho", type=float, default=None, metavar="RHO",
+                      help="with CUPED: the expected correlation (0 <= RHO < 1) of the metric "
+                      "and each unit's pre-experiment covariate (variance x (1 - RHO^2))")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     assign = actions.add_parser("assign", help="assign arms to the next N units (CSV out)")
@@ -136,6 +140,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(columns key and repeated are added to the CSV)")
     assign.add_argument("--out", type=Path, default=None, metavar="CSV",
                         help="write the CSV here (a new file) instead of standard output")
+    assign.add_argument("--covariates", type=Path, default=None, metavar="FILE",
+                        help="CUPED (create --cuped): a text file of each unit's "
+                             "pre-experiment value, one number per line, one line per unit "
+                             "asked for in order (with --keys: line i is key i's)")
 
     record = actions.add_parser("record", help="record rewards from a CSV (unit,reward[,cost"
                                 "_1,...])")
@@ -286,7 +294,7 @@ def _plan(args: argparse.Namespace) -> int:
                   mean=args.mean, variance=args.variance, alpha=args.alpha,
                   look_every=args.look_every, sequence=args.sequence, tune_n=args.tune_n,
                   reward_range=None if args.reward_range is None else tuple(args.reward_range),
-                  runs=args.runs, seed=args.seed)
+                  runs=args.runs, seed=args.seed, cuped_rho=args.cuped_rho)
     print(json.dumps(result.as_json()) if args.json else str(result))
     return 0
 
@@ -324,8 +332,9 @@ def _assign(args: argparse.Namespace) -> int:
         if keys is None and args.n is None:
             raise ExperimentError("argument N: give the number of units to assign (or --keys "
                                   "FILE)")
+        covariates = None if args.covariates is None else _read_covariates(args.covariates)
         with _open(args) as exp:
-            units = exp.assign(args.n, keys=keys)
+            units = exp.assign(args.n, keys=keys, covariates=covariates)
             asked = len(keys) if keys is not None else args.n
             if len(units) < asked:
                 reason = units.attrs.get("reason")
@@ -377,6 +386,32 @@ def _read_keys(path: Path) -> list[str]:
         raise ExperimentError(f"argument --keys: line {blank + 1} of {str(path)!r} is blank; "
                               "one non-empty key per line")
     return keys
+
+
+def _read_covariates(path: Path) -> list[float]:
+    """The values of ``--covariates FILE``: one number per line (as Python's ``float`` reads
+    it, surrounding spaces dropped). A blank line or text is refused by its line number; the
+    count and the values themselves (finite) are checked by ``Experiment.assign``, so the
+    messages are the Python API's."""
+    from ..live import ExperimentError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ExperimentError(f"argument --covariates: {str(path)!r} cannot be read as UTF-8 "
+                              f"text ({getattr(error, 'strerror', None) or error})") from None
+    lines = text.splitlines()
+    if not lines:
+        raise ExperimentError(f"argument --covariates: {str(path)!r} holds no values (one "
+                              "number per line)")
+    values = []
+    for i, line in enumerate(lines):
+        try:
+            values.append(float(line))
+        except ValueError:
+            raise ExperimentError(f"argument --covariates: line {i + 1} of {str(path)!r} is "
+                                  f"not a number ({line!r}); one number per line") from None
+    return values
 
 
 def _to_stdout(frame: Any, lost: str) -> int:

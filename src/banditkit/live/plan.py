@@ -12,12 +12,21 @@ z-test at 80% power beside them. Binary rewards are simulated exactly (binomial 
 a mean and variance are simulated by normal sums with that variance (rewards inside
 ``reward_range`` for the exact sequence): the plan of a metric with a skewed distribution
 is only as good as that approximation at the sample sizes it predicts.
+
+With CUPED (``cuped_rho``: the expected within-arm correlation ρ of the metric and the
+pre-experiment covariate; Deng, Xu, Kohavi & Walker 2013, eq. (4)) the experiment compares
+each arm's mean of y − θ(x − x̄), which has the same mean and (1 − ρ²) times the variance
+(:mod:`banditkit.live.adjusted`). The plan simulates those adjusted values as normal sums with
+the variance times (1 − ρ²) (0/1 rewards too: adjusted values are not 0/1) through a normal
+sequence's ``compare`` (the asymptotic sequence by default; the exact one takes no CUPED), and
+the fixed-n sample size is the z-test's on the adjusted values, times (1 − ρ²) as well. θ is
+taken at its limit: its estimation adds O(1/n) to the variance, which the plan ignores.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -27,7 +36,7 @@ from .journal import ExperimentError
 from .statistics import ArmSums, check_alpha, compare
 from .verdict_spec import check_verdicts
 
-__all__ = ["Plan", "plan"]
+__all__ = ["Plan", "cuped_factor", "plan"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class Plan:
     runs: int
     sequence: str
     seed: int
+    cuped_rho: float | None = None
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -52,7 +62,10 @@ class Plan:
                 f"per arm ({self.expected_days:.1f} days), 90th percentile "
                 f"{self.p90_units:,.0f} ({self.p90_days:.1f} days); fixed-n at 80% power: "
                 f"{self.fixed_n_units:,.0f} per arm; {self.decided_share:.0%} of {self.runs} "
-                f"simulated runs decided by the cap (seed {self.seed})")
+                f"simulated runs decided by the cap (seed {self.seed})"
+                + ("" if self.cuped_rho is None else
+                   f"; with CUPED at rho = {self.cuped_rho:g} (variance x "
+                   f"{1 - self.cuped_rho ** 2:.3g})"))
 
 
 def _positive(value: object, name: str) -> float:
@@ -62,11 +75,28 @@ def _positive(value: object, name: str) -> float:
     return float(value)
 
 
+def cuped_factor(cuped_rho: object, sequence: str | None) -> float:
+    """The variance factor 1 − ρ² of CUPED (module docstring) for ``plan(cuped_rho=ρ)``;
+    refused by name unless ρ is a number in [0, 1) and the sequence a normal one."""
+    if (isinstance(cuped_rho, bool) or not isinstance(cuped_rho, (int, float, np.integer,
+                                                                  np.floating))
+            or not 0 <= float(cuped_rho) < 1):
+        raise ExperimentError(f"cuped_rho must be a number in [0, 1) (the expected within-arm "
+                              f"correlation of the metric and its pre-experiment covariate; "
+                              f"CUPED's variance is 1 - rho^2 times), got {cuped_rho!r}")
+    if sequence == "exact":
+        raise ExperimentError("cuped_rho needs a normal sequence: sequence='asymptotic' "
+                              "(the default with cuped_rho) or 'msprt'; the exact sequence "
+                              "takes no CUPED")
+    return 1.0 - float(cuped_rho) ** 2
+
+
 def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
          mean: float | None = None, variance: float | None = None, alpha: float = 0.05,
          look_every: int | None = None, sequence: str | None = None, tune_n: float = 10_000,
          reward_range: tuple[float, float] | None = None, runs: int = 1000,
-         max_units: int | None = None, seed: int = 0) -> Plan:
+         max_units: int | None = None, seed: int = 0, cuped_rho: float | None = None
+         ) -> Plan:
     """Expected and 90th-percentile units per arm and days to a ``better`` verdict.
 
     Parameters
@@ -97,6 +127,11 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
         the cap in the percentiles and lower ``decided_share``.
     seed : int
         Seed of the simulation.
+    cuped_rho : float, optional
+        With CUPED (``verdicts={"cuped": True}``): the expected within-arm correlation ρ in
+        [0, 1) of the metric and the units' pre-experiment covariate (e.g. measured on last
+        month's data; a negative correlation reduces the variance as much: give |ρ|); the
+        variance is taken (1 − ρ²) times (module docstring).
     """
     mde = _positive(mde, "mde")
     daily_units = _positive(daily_units, "daily_units")
@@ -119,9 +154,10 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
             raise ExperimentError(f"mean must be a finite number, got {mean!r}")
         mu, var = float(mean), _positive(variance, "variance")
         kind = "continuous" if reward_range is None else "bounded"
+    factor = 1.0 if cuped_rho is None else cuped_factor(cuped_rho, sequence)
     options: dict = {"tune_n": tune_n}
-    if sequence is not None:
-        options["sequence"] = sequence
+    if sequence is not None or cuped_rho is not None:
+        options["sequence"] = sequence or "asymptotic"
     if sequence == "msprt":
         options["tau"] = mde  # the mixture's scale at the effect sought
     spec = check_verdicts(kind, reward_range, options, None)
@@ -133,6 +169,9 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
         raise ExperimentError(f"runs must be an integer >= 10, got {runs!r}")
     z = NormalDist().inv_cdf
     var_treat = (mu + mde) * (1 - mu - mde) if kind == "binary" else var
+    if cuped_rho is not None:  # CUPED-adjusted values: normal sums of (1 − ρ²) the variance
+        var, var_treat, kind = var * factor, var_treat * factor, "cuped"
+        spec = replace(spec, reward_type="continuous", reward_range=None)
     fixed = (z(1 - alpha / 2) + z(0.8)) ** 2 * (var + var_treat) / mde ** 2
     step = int(look_every) if look_every is not None else max(1, int(daily_units / 2))
     if step < 1:
@@ -168,4 +207,5 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
     days = units * 2 / daily_units
     return Plan(float(units.mean()), float(np.percentile(units, 90, method="inverted_cdf")),
                 float(days.mean()), float(np.percentile(days, 90, method="inverted_cdf")),
-                float(fixed), float(decided.mean()), runs, spec.sequence, int(seed))
+                float(fixed), float(decided.mean()), runs, spec.sequence, int(seed),
+                None if cuped_rho is None else float(cuped_rho))

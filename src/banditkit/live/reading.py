@@ -37,6 +37,7 @@ from .statistics import (
 )
 from .status import ExperimentStatus
 from .store import CHUNK, Connection
+from .unit_values import recorded_unit_sums
 from .verdict_spec import VerdictSpec, check_verdicts
 from .winsorize import winsorized_sums
 
@@ -139,14 +140,26 @@ class Reading:
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             prefix = read_prefix(conn, len(self.arm_names), len(self.guardrails))
-            cap = None
+            fixed_only = intervals == "fixed"  # fixed-n intervals: the algorithm's units
+            # every recorded reward: the covariates' and denominators' sums of those units
+            extra = (recorded_unit_sums(conn, self._journal, len(self.arm_names), fixed_only)
+                     if count == "recorded" and (spec.cuped or spec.ratio) else None)
+            capped = None
             if spec.winsorize is not None:  # the capped sums replace the plain ones
-                cap, *capped = winsorized_sums(conn, self._journal, len(self.arm_names),
-                                               spec.winsorize, count,
-                                               algorithm_units_only=intervals == "fixed")
-                prefix = replace(prefix, total=capped[0], total_sq=capped[1])
+                capped = winsorized_sums(conn, self._journal, len(self.arm_names),
+                                         spec.winsorize, count, algorithm_units_only=fixed_only,
+                                         covariates=spec.cuped)
+                prefix = replace(prefix, total=capped.total, total_sq=capped.total_sq)
+                if spec.cuped:  # CUPED on the capped rewards and capped covariates
+                    prefix = replace(prefix, covariate=capped.covariate,
+                                     covariate_sq=capped.covariate_sq,
+                                     covariate_reward=capped.covariate_reward)
+                    if extra is not None:
+                        extra[:, :3] = np.stack([capped.covariate, capped.covariate_sq,
+                                                 capped.covariate_reward], axis=-1)
+            cap = None if capped is None else capped.cap
             frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count, spec,
-                                    capped=cap is not None)
+                                    capped=cap is not None, extra=extra)
             uncounted = int(frame["recorded"].sum() + frame["overflow_recorded"].sum()
                             - frame["counted"].sum()) if count == "resolved" else 0
             # the missing-outcome check on the prefix: units expired there count as lost
@@ -189,8 +202,10 @@ class Reading:
                 control=self.control, warnings=warnings,
                 interval_note=describe(intervals, alpha, len(self.arm_names),
                                        algorithm.reward_range, spec),
-                verdicts={**spec.as_json(), **({} if spec.winsorize is None
-                                                else {"winsorize_cap": cap})},
+                verdicts={**spec.as_json(), **({} if capped is None
+                                                else {"winsorize_cap": cap}),
+                          **({} if capped is None or not spec.cuped
+                             else {"winsorize_covariate_cap": capped.covariate_cap})},
                 leader=None if arm is None else self.arm_names[arm], reason=reason,
                 params=dict(self.params), live_defaults=list(self.live_defaults),
                 reward_range=None if algorithm.reward_range is None
@@ -224,12 +239,14 @@ class Reading:
 
     def _arm_table(self, rows: list[tuple], algorithm: Algorithm, intervals: str,
                    alpha: float, prefix: Any, count: str, spec: VerdictSpec,
-                   capped: bool = False) -> pd.DataFrame:
+                   capped: bool = False, extra: np.ndarray | None = None) -> pd.DataFrame:
         """The per-arm frame (:func:`banditkit.live.statistics.arm_table`) from SQL aggregates
         (count, sum, sum of squares, and whether any reward is other than 0/1) — of the
         resolved prefix, or (``count="recorded"``) of every recorded outcome: O(K) Python work
         however many units. ``recorded`` is every outcome recorded, ``counted`` those the
-        intervals use, ``imputed`` the window's zeros among the prefix's."""
+        intervals use, ``imputed`` the window's zeros among the prefix's. ``extra``: with
+        ``count="recorded"``, the covariates' and denominators' sums of those outcomes
+        (CUPED, ratio metrics; the prefix keeps its own)."""
         K = len(self.arm_names)
         # [algorithm, overflow and rollout] per arm
         counts = np.zeros((2, K, 2), dtype=np.int64)
@@ -256,7 +273,7 @@ class Reading:
                            else totals[0, :, 0] + (totals[1, :, 0] if both else 0),
                            prefix.total_sq if capped
                            else totals[0, :, 1] + (totals[1, :, 1] if both else 0),
-                           binary[0] & (binary[1] if both else True))
+                           binary[0] & (binary[1] if both else True), extra=extra)
         frame = arm_table(self.arm_names, sums, algorithm.reward_range, intervals=intervals,
                           alpha=alpha, control=self.arm_names.index(self.control),
                           spec=spec)

@@ -1,6 +1,7 @@
 """Per-unit values beside the reward (:mod:`banditkit.live.adjusted`): storing the CUPED
 covariates ``assign`` was given, and checking a unit's covariate and denominator at ``record``
-(given once; a CUPED experiment's reward needs one). The values themselves are checked by
+(given once; a CUPED experiment's reward needs one), and their sums over every recorded reward
+for ``status(count="recorded")``. The values themselves are checked by
 :func:`banditkit.live.verdict_spec.check_unit_values` before any work."""
 
 from __future__ import annotations
@@ -8,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from .journal import ExperimentError
-from .store_base import Connection
+from .store_base import Connection, Store
 
-__all__ = ["check_stored", "store_covariates"]
+__all__ = ["check_stored", "recorded_unit_sums", "store_covariates"]
 
 
 def store_covariates(conn: Connection, units: list[int], unit_keys: list[str] | None,
@@ -47,3 +48,23 @@ def check_stored(unit: int, i: int, stored_covariate: float | None,
         raise ExperimentError(f"denominators: unit {unit} already has denominator "
                               f"{stored_denominator} (got {denominators[i]}); it is "
                               "recorded once")
+
+
+def recorded_unit_sums(conn: Connection, store: Store, n_arms: int,
+                       algorithm_units_only: bool = False) -> np.ndarray:
+    """Per arm, shape (K, 6): Σx, Σx², Σxy of the covariates and Σd, Σd², Σdy of the
+    denominators over every recorded reward (``status(count="recorded")``; with
+    ``algorithm_units_only``, the algorithm's units alone, as fixed-n intervals count) — the
+    sums the resolved prefix keeps for ``count="resolved"``, in the same order
+    (:class:`banditkit.live.statistics.ArmSums`'s ``extra``); a unit without a value counts 0,
+    as there."""
+    x, d = "COALESCE(covariate, 0)", "COALESCE(denominator, 0)"
+    columns = ", ".join(store.total(e) for e in (x, f"{x} * {x}", f"{x} * reward", d,
+                                                  f"{d} * {d}", f"{d} * reward"))
+    sums = np.zeros((n_arms, 6))
+    for arm, *values in conn.execute(
+            f"SELECT arm, {columns} FROM units WHERE reward IS NOT NULL"
+            + (" AND kind = 0" if algorithm_units_only else "") + " GROUP BY arm"):
+        if 0 <= arm < n_arms:
+            sums[arm] = values
+    return sums

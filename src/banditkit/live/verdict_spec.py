@@ -38,7 +38,9 @@ create independently of the algorithm, and which confidence sequence decides.
     arms' counted rewards pooled (upper tail only: revenue, latency), then compares the capped
     means; the cap is re-estimated at every look (the practice of GrowthBook and Eppo). The
     verdicts are about the capped means; a heavy tail then costs far fewer units. Normal
-    sequences only; the cap's quantile reads the counted units (O(units) per status).
+    sequences only; the cap's quantile reads the counted units (O(units) per status). With
+    ``cuped`` the covariate is capped too, at its own pooled q-quantile, and the adjustment
+    runs on the capped values (:mod:`banditkit.live.winsorize` says why).
 ``cuped``
     ``True``: every unit carries a pre-experiment covariate (``assign(..., covariates=)`` or
     ``record(..., covariates=)``) and the differences are CUPED-adjusted
@@ -109,7 +111,8 @@ class VerdictSpec:
                   if self.ratio else "; CUPED-adjusted by each unit's covariate"
                   if self.cuped else "")
         if self.winsorize is not None:
-            metric += f"; rewards capped at their pooled {self.winsorize:g} quantile"
+            metric += (f"; rewards {'and covariates ' if self.cuped else ''}capped at their "
+                       f"pooled {self.winsorize:g} quantile")
         return (f"rewards {scale}{metric}; differences to the control by {how}, tuned at "
                 f"{self.tune_n:g} units per arm{side}{margin}")
 
@@ -228,9 +231,6 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     if flags["ratio"] and (flags["cuped"] or winsorize is not None):
         raise ExperimentError("verdicts['ratio'] takes neither 'cuped' nor 'winsorize' (a ratio "
                               "of sums is compared as it is)")
-    if flags["cuped"] and winsorize is not None:
-        raise ExperimentError("verdicts['cuped'] and verdicts['winsorize'] together are not "
-                              "supported: choose one")
     return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share, alternative,
                        margin, winsorize, flags["cuped"], flags["ratio"])
 
