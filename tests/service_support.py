@@ -146,3 +146,23 @@ def call(port: int, method: str, path: str, body: Any = None, *, token: str | No
             conn.close()
     kind = response.getheader("content-type", "")
     return response.status, json.loads(text) if kind.startswith("application/json") else text
+
+
+def folder_snapshot(folder: Path) -> tuple:
+    """Everything a request could change in a folder of SQLite experiments, read behind the
+    server's back."""
+    import sqlite3
+
+    # the -wal and -shm files come and go as SQLite opens and closes a file: not a change
+    files = sorted(p.name for p in folder.iterdir() if not p.name.endswith(("-wal", "-shm")))
+    rows = []
+    for path in sorted(folder.glob("*.sqlite")):
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows.append(conn.execute("SELECT * FROM units ORDER BY id").fetchall())
+            rows.append(conn.execute("SELECT * FROM batches ORDER BY id").fetchall())
+        except sqlite3.DatabaseError:
+            rows.append(path.read_bytes()[:100])
+        finally:
+            conn.close()
+    return files, rows
