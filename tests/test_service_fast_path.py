@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from service_support import folder_snapshot
+from service_support import app_server, folder_snapshot
 
 TOKEN, READ = "w-s3cret", "r-s3cret"
 MAX_BODY, MAX_UNITS, MAX_DEPTH = 2048, 50, 8
@@ -28,33 +28,19 @@ DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "se
 
 @contextmanager
 def _serving(folder: Path, fast: bool) -> Iterator[tuple[int, object]]:
-    """``create_app`` on a folder, served by uvicorn with ``banditkit serve``'s protocol, in a
-    thread of this process (so that the test can hold the writer); ``(port, catalog)``."""
-    import uvicorn
-
+    """``create_app`` on a folder, with or without the fast path, served in a thread of this
+    process (so that the test can hold the writer); ``(port, catalog)``."""
     from banditkit.service.app import create_app
     from banditkit.service.folder import ExperimentFolder
     from banditkit.service.limits import Limits
-    from banditkit.service.timeouts import with_header_timeout
 
     limits = Limits(max_body=MAX_BODY, max_units=MAX_UNITS, max_depth=MAX_DEPTH, max_queue=1,
                     body_timeout=1.0, queue_timeout=2.0, readers=0)
     catalog = ExperimentFolder(folder, limits)
     app = create_app(catalog, token=TOKEN, read_token=READ, limits=limits, readers=False,
                      fast=fast)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error",
-                                           http=with_header_timeout(10.0)))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.01)
-    try:
-        yield server.servers[0].sockets[0].getsockname()[1], catalog
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    with app_server(app) as port:
+        yield port, catalog
 
 
 def _send(port: int, raw: bytes, *, timeout: float = 30) -> tuple[int, dict[str, str], bytes]:
