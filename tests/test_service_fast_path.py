@@ -271,3 +271,14 @@ def test_good_calls_get_the_same_answers_and_the_metrics_count_them(servers):
     assert assigns >= 3
     assert counted['banditkit_request_seconds_count{route="/experiments/{name}/record"}'] >= 3
     assert counted['banditkit_requests_total{method="POST",route="(no route)",code="401"}'] >= 2
+
+
+def test_the_guard_still_checks_the_host_before_the_sign_in(servers):
+    """The guard's checks moved into one function (guard.refusal) that the fast path shares;
+    the browser's sign-in, which the guard answers itself, still comes after the Host check."""
+    for port, _ in servers.values():
+        for path in ("/login", "/login/tickets", "/logout"):
+            code, _, data = _send(port, _request(path, b"", {"Host": "evil.example"}))
+            assert code == 400 and b"is not a name this server answers to" in data, path
+        code, _, _ = _send(port, _request("/login", b"", method="GET"))
+        assert code == 200
