@@ -3,7 +3,9 @@ on the catalog's worker thread, and answers JSON. No experiment logic lives here
 
 Reads (``status``, ``units``, the page) run in reader processes (:mod:`.readers`), off the
 writer's thread and queue. Every request first passes :mod:`.guard` (Host, token, scope, JSON
-content type).
+content type). ``POST .../assign`` and ``POST .../record``, the calls of every visit, are
+answered by :mod:`.fast` before Starlette, through the same checks and the same route
+functions (:func:`create_app`'s ``fast``).
 
 Status codes: 200 (201 for a created experiment); 400 for a request the library or the body's
 shape refuses (its one-line message), a body nested too deep or more units than ``--max-units``

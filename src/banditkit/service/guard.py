@@ -1,6 +1,8 @@
 """The gate in front of every route (an ASGI middleware): the ``Host`` check, the token or
 session, the scope, and the JSON content type of a body, applied before routing, so a route
-added later is covered without a line of its own. The rules are :mod:`.auth`'s; this module
+added later is covered without a line of its own. The checks are one function,
+:func:`refusal`, which the fast path of ``assign`` and ``record`` (:mod:`.fast`, in front of
+Starlette) calls too. The rules are :mod:`.auth`'s; this module
 also answers the browser's sign-in (``/login``, ``/login/tickets``, ``/logout``).
 
 Answers, each one JSON line (``{"error": ...}``) and nothing run:
