@@ -13,6 +13,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +148,49 @@ def call(port: int, method: str, path: str, body: Any = None, *, token: str | No
             conn.close()
     kind = response.getheader("content-type", "")
     return response.status, json.loads(text) if kind.startswith("application/json") else text
+
+
+def folder_snapshot(folder: Path) -> tuple:
+    """Everything a request could change in a folder of SQLite experiments, read behind the
+    server's back."""
+    import sqlite3
+
+    # the -wal and -shm files come and go as SQLite opens and closes a file: not a change
+    files = sorted(p.name for p in folder.iterdir() if not p.name.endswith(("-wal", "-shm")))
+    rows = []
+    for path in sorted(folder.glob("*.sqlite")):
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows.append(conn.execute("SELECT * FROM units ORDER BY id").fetchall())
+            rows.append(conn.execute("SELECT * FROM batches ORDER BY id").fetchall())
+        except sqlite3.DatabaseError:
+            rows.append(path.read_bytes()[:100])
+        finally:
+            conn.close()
+    return files, rows
+
+
+@contextmanager
+def app_server(app: Any, *, one_write: bool = True) -> Iterator[int]:
+    """``app`` served by uvicorn with ``banditkit serve``'s protocol (header timeout, one write
+    per answer) on 127.0.0.1, in a thread of this process; yields its port."""
+    import uvicorn
+
+    from banditkit.service.timeouts import with_header_timeout
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error",
+                                           # serve's default unless told otherwise
+                                           http=with_header_timeout(10.0) if one_write
+                                           else with_header_timeout(10.0, one_write=False)))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the server did not start")
+        time.sleep(0.01)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -14,34 +14,15 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from service_support import Server, call
+from service_support import folder_snapshot as _snapshot
 
 TOKEN, READ = "w-s3cret", "r-s3cret"
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,
               "horizon": 3000, "params": {"rho": 0.3, "beta": 3}}
-
-
-def _snapshot(folder: Path) -> tuple:
-    """Everything a request could change, read behind the server's back."""
-    import sqlite3
-
-    # the -wal and -shm files come and go as SQLite opens and closes a file: not a change
-    files = sorted(p.name for p in folder.iterdir() if not p.name.endswith(("-wal", "-shm")))
-    rows = []
-    for path in sorted(folder.glob("*.sqlite")):
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows.append(conn.execute("SELECT * FROM units ORDER BY id").fetchall())
-            rows.append(conn.execute("SELECT * FROM batches ORDER BY id").fetchall())
-        except sqlite3.DatabaseError:
-            rows.append(path.read_bytes()[:100])
-        finally:
-            conn.close()
-    return files, rows
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,9 @@ on the catalog's worker thread, and answers JSON. No experiment logic lives here
 
 Reads (``status``, ``units``, the page) run in reader processes (:mod:`.readers`), off the
 writer's thread and queue. Every request first passes :mod:`.guard` (Host, token, scope, JSON
-content type).
+content type). ``POST .../assign`` and ``POST .../record``, the calls of every visit, are
+answered by :mod:`.fast` before Starlette, through the same checks and the same route
+functions (:func:`create_app`'s ``fast``).
 
 Status codes: 200 (201 for a created experiment); 400 for a request the library or the body's
 shape refuses (its one-line message), a body nested too deep or more units than ``--max-units``
@@ -39,7 +41,9 @@ from ..live.assignment import Assignment
 from . import bodies as body
 from .answers import Answers
 from .auth import Access
+from .bodies import TooLarge, TooSlow
 from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
+from .fast import FastPath
 from .guard import Guard
 from .jsonable import to_json
 from .limits import RESERVE, Limits, descriptors_left
@@ -52,14 +56,6 @@ __all__ = ["create_app"]
 log = logging.getLogger("banditkit.service")
 
 
-class TooLarge(ExperimentError):
-    """A body above the limit (HTTP 413)."""
-
-
-class TooSlow(ExperimentError):
-    """A body not sent within the body timeout (HTTP 408)."""
-
-
 _STATUS = ((NotFound, 404), (Conflict, 409), (TooLarge, 413), (TooSlow, 408),
            (Unavailable, 503), (ExperimentError, 400))
 #: Seconds ``/health`` keeps saying "degraded" after the process ran out of descriptors.
@@ -69,7 +65,7 @@ DEGRADED_FOR = 30.0
 def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | None = None,
                limits: Limits | None = None, max_body: int | None = None,
                bound: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = (),
-               readers: bool = True) -> Starlette:
+               readers: bool = True, fast: bool = True) -> Starlette:
     """The service over ``catalog``.
 
     Parameters
@@ -86,6 +82,10 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
         The address the server listens on and the further ``Host`` names it answers to.
     readers : bool
         Serve reads from reader processes (``limits.readers`` of them) rather than the writer.
+    fast : bool
+        Answer ``assign`` and ``record`` by the fast path (:mod:`.fast`: the same checks and
+        answers, without Starlette's layers); ``False`` routes them through Starlette like the
+        other routes.
     """
     limits = limits or catalog.limits
     if max_body is not None:
@@ -122,23 +122,9 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     async def read(request: Request) -> dict[str, Any]:
         """The JSON body (the guard has checked the token and the content type first, so
         that no one without the token makes us read a body)."""
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > max_body:
-            raise TooLarge(f"the body ({int(declared)} bytes) is above this server's limit of "
-                           f"{max_body} bytes; send fewer units per call")
-        chunks, size = [], 0
-        try:
-            async with asyncio.timeout(limits.body_timeout):
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > max_body:  # a chunked body without a length: stop at the limit
-                        raise TooLarge(f"the body is above this server's limit of {max_body} "
-                                       "bytes; send fewer units per call")
-                    chunks.append(chunk)
-        except TimeoutError:
-            raise TooSlow(f"the body was not sent within {limits.body_timeout:g} s "
-                          "(--body-timeout)") from None
-        return body.parse_body(b"".join(chunks), limits.max_depth)
+        raw = await body.read_body(request.receive, request.headers.get("content-length"),
+                                   max_body, limits.body_timeout)
+        return body.parse_body(raw, limits.max_depth)
 
     def degraded() -> str | None:
         """Why this process cannot serve now, or ``None``."""
@@ -151,16 +137,22 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
                        f"{DEGRADED_FOR:g} s" if recent else "") + ")")
         return None
 
+    def refused(error: ExperimentError) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``(status, JSON answer, headers)`` of a refusal: the library's one-line message."""
+        code = next(c for kind, c in _STATUS if isinstance(error, kind))
+        headers = {"retry-after": "1"} if code == 503 else {}
+        return code, {"error": catalog.public(_one_line(error))}, headers
+
     def answer(handler: Callable[[Request], Awaitable[Response]]
                ) -> Callable[[Request], Awaitable[Response]]:
         async def wrapped(request: Request) -> Response:
             try:
                 return await handler(request)
             except ExperimentError as error:
-                code = next(c for kind, c in _STATUS if isinstance(error, kind))
-                headers = {"retry-after": "1"} if code == 503 else None
-                return JSONResponse({"error": catalog.public(_one_line(error))},
-                                    status_code=code, headers=headers)
+                code, message, headers = refused(error)
+                return JSONResponse(message, status_code=code, headers=headers or None)
+            except body.Gone:  # the client went away: nobody reads this
+                return Response(status_code=400)
             except Exception:  # a bug: logged in full here, one line to the client
                 log.exception("%s %s failed", request.method, request.url.path)
                 return JSONResponse({"error": "internal server error (logged by the server)"},
@@ -199,35 +191,40 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
 
         return JSONResponse(await run(call), status_code=201)
 
+    def assign_answer(units: Assignment) -> dict[str, Any]:
+        # plain lists, no DataFrame: the frame and its records were 1.4 ms of each call
+        return {"units": units.records(), "reason": units.reason,
+                "overflow_units": to_json(units.overflow_units)}
+
+    async def assigned(name: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """``POST /experiments/{name}/assign``'s answer to the body ``fields`` (the route's
+        one implementation: Starlette's route and the fast path both call it)."""
+        n, keys, covariates = body.assign_arguments(fields, limits.max_units)
+        if keys is None and covariates is None:  # served with the other plain assigns waiting
+            return await waited(catalog.submit_assign(name, n, assign_answer))
+        return await on(name, lambda e: assign_answer(
+            e.assign_rows(n, keys=keys, covariates=covariates)))
+
+    async def recorded(name: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """``POST /experiments/{name}/record``'s answer (as :func:`assigned`)."""
+        units, rewards, costs, metrics, covariates, denominators = body.record_arguments(
+            fields, limits.max_units)
+        if costs is None and metrics is None and covariates is None and denominators is None:
+            # served with the other plain records waiting (catalog.py)
+            count = await waited(catalog.submit_record(name, units, rewards))
+        else:
+            count = await on(name, lambda e: e.record(units, rewards, costs, metrics=metrics,
+                                                      covariates=covariates,
+                                                      denominators=denominators))
+        return {"recorded": count}
+
     @answer
     async def assign(request: Request) -> Response:
-        name = request.path_params["name"]
-        n, keys, covariates = body.assign_arguments(await read(request), limits.max_units)
-
-        def answer(units: Assignment) -> dict[str, Any]:
-            # plain lists, no DataFrame: the frame and its records were 1.4 ms of each call
-            return {"units": units.records(), "reason": units.reason,
-                    "overflow_units": to_json(units.overflow_units)}
-
-        if keys is None and covariates is None:  # served with the other plain assigns waiting
-            return JSONResponse(await waited(catalog.submit_assign(name, n, answer)))
-        return JSONResponse(await on(name, lambda e: answer(
-            e.assign_rows(n, keys=keys, covariates=covariates))))
+        return JSONResponse(await assigned(request.path_params["name"], await read(request)))
 
     @answer
     async def record(request: Request) -> Response:
-        name = request.path_params["name"]
-        units, rewards, costs, metrics, covariates, denominators = body.record_arguments(
-            await read(request), limits.max_units)
-        if costs is None and metrics is None and covariates is None and denominators is None:
-            # served with the other plain records waiting (catalog.py)
-            recorded = await waited(catalog.submit_record(name, units, rewards))
-        else:
-            recorded = await on(name, lambda e: e.record(units, rewards, costs,
-                                                         metrics=metrics,
-                                                         covariates=covariates,
-                                                         denominators=denominators))
-        return JSONResponse({"recorded": recorded})
+        return JSONResponse(await recorded(request.path_params["name"], await read(request)))
 
     @answer
     async def resume(request: Request) -> Response:
@@ -344,10 +341,27 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
             reader_pool.close()
         catalog.close()  # the experiments' connections, on the thread that opened them
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
-                    lifespan=lifespan, middleware=[Middleware(Guard, access=access)])
+    app = _App(routes=routes, exception_handlers={HTTPException: http_error},
+               lifespan=lifespan, middleware=[Middleware(Guard, access=access)])
     app.add_middleware(metrics.middleware)  # type: ignore[arg-type]
+    if fast:
+        app.fast = FastPath({"assign": assigned, "record": recorded}, access, limits,
+                            refused, metrics.observe)
     return app
+
+
+class _App(Starlette):
+    """Starlette, with the fast path of ``assign`` and ``record`` (:mod:`.fast`) in front."""
+
+    fast: FastPath | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.fast is not None:
+            found = self.fast.match(scope)
+            if found is not None:
+                await self.fast(scope, receive, send, *found)
+                return
+        await super().__call__(scope, receive, send)
 
 
 def _one_line(error: Exception) -> str:

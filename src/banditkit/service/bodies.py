@@ -5,19 +5,24 @@ messages the client then gets, so the rules live in one place."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..live import ExperimentError
 
 __all__ = [
     "BadRequest",
+    "Gone",
+    "TooLarge",
+    "TooSlow",
     "assign_arguments",
     "check_count",
     "create_arguments",
     "expire_arguments",
     "parse_body",
+    "read_body",
     "record_arguments",
     "resume_arguments",
     "units_arguments",
@@ -26,6 +31,50 @@ __all__ = [
 
 class BadRequest(ExperimentError):
     """A body that is not the JSON a route takes (HTTP 400)."""
+
+
+class TooLarge(ExperimentError):
+    """A body above the limit (HTTP 413)."""
+
+
+class TooSlow(ExperimentError):
+    """A body not sent within the body timeout (HTTP 408)."""
+
+
+class Gone(Exception):
+    """The client went away before its body was in: nobody to answer."""
+
+
+async def read_body(receive: Callable[[], Awaitable[Any]], content_length: str | None,
+                    max_body: int, timeout: float) -> bytes:
+    """The request's body from the ASGI ``receive``: refused (:class:`TooLarge`) when its
+    declared length, or the bytes sent so far (a chunked body has none), pass ``max_body``,
+    before the rest is read; :class:`TooSlow` when it is not all in within ``timeout``
+    seconds. The one reader of a body: the routes and the fast path (:mod:`.fast`) call it
+    after :func:`.guard.refusal` has checked the token and the content type, so that no one
+    without the token makes the server read a body."""
+    if content_length is not None and content_length.isdigit() \
+            and int(content_length) > max_body:
+        raise TooLarge(f"the body ({int(content_length)} bytes) is above this server's limit "
+                       f"of {max_body} bytes; send fewer units per call")
+    chunks, size = [], 0
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise Gone()
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > max_body:  # a chunked body without a length: stop at the limit
+                    raise TooLarge(f"the body is above this server's limit of {max_body} "
+                                   "bytes; send fewer units per call")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+    except TimeoutError:
+        raise TooSlow(f"the body was not sent within {timeout:g} s (--body-timeout)") from None
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def parse_body(raw: bytes, max_depth: int = 32) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """The gate in front of every route (an ASGI middleware): the ``Host`` check, the token or
 session, the scope, and the JSON content type of a body, applied before routing, so a route
-added later is covered without a line of its own. The rules are :mod:`.auth`'s; this module
+added later is covered without a line of its own. The checks are one function,
+:func:`refusal`, which the fast path of ``assign`` and ``record`` (:mod:`.fast`, in front of
+Starlette) calls too. The rules are :mod:`.auth`'s; this module
 also answers the browser's sign-in (``/login``, ``/login/tickets``, ``/logout``).
 
 Answers, each one JSON line (``{"error": ...}``) and nothing run:
@@ -24,7 +26,7 @@ from urllib.parse import parse_qs, quote
 
 from .auth import COOKIE, READ, WRITE, Access, Tickets
 
-__all__ = ["Guard"]
+__all__ = ["Answer", "Guard", "json_answer", "refusal", "request_headers", "send_answer"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -37,17 +39,58 @@ _PUBLIC = frozenset({"/health"})
 _LOGIN_BODY = 4096
 
 
+#: An answer: status, headers, body.
+Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
 def json_answer(code: int, payload: Any, headers: list[tuple[bytes, bytes]] | None = None
-                ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+                ) -> Answer:
     body = json.dumps(payload).encode()
     return code, [(b"content-type", b"application/json"),
                   (b"content-length", str(len(body)).encode()), *(headers or [])], body
 
 
-async def send_answer(send: Send, answer: tuple[int, list[tuple[bytes, bytes]], bytes]) -> None:
+async def send_answer(send: Send, answer: Answer) -> None:
     code, headers, body = answer
     await send({"type": "http.response.start", "status": code, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def refusal(access: Access, scope: Scope, headers: dict[str, str]) -> Answer | None:
+    """The answer refusing an HTTP request (400 Host, 401, 403, 415: the module docstring), or
+    ``None`` when it may go on; a granted token's scope and id go to ``scope["state"]``.
+
+    The one implementation of these checks: :class:`Guard` applies it to every request before
+    routing, and the fast path of ``assign`` and ``record`` (:mod:`.fast`) before it reads a
+    body."""
+    method, path = scope["method"], scope["path"]
+    if not access.host_allowed(headers.get("host")):
+        host = headers.get("host", "")[:100]
+        return json_answer(400, {"error": (
+            f"Host {host!r} is not a name this server answers to (it answers to its "
+            "address, localhost and --allowed-host)" if host else
+            "a request must name its Host")})
+    if path in _PUBLIC and method in _READING:
+        return None
+    if not access.open:
+        granted = _granted(access, headers, method)
+        if granted is None:
+            return _unauthenticated(scope, headers)
+        state = scope.setdefault("state", {})
+        state["scope"], state["token_id"] = granted
+        if method not in _READING and granted[0] != WRITE:
+            return json_answer(403, {"error": (
+                "this token reads only (the server's read token, or a browser session); "
+                f"{method} {path} writes: send 'Authorization: Bearer <token>' with the "
+                "server's write token")})
+    if method in _WITH_BODY and not _is_json(headers.get("content-type")):
+        given = headers.get("content-type")
+        return json_answer(415, {"error": (
+            f"{method} {path}: the body must be JSON, sent with 'Content-Type: "
+            f"application/json' (got {given[:100]!r})" if given else
+            f"{method} {path}: the body must be JSON, sent with 'Content-Type: "
+            "application/json' (no Content-Type given)")})
+    return None
 
 
 class Guard:
@@ -62,65 +105,16 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = _headers(scope)
-        method, path = scope["method"], scope["path"]
-        if not self.access.host_allowed(headers.get("host")):
-            host = headers.get("host", "")[:100]
-            await send_answer(send, json_answer(400, {"error": (
-                f"Host {host!r} is not a name this server answers to (it answers to its "
-                "address, localhost and --allowed-host)" if host else
-                "a request must name its Host")}))
-            return
-        state = scope.setdefault("state", {})
-        if path in _PUBLIC and method in _READING:
-            await self.app(scope, receive, send)
-            return
-        if path in ("/login", "/logout", "/login/tickets"):
+        headers = request_headers(scope)
+        if scope["path"] in ("/login", "/logout", "/login/tickets") and \
+                self.access.host_allowed(headers.get("host")):
             await send_answer(send, await self._login(scope, receive, headers))
             return
-        if not self.access.open:
-            granted = self._granted(headers, method)
-            if granted is None:
-                await send_answer(send, self._unauthenticated(scope, headers))
-                return
-            state["scope"], state["token_id"] = granted
-            if method not in _READING and granted[0] != WRITE:
-                await send_answer(send, json_answer(403, {"error": (
-                    "this token reads only (the server's read token, or a browser session); "
-                    f"{method} {path} writes: send 'Authorization: Bearer <token>' with the "
-                    "server's write token")}))
-                return
-        if method in _WITH_BODY and not _is_json(headers.get("content-type")):
-            given = headers.get("content-type")
-            await send_answer(send, json_answer(415, {"error": (
-                f"{method} {path}: the body must be JSON, sent with 'Content-Type: "
-                f"application/json' (got {given[:100]!r})" if given else
-                f"{method} {path}: the body must be JSON, sent with 'Content-Type: "
-                "application/json' (no Content-Type given)")}))
+        refused = refusal(self.access, scope, headers)
+        if refused is not None:
+            await send_answer(send, refused)
             return
         await self.app(scope, receive, send)
-
-    def _granted(self, headers: dict[str, str], method: str) -> tuple[str, str] | None:
-        authorization = headers.get("authorization")
-        if authorization is not None:
-            return self.access.bearer(authorization)
-        if method in _READING:  # a browser's session reads only
-            ident = self.access.session(_cookie(headers.get("cookie", ""), COOKIE))
-            if ident is not None:
-                return READ, ident
-        return None
-
-    def _unauthenticated(self, scope: Scope, headers: dict[str, str]
-                         ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        if scope["method"] == "GET" and "text/html" in headers.get("accept", ""):
-            target = scope["path"] + (("?" + scope["query_string"].decode("latin-1"))
-                                      if scope.get("query_string") else "")
-            return 303, [(b"location", f"/login?next={quote(target, safe='')}".encode()),
-                         (b"content-length", b"0")], b""
-        wrong = " (the token given is wrong)" if "authorization" in headers else ""
-        return json_answer(401, {"error": (
-            "this server needs 'Authorization: Bearer <token>' on every request but GET "
-            f"/health{wrong}")}, [(b"www-authenticate", b'Bearer realm="banditkit"')])
 
     # -- the browser's sign-in -----------------------------------------------------------
     async def _login(self, scope: Scope, receive: Receive, headers: dict[str, str]
@@ -135,7 +129,7 @@ class Guard:
         if path == "/login/tickets" and method == "POST":
             granted = self._bearer_token(headers)
             if granted is None:
-                return self._unauthenticated({**scope, "method": "POST"}, headers)
+                return _unauthenticated({**scope, "method": "POST"}, headers)
             ticket = self.tickets.make(granted)
             return json_answer(201, {"url": f"/login?ticket={ticket}&next={quote(target)}",
                                      "expires_in": 60, "grants": "reading, in a browser"})
@@ -175,7 +169,30 @@ class Guard:
         return authorization.partition(" ")[2].strip()
 
 
-def _headers(scope: Scope) -> dict[str, str]:
+def _granted(access: Access, headers: dict[str, str], method: str) -> tuple[str, str] | None:
+    authorization = headers.get("authorization")
+    if authorization is not None:
+        return access.bearer(authorization)
+    if method in _READING:  # a browser's session reads only
+        ident = access.session(_cookie(headers.get("cookie", ""), COOKIE))
+        if ident is not None:
+            return READ, ident
+    return None
+
+
+def _unauthenticated(scope: Scope, headers: dict[str, str]) -> Answer:
+    if scope["method"] == "GET" and "text/html" in headers.get("accept", ""):
+        target = scope["path"] + (("?" + scope["query_string"].decode("latin-1"))
+                                  if scope.get("query_string") else "")
+        return 303, [(b"location", f"/login?next={quote(target, safe='')}".encode()),
+                     (b"content-length", b"0")], b""
+    wrong = " (the token given is wrong)" if "authorization" in headers else ""
+    return json_answer(401, {"error": (
+        "this server needs 'Authorization: Bearer <token>' on every request but GET "
+        f"/health{wrong}")}, [(b"www-authenticate", b'Bearer realm="banditkit"')])
+
+
+def request_headers(scope: Scope) -> dict[str, str]:
     # a repeated header keeps its first value: the one a proxy in front would have checked
     found: dict[str, str] = {}
     for key, value in scope["headers"]:

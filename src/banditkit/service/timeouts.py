@@ -15,10 +15,12 @@ import asyncio
 import json
 from typing import Any
 
+from .writes import OneWrite
+
 __all__ = ["with_header_timeout"]
 
 
-def with_header_timeout(seconds: float) -> type:
+def with_header_timeout(seconds: float, one_write: bool = True) -> type:
     """uvicorn's h11 protocol class with a header timeout of ``seconds``."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -33,7 +35,9 @@ def with_header_timeout(seconds: float) -> type:
         _cycle_at_start: Any = None
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            # an answer's head and body in one send (writes.py)
+            super().connection_made(OneWrite(transport, self.loop)
+                                    if one_write else transport)
             # a connection that never sends a byte is cut as well (half-open connections
             # held a descriptor each for ever)
             self._cycle_at_start = self.cycle
