@@ -263,6 +263,12 @@ def test_good_calls_get_the_same_answers_and_the_metrics_count_them(servers):
     assert [u["unit"] for u in units] == [1, 2]
     assert [json.loads(a)["recorded"] for a in answers["fast"][4:]] == [2, 0]
     port = servers["fast"][0]
+    # two refused by the fast path in this test (the module's other tests may run on another
+    # xdist worker, with its own servers)
+    for token in (None, "Bearer guess"):
+        code, _, _ = _send(port, _request("/experiments/ab/assign", b'{"n": 1}',
+                                          {"Authorization": token}))
+        assert code == 401
     _, _, metrics = _send(port, _request("/metrics", b"", method="GET"))
     counted = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
                for line in metrics.decode().splitlines() if line.startswith("banditkit_")}
