@@ -190,6 +190,37 @@ def test_ebtcs_kernel_stops_on_the_first_batch_as_the_loop_does():
     assert fast.n_pulls == 2 and fast.stopped and fast.recommendation == 1
 
 
+#: The K-armed identifiers' kernels, each with its own budget ``horizon=own`` (δ so small that
+#: the rule never stops within ~100 pulls: only the budget or the simulation's horizon ends a run)
+BUDGETED = {
+    "TTTS": lambda own: TopTwoThompson(3, stream(9, "budget", "algorithm"), delta=1e-9,
+                                       horizon=own),
+    "EBTC": lambda own: EBTC(3, 1e-9, sigma=0.5, horizon=own),
+    "KLLUCB": lambda own: KLLUCB(3, 1e-9, horizon=own),
+    "KArmedTrackAndStop-D": lambda own: KArmedTrackAndStop(3, 1e-9, horizon=own),
+    "KArmedTrackAndStop-C": lambda own: KArmedTrackAndStop(3, 1e-9, tracking="C", horizon=own),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUDGETED))
+@pytest.mark.parametrize("own,cap", [(60, 60), (61, 61), (60, 80), (61, 80), (60, None),
+                                     (80, 61), (None, 61)])
+def test_the_k_armed_kernels_end_a_budget_as_the_protocol_loop_does(name, own, cap):
+    """A run the algorithm's own budget ends has stopped, one the simulation's horizon ends has
+    not: at own = cap (the comparison's boundary) the horizon ended it. K = 3 and KL-LUCB's
+    rounds of two pulls make t odd, so an even budget cuts its last pair to h_t."""
+    env = BernoulliBandit(np.array([0.5, 0.45, 0.43]))
+    build = BUDGETED[name]
+    if jit.available():
+        assert build(own).engine(env, cap).name == "compiled kernel"
+    fast = simulate(build(own), env, horizon=cap, seed=6)
+    slow = simulate(build(own), env, horizon=cap, seed=6, engine="reference")
+    assert _facts(fast) == _facts(slow) and fast.info == slow.info
+    caps = [c for c in (own, cap) if c is not None]
+    assert fast.n_pulls == min(caps)  # never past the budget, even mid-round
+    assert fast.stopped == (own is not None and (cap is None or own < cap))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_default_engine_gives_the_protocol_loops_trial(name):
     result = compare(name)

@@ -89,6 +89,10 @@ class LUCB(KArmedIdentifier):
             self._stopped = True
             return None
         self.rounds += 1
+        if self.horizon is not None and self.t + 2 > self.horizon:
+            # one pull left in the budget: h_t alone, as simulate cuts a batch at its horizon
+            # (and the compiled kernel at either cap); two would overshoot the budget
+            return Batch(np.array([h]), np.ones(1, dtype=np.int64))
         return Batch(np.array([h, l_arm]), np.ones(2, dtype=np.int64))
 
     @property
