@@ -59,6 +59,8 @@ class LUCB(KArmedIdentifier):
     """
 
     stopping = "intervals"
+    #: The compiled kernel (:mod:`banditkit.engines`; :mod:`.lucb_kernel`).
+    engines = "banditkit.identification.k_armed.lucb_kernel:lucb1_engine"
 
     def __init__(self, n_arms: int, delta: float = 0.05, *, epsilon: float = 0.0,
                  k1: float = LUCB1_K1, horizon: int | None = None) -> None:
