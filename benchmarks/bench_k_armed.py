@@ -5,7 +5,7 @@ the lower bound T*(μ) kl(δ, 1 − δ) of Garivier & Kaufmann (2016, Theorem 1)
 The identifiers are those of the figure ``garivier-kaufmann:bai``, with its factories
 (:mod:`banditkit.experiments.figures.k_armed_bai`) and each paper's constants: Track-and-Stop
 D- and C-tracking and top-two Thompson sampling (Russo 2016) and EB-TCε₀ (Jourdan, Degenne &
-Kaufmann 2023; σ = ½) with the Chernoff rule at log(2t(K − 1)/δ) (GK16, Prop. 12); KL-LUCB
+Kaufmann 2023; σ = ½) with the Chernoff rule at log(2t(K − 1)/δ) (GK16, Theorem 10); KL-LUCB
 (Kaufmann & Kalyanakrishnan 2013; k₁ = 405.5, α = 1.1); LUCB1 (Kalyanakrishnan et al. 2012;
 k₁ = 5/4); and TaS-D-heur, D-tracking with GK16's experimental threshold log((log t + 1)/δ),
 which is not proved δ-correct.

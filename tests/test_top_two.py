@@ -1,6 +1,6 @@
 """Top-two Thompson sampling (Russo 2016) against its paper: the challenger's law (redraws until
 J ≠ I), the fallback drawn from the posterior probability of beating the leader, the Chernoff
-threshold of Garivier & Kaufmann (2016, Prop. 12), every run stopping on small-gap instances with
+threshold of Garivier & Kaufmann (2016, Theorem 10), every run stopping on small-gap instances with
 errors below δ, and the compiled kernel equal to the class bit for bit (compiled and as Python)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ needs_numba = pytest.mark.skipif(not jit.available(),
                                  reason="numba not installed or BANDITKIT_JIT=0")
 
 
-def test_threshold_is_garivier_kaufmann_proposition_12():
+def test_threshold_is_garivier_kaufmann_theorem_10():
     # β(t, δ) = log(2t(K − 1)/δ): t = 100, K = 3, δ = 0.05 → log(8000)
     assert stopping_threshold(100, 0.05, 3) == pytest.approx(math.log(8000.0), rel=1e-15)
     assert stopping_threshold(100, 0.05, 3, "heuristic") == pytest.approx(
