@@ -99,12 +99,17 @@ def summary(rows: list[tuple[int, bool, bool, float, str]], means: tuple[float, 
             "median": float(np.median(pulls)), "max": int(pulls.max()),
             "lower_bound": lower_bound(np.array(means), delta, "bernoulli", 1.0),
             "cpu_s_per_trial": float(np.mean([r[3] for r in rows])),
-            "engine": sorted({r[4] for r in rows})}
+            "engine": sorted({r[4] for r in rows}),
+            # per trial, to pool runs of disjoint trial ranges (--first)
+            "pulls": [r[0] for r in rows], "stopped_runs": [bool(r[1]) for r in rows],
+            "correct_runs": [bool(r[2]) for r in rows]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=500)
+    parser.add_argument("--first", type=int, default=0,
+                        help="index of the first trial (disjoint ranges pool into one sample)")
     parser.add_argument("--delta", type=float, default=0.2)
     parser.add_argument("--horizon", type=int, default=10_000_000)
     parser.add_argument("--workers", type=int, default=os.cpu_count())
@@ -118,12 +123,14 @@ def main() -> None:
             for name in args.only:
                 start = time.perf_counter()
                 jobs = [(instance, name, i, args.delta, args.horizon)
-                        for i in range(args.trials)]
+                        for i in range(args.first, args.first + args.trials)]
                 row = summary(list(pool.map(_one, jobs, chunksize=8)), INSTANCES[instance],
                               args.delta)
                 row["wall_s"] = time.perf_counter() - start
                 out[f"{instance} {name}"] = row
-                print(instance, name, json.dumps(row), flush=True)
+                print(instance, name, json.dumps({k: v for k, v in row.items()
+                                                  if not k.endswith(("runs", "pulls"))}),
+                      flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"seed": SEED, "args": vars(args), "rows": out}, f, indent=1)
