@@ -21,8 +21,8 @@ and the loop agree on the capped trials (the first repeat). The instances: Berno
 Appendix H (6 arms 0.44...0.59) for the K-armed regret policies, 20 Gaussian unit arms in d = 5
 for OFUL and LinTS, Soare et al.'s instance (d = 5, ω = 0.01) for the linear identifiers, with
 their heuristic thresholds, Bernoulli (0.5, 0.45, 0.42) at δ = 0.1 for top-two Thompson
-sampling, and Garivier & Kaufmann's μ₁ = (0.5, 0.45, 0.43, 0.4) at δ = 0.1 for EB-TC, KL-LUCB
-and K-armed Track-and-Stop.
+sampling, and Garivier & Kaufmann's μ₁ = (0.5, 0.45, 0.43, 0.4) at δ = 0.1 for EB-TC, KL-LUCB,
+LUCB1 and K-armed Track-and-Stop.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from banditkit.envs.linear import LinearBandit
 from banditkit.envs.multi_armed import BernoulliBandit
 from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.k_armed.eb_tc import EBTC
-from banditkit.identification.k_armed.lucb import KLLUCB
+from banditkit.identification.k_armed.lucb import KLLUCB, LUCB
 from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.top_two import TopTwoThompson
@@ -77,6 +77,7 @@ CASES: dict[str, tuple[Factory, object, int]] = {
     "TTTS": (lambda e, r: TopTwoThompson(e.n_arms, r, delta=0.1), TOP_TWO, 20_000),
     "EB-TC": (lambda e, r: EBTC(e.n_arms, 0.1, sigma=0.5), GK16_MU1, 1_000_000),
     "KL-LUCB": (lambda e, r: KLLUCB(e.n_arms, 0.1), GK16_MU1, 1_000_000),
+    "LUCB1": (lambda e, r: LUCB(e.n_arms, 0.1), GK16_MU1, 1_000_000),
     "K-armed TaS-D": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1), GK16_MU1, 1_000_000),
     "OFUL": (lambda e, r: OFUL(e.X, reward_range=None), LINEAR, 20_000),
     "LinTS": (lambda e, r: LinearThompson(e.X, r, v=0.5, horizon=20_000, reward_range=None),

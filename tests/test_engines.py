@@ -23,7 +23,7 @@ from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
 from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
 from banditkit.identification.k_armed.eb_tc import EBTC
-from banditkit.identification.k_armed.lucb import KLLUCB
+from banditkit.identification.k_armed.lucb import KLLUCB, LUCB
 from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
@@ -91,6 +91,7 @@ CASES = {
     "KLLUCB-gaussian-heuristic": (lambda e, r: KLLUCB(e.n_arms, 0.1, threshold="heuristic",
                                                       model="gaussian", sigma=0.5), GAUSS,
                                   6001, ("compiled kernel", None)),
+    "LUCB1": (lambda e, r: LUCB(e.n_arms, 0.1), BERN, 6001, ("compiled kernel", None)),
     "KArmedTaS-D": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1), BERN, 6000,
                     ("compiled kernel", None)),
     "KArmedTaS-D-heuristic": (lambda e, r: KArmedTrackAndStop(e.n_arms, 0.1,
@@ -188,6 +189,38 @@ def test_ebtcs_kernel_stops_on_the_first_batch_as_the_loop_does():
     slow = simulate(EBTC(2, 0.5), env, horizon=100, seed=3, engine="reference")
     assert _facts(fast) == _facts(slow)
     assert fast.n_pulls == 2 and fast.stopped and fast.recommendation == 1
+
+
+#: The K-armed identifiers' kernels, each with its own budget ``horizon=own`` (δ so small that
+#: the rule never stops within ~100 pulls: only the budget or the simulation's horizon ends a run)
+BUDGETED = {
+    "TTTS": lambda own: TopTwoThompson(3, stream(9, "budget", "algorithm"), delta=1e-9,
+                                       horizon=own),
+    "EBTC": lambda own: EBTC(3, 1e-9, sigma=0.5, horizon=own),
+    "KLLUCB": lambda own: KLLUCB(3, 1e-9, horizon=own),
+    "LUCB1": lambda own: LUCB(3, 1e-9, horizon=own),
+    "KArmedTrackAndStop-D": lambda own: KArmedTrackAndStop(3, 1e-9, horizon=own),
+    "KArmedTrackAndStop-C": lambda own: KArmedTrackAndStop(3, 1e-9, tracking="C", horizon=own),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUDGETED))
+@pytest.mark.parametrize("own,cap", [(60, 60), (61, 61), (60, 80), (61, 80), (60, None),
+                                     (80, 61), (None, 61)])
+def test_the_k_armed_kernels_end_a_budget_as_the_protocol_loop_does(name, own, cap):
+    """A run the algorithm's own budget ends has stopped, one the simulation's horizon ends has
+    not: at own = cap (the comparison's boundary) the horizon ended it. K = 3 and (KL-)LUCB's
+    rounds of two pulls make t odd, so an even budget cuts its last pair to h_t."""
+    env = BernoulliBandit(np.array([0.5, 0.45, 0.43]))
+    build = BUDGETED[name]
+    if jit.available() and not (name == "LUCB1" and cap is None):  # LUCB1: finite caps only
+        assert build(own).engine(env, cap).name == "compiled kernel"
+    fast = simulate(build(own), env, horizon=cap, seed=6)
+    slow = simulate(build(own), env, horizon=cap, seed=6, engine="reference")
+    assert _facts(fast) == _facts(slow) and fast.info == slow.info
+    caps = [c for c in (own, cap) if c is not None]
+    assert fast.n_pulls == min(caps)  # never past the budget, even mid-round
+    assert fast.stopped == (own is not None and (cap is None or own < cap))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -139,6 +139,46 @@ def test_lucb1_bounds_are_the_papers():
     np.testing.assert_allclose(lower, alg.sums / alg.pulls - width, rtol=1e-12)
 
 
+ROUNDS = [1, 2, 7, 9741, 9742, 55_108, 55_109, 123_457, 10**6 + 3, 94_906_265]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_lucb1s_kernel_level_is_the_classs_to_the_last_bit(compiled):
+    """log(k₁ K t⁴/δ) with t⁴ an exact Python integer (the class) against float(t²)² (the
+    kernel): t⁴ leaves the doubles' exact integers at t = 9,742 and int64 at t = 55,109."""
+    from banditkit.identification.k_armed.lucb_kernel import lucb1_level
+
+    level = lucb1_level if compiled else lucb1_level.py_func
+    rng = as_generator(4)
+    rounds = ROUNDS + [int(r) for r in rng.integers(9_742, 94_906_266, 2000)]
+    for k1, K, delta in ((5 / 4, 4, 0.1), (5 / 4, 7, 1e-5), (1.3, 3, 0.37)):
+        for t in rounds:
+            alg = LUCB(K, delta, k1=k1)
+            alg.rounds = t
+            assert level(k1, K, t, delta) == math.log(alg.k1 * alg.n_arms * alg.rounds ** 4
+                                                      / alg.delta), (t, K)
+
+
+def test_lucb1s_kernel_is_the_class_past_the_exact_doubles_and_refuses_what_it_cannot_run():
+    """About 15,000 rounds (t⁴ > 2⁵³: rounded in the level) through the kernel and the loop."""
+    from banditkit import jit
+    from banditkit.identification.k_armed.lucb_kernel import LUCB1_MAX_PULLS
+
+    env = BernoulliBandit(MU1)
+    fast, slow = LUCB(4, 0.1), LUCB(4, 0.1)
+    if jit.available():
+        assert fast.engine(env, 30_001).name == "compiled kernel"
+        assert LUCB(4, 0.1).engine(env, None) is None  # no cap: the loop (t² may pass 2⁵³)
+        assert LUCB(4, 0.1).engine(env, LUCB1_MAX_PULLS + 1) is None
+        assert LUCB(4, 0.1).engine(GaussianBandit(MU1), 1000) is None  # rewards in [0, 1]
+    a = simulate(fast, env, horizon=30_001, seed=12)
+    b = simulate(slow, env, horizon=30_001, seed=12, engine="reference")
+    assert a.n_pulls == b.n_pulls and a.stopped == b.stopped
+    assert a.decisions.runs()[0].tolist() == b.decisions.runs()[0].tolist()
+    assert a.info == b.info and fast.info["rounds"] > 9_742  # past t⁴ = 2⁵³
+    assert fast.pulls.tolist() == slow.pulls.tolist() and fast.sums.tolist() == slow.sums.tolist()
+
+
 def test_kl_lucb_bounds_solve_n_kl_equal_beta():
     alg = KLLUCB(3, 0.05)
     alg.pulls[:] = [10, 40, 90]

@@ -1,6 +1,6 @@
 """Top-two Thompson sampling (Russo 2016) against its paper: the challenger's law (redraws until
 J ≠ I), the fallback drawn from the posterior probability of beating the leader, the Chernoff
-threshold of Garivier & Kaufmann (2016, Prop. 12), every run stopping on small-gap instances with
+threshold of Garivier & Kaufmann (2016, Theorem 10), every run stopping on small-gap instances with
 errors below δ, and the compiled kernel equal to the class bit for bit (compiled and as Python)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ needs_numba = pytest.mark.skipif(not jit.available(),
                                  reason="numba not installed or BANDITKIT_JIT=0")
 
 
-def test_threshold_is_garivier_kaufmann_proposition_12():
+def test_threshold_is_garivier_kaufmann_theorem_10():
     # β(t, δ) = log(2t(K − 1)/δ): t = 100, K = 3, δ = 0.05 → log(8000)
     assert stopping_threshold(100, 0.05, 3) == pytest.approx(math.log(8000.0), rel=1e-15)
     assert stopping_threshold(100, 0.05, 3, "heuristic") == pytest.approx(
@@ -146,20 +146,27 @@ def test_the_kernel_is_the_class_bit_for_bit(case, compiled, monkeypatch):
             return TopTwoThompson(env.n_arms, stream(5, case, i, "algorithm"), delta=delta,
                                   posterior=posterior, max_redraws=redraws, prior=prior)
         seed = derive_seed(5, case, i)
-        ref = simulate(build(), env, horizon=horizon, seed=seed)
+        # the protocol loop: simulate's default engine is this kernel itself
+        ref = simulate(build(), env, horizon=horizon, seed=seed, engine="reference")
         got = tk.simulate_top_two(build(), env, horizon=horizon, seed=seed, engine="kernel")
         _same(ref, got)
         if redraws < 10:
             assert ref.info["fallbacks"] > 0  # the fallback is exercised
 
 
-def test_the_kernel_keeps_budgets_and_refuses_like_simulate():
+def test_the_kernel_keeps_budgets_and_refuses_like_simulate(monkeypatch):
     env = BernoulliBandit(np.array([0.5, 0.45]))
     for own, cap in ((50, 80), (80, 50), (60, 60)):
         def build(own=own):
             return TopTwoThompson(2, as_generator(3), delta=1e-9, horizon=own)
-        ref = simulate(build(), env, horizon=cap, seed=1)
+        ref = simulate(build(), env, horizon=cap, seed=1, engine="reference")
         _same(ref, tk.simulate_top_two(build(), env, horizon=cap, seed=1, engine="kernel"))
+        assert ref.stopped == (own < cap)  # a budget equal to the horizon: the horizon ended it
+    # engine="python" never takes the kernel (simulate's default engine is the kernel)
+    with monkeypatch.context() as m:
+        m.setattr(tk, "_run", lambda *a: pytest.fail("engine='python' ran the kernel"))
+        _same(tk.simulate_top_two(TopTwoThompson(2, as_generator(3), delta=1e-9, horizon=60),
+                                  env, horizon=60, seed=1, engine="python"), ref)
     with pytest.raises(ValueError, match="engine must be one of"):
         tk.simulate_top_two(TopTwoThompson(2, as_generator(0)), env, engine="gpu")
     # a Beta posterior on Gaussian rewards is not the kernel's: simulate refuses the rewards

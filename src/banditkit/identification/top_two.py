@@ -34,10 +34,11 @@ when Z(t) = min_{j ≠ î} Z_{î,j}(t) > β(t, δ), where Z_{î,j} is the genera
 
 (Bernoulli kl; the Gaussian form is (μ̂_î − μ̂_j)² / (2σ²(1/n_î + 1/n_j))). The threshold is
 β(t, δ) = log(2t(K − 1)/δ) by default (``threshold="theory"``): Garivier & Kaufmann (2016,
-Proposition 12) prove that with it P(τ < ∞, î_τ ≠ a*) ≤ δ in the Bernoulli model, whatever the
-sampling rule (their Theorem 10 is the general statement for β = log(C t^α/δ) with an
-unspecified C(α, K)); for Gaussian arms it is the threshold top-two papers run (Jourdan et al.
-2022), not covered by Proposition 12's proof. ``threshold="heuristic"`` is log((log t + 1)/δ),
+Theorem 10, COLT proceedings PMLR 49) prove that with it P(τ < ∞, î_τ ≠ a*) ≤ δ in the
+Bernoulli model, whatever the sampling rule (their Proposition 12 is the general
+exponential-family statement for β = log(C t^α/δ) with an unspecified C(α, K)); for Gaussian
+arms it is the threshold top-two papers run (Jourdan et al. 2022), not covered by Theorem 10's
+proof. ``threshold="heuristic"`` is log((log t + 1)/δ),
 the smaller threshold of their experiments (Section 6), not proved δ-correct. The
 recommendation is the empirical best arm.
 
@@ -63,7 +64,7 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def stopping_threshold(t: int, delta: float, n_arms: int, kind: str = "theory") -> float:
-    """β(t, δ): log(2t(K − 1)/δ) ("theory", Garivier & Kaufmann 2016, Prop. 12) or
+    """β(t, δ): log(2t(K − 1)/δ) ("theory", Garivier & Kaufmann 2016, Theorem 10) or
     log((log t + 1)/δ) ("heuristic", their Section 6)."""
     if kind == "theory":
         return math.log(2.0 * t * max(n_arms - 1, 1) / delta)

@@ -188,7 +188,9 @@ def simulate_top_two(algorithm: TopTwoThompson, env: Environment, *,
         except (AttributeError, KeyError, RuntimeError):  # a scipy without these C functions
             use = False  # simulate: the same numbers
     if not (use and kernel_eligible(algorithm, env, horizon)):
-        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints)
+        # "python" is the protocol loop: simulate's own default engine is this kernel
+        return simulate(algorithm, env, horizon=horizon, seed=seed, checkpoints=checkpoints,
+                        engine="reference" if engine == "python" else "auto")
     return _run(algorithm, env, horizon, seed, checkpoints)
 
 

@@ -4,7 +4,7 @@ known σ), the Chernoff (GLR) stopping rule of Garivier & Kaufmann (2016, Sectio
 empirical-best recommendation.
 
 Chernoff stopping: Z(t) = min_{j ≠ î} [n_î d(μ̂_î, m) + n_j d(μ̂_j, m)], m the pooled mean, against
-β(t, δ) = log(2t(K − 1)/δ) (``threshold="theory"``, GK16 Proposition 12, δ-correct for Bernoulli
+β(t, δ) = log(2t(K − 1)/δ) (``threshold="theory"``, GK16 Theorem 10, δ-correct for Bernoulli
 arms whatever the sampling rule) or log((log t + 1)/δ) (``"heuristic"``, their Section 6
 experiments; not proved δ-correct). The statistic and the threshold are
 :func:`~banditkit.identification.top_two.chernoff_scalar` and

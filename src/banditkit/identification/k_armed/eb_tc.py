@@ -13,7 +13,7 @@ fixed-confidence and beyond", NeurIPS; EB-TC is Jourdan, Degenne, Baudry, de Hei
   B_n if N^{B_n}_{n,B_n} ≤ β T_n(B_n), else C_n; β = 1/2.
 * Stopping: the Chernoff (GLR) rule of :mod:`.base` in the Gaussian model
   (Z = min_j (μ̂_î − μ̂_j)²/(2σ²(1/N_î + 1/N_j))), β(t, δ) = log(2t(K − 1)/δ) by default
-  (``"theory"``: the threshold Garivier & Kaufmann prove for Bernoulli arms, Prop. 12; the
+  (``"theory"``: the threshold Garivier & Kaufmann prove for Bernoulli arms, Theorem 10; the
   Gaussian threshold of Jourdan et al. 2023, built on Kaufmann & Koolen 2021's C_G function, is
   not implemented) or ``"heuristic"`` log((log t + 1)/δ); recommend the empirical best.
 

@@ -59,6 +59,8 @@ class LUCB(KArmedIdentifier):
     """
 
     stopping = "intervals"
+    #: The compiled kernel (:mod:`banditkit.engines`; :mod:`.lucb_kernel`).
+    engines = "banditkit.identification.k_armed.lucb_kernel:lucb1_engine"
 
     def __init__(self, n_arms: int, delta: float = 0.05, *, epsilon: float = 0.0,
                  k1: float = LUCB1_K1, horizon: int | None = None) -> None:
@@ -89,6 +91,10 @@ class LUCB(KArmedIdentifier):
             self._stopped = True
             return None
         self.rounds += 1
+        if self.horizon is not None and self.t + 2 > self.horizon:
+            # one pull left in the budget: h_t alone, as simulate cuts a batch at its horizon
+            # (and the compiled kernel at either cap); two would overshoot the budget
+            return Batch(np.array([h]), np.ones(1, dtype=np.int64))
         return Batch(np.array([h, l_arm]), np.ones(2, dtype=np.int64))
 
     @property

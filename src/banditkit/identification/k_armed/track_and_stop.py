@@ -12,7 +12,7 @@ lim E[τ_δ]/log(1/δ) = T*(μ).
     max(η, max_a ε − w*_a), is the least possible). The sum starts at the first round's pulls
     (one per arm), as if the uniform allocation had been tracked during it.
   Ties go to the lowest index. While the empirical best is tied, w* is the uniform allocation.
-* Stopping: the Chernoff rule (:mod:`.base`), β(t, δ) = log(2t(K − 1)/δ) (GK16, Prop. 12) by
+* Stopping: the Chernoff rule (:mod:`.base`), β(t, δ) = log(2t(K − 1)/δ) (GK16, Theorem 10) by
   default, their experiments' log((log t + 1)/δ) as ``threshold="heuristic"``.
 * Recommendation: the empirical best arm.
 
