@@ -503,6 +503,24 @@ def test_the_mixture_weights_sum_to_one_and_cover_the_grid():
         assert log_e_value(0.0, 0.0, mix) == pytest.approx(0.0, abs=1e-12)
 
 
+def test_the_mixtures_uniform_part_sits_on_the_coarse_grid_from_rho_up():
+    # weights (1 - eps) * half-normal cell masses + eps uniform over every 4th point (from
+    # lam = 1/2 down) at lam >= rho: 7 points at V* = 5,000 (rho = 0.044)
+    from banditkit.live.sequences import ROBUST_SHARE
+    v_tune, alpha = 5000.0, 0.0225
+    mix = mixture(v_tune, alpha)
+    rho = math.sqrt(asymptotic_rho2(v_tune, alpha))
+    edges = np.concatenate([[0.0], np.sqrt(mix.lam[:-1] * mix.lam[1:]), [np.inf]])
+    normal = np.diff([math.erf(e / (rho * math.sqrt(2))) if np.isfinite(e) else 1.0
+                      for e in edges])
+    extra = np.exp(mix.log_w) - (1 - ROBUST_SHARE) * normal / normal.sum()
+    on = extra > 1e-12
+    assert ROBUST_SHARE == 0.15 and on.sum() == 7
+    assert np.allclose(extra[on], ROBUST_SHARE / 7) and np.all(np.abs(extra[~on]) < 1e-12)
+    assert mix.lam[on].min() >= rho and mix.lam[on].max() == mix.lam.max()
+    assert np.allclose(np.diff(np.log(mix.lam[on])), 4 * math.log(1.1))
+
+
 def test_the_asymptotic_difference_is_waudby_smiths_radius_on_both_arms_units():
     # v = s_a^2/n_a + s_c^2/n_c, N = n_a + n_c, rho^2 tuned at N* = 2 * tune_n
     n = np.array([400.0, 600.0])
