@@ -2,6 +2,7 @@
 "widths at the end ≤ 1.6× fixed-n"):
 
     .venv/bin/python benchmarks/bench_widths.py [--runs 20] [--seed 0]
+    .venv/bin/python benchmarks/bench_widths.py mixture [--runs 100] [--seed 1]
 
 1. **The λ cap.** The exact sequences' λ grid stops at ``LAMBDA_MAX`` = 1/2 (each end a
    half-line for bisection). The difference's width ÷ the fixed-n (Student) width for Beta
@@ -13,6 +14,15 @@
    if installed: the test extra): one Beta(1, 9) mean at 5,000 values, its width ÷ fixed-n,
    beside :func:`banditkit.live.sequences.bernstein_sequence` tuned at 1/4 and at the true
    variance. (Only 5 runs: a betting sequence over 5,000 values on a grid is slow.)
+
+**mixture** (issue 23's widths, the choices of :mod:`banditkit.live.sequences`): the
+difference's width ÷ fixed-n through :func:`banditkit.live.statistics.compare` (what status
+computes), 0/1 rewards (0.10 vs 0.11) at 1,000 / 5,000 / 20,000 / 80,000 / 300,000 per arm and
+Beta rewards (same means, concentration 10) at 1,000 / 5,000 / 20,000, ``tune_n`` 10,000, for:
+the sequence before the scaling (every increment pays ψ_E(λ): :func:`psi_scaled` patched to
+b = 1), the robust share ε = 0.25 over the whole grid, ε = 0.25 from ρ up, and the default
+(ε = 0.15 from ρ up), each with the control's share of α at 0.1 and 0.05. Every configuration
+sees the same sums.
 
 Numbers on a shared, loaded machine; seeded (numpy ``default_rng(seed)``).
 """
@@ -102,11 +112,66 @@ def betting(seed: int, runs: int = 5) -> dict[str, float] | str:
             "bernstein_sequence (true variance)": float(med[2]), "runs": runs}
 
 
+def mixture_choices(seed: int, runs: int) -> dict[str, dict[str, list[float]]]:
+    """The ``mixture`` check (module docstring)."""
+    import functools
+
+    configs = {  # label: (scaled, robust share, robust from, control share)
+        "before: unscaled, eps 0.25 whole grid, share 0.1": (False, 0.25, 0.0, 0.1),
+        "scaled, eps 0.25 whole grid, share 0.1": (True, 0.25, 0.0, 0.1),
+        "scaled, eps 0.25 from rho, share 0.05": (True, 0.25, 1.0, 0.05),
+        "scaled, eps 0.15 from rho, share 0.1": (True, 0.15, 1.0, 0.1),
+        "default: scaled, eps 0.15 from rho, share 0.05": (True, 0.15, 1.0, 0.05),
+    }
+    rng = np.random.default_rng(seed)
+    mu = np.array([0.10, 0.11])
+    saved = sq.mixture, sq.psi_scaled
+    out: dict[str, dict[str, list[float]]] = {}
+    try:
+        for reward, sizes in (("binary", (1000, 5000, 20000, 80000, 300000)),
+                              ("beta", (1000, 5000, 20000))):
+            kind = "binary" if reward == "binary" else "bounded"
+            rows: dict[str, list[float]] = {label: [] for label in configs}
+            for n in sizes:
+                N = np.full((runs, 2), float(n))
+                if reward == "binary":
+                    S = rng.binomial(n, mu, (runs, 2)).astype(float)
+                    Q = S
+                else:
+                    _, S, Q = _beta_sums(rng, n, runs)
+                sums = ArmSums(N, N, S, Q, np.full(N.shape, reward == "binary"))
+                fixed = compare(sums, (0.0, 1.0), intervals="fixed", alpha=0.05, control=0,
+                                spec=check_verdicts(kind, (0.0, 1.0), None, None))
+                fixed_w = (fixed.diff_high - fixed.diff_low)[:, 1]
+                for label, (scaled, eps, start, share) in configs.items():
+                    sq.mixture = functools.partial(saved[0], robust=eps, robust_from=start)
+                    sq.psi_scaled = saved[1] if scaled else (
+                        lambda lam, b: saved[1](lam, np.ones_like(np.asarray(b, float))))
+                    spec = check_verdicts(kind, (0.0, 1.0), {"tune_n": 10_000,
+                                                             "control_share": share}, None)
+                    c = compare(sums, (0.0, 1.0), intervals="anytime", alpha=0.05, control=0,
+                                spec=spec)
+                    rows[label].append(round(float(np.median(
+                        (c.diff_high - c.diff_low)[:, 1] / fixed_w)), 3))
+            out[f"{reward} at {list(sizes)} per arm"] = rows
+    finally:
+        sq.mixture, sq.psi_scaled = saved
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("what", nargs="?", choices=["all", "mixture"], default="all")
+    parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
+    if args.what == "mixture":
+        runs, seed = args.runs or 100, 1 if args.seed is None else args.seed
+        print(json.dumps({"seed": seed, "runs": runs, **mixture_choices(seed, runs)},
+                         indent=1))
+        return
+    args.runs = args.runs or 20
+    args.seed = 0 if args.seed is None else args.seed
     print(json.dumps({"seed": args.seed, "runs": args.runs,
                       "lambda_cap (n 5000, 2000, 20000)": lambda_cap(args.seed, args.runs),
                       "tuning_variance": tuning_variance(args.seed, args.runs),

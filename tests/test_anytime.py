@@ -87,7 +87,7 @@ def test_a_sequence_covers_iid_means_at_every_n_simultaneously():
 def test_each_arm_gets_alpha_over_k_and_differences_get_their_own_sequences():
     # arms' intervals: the beta-binomial sequence at alpha/K (0/1 rewards); differences: the
     # direct sequence (banditkit.live.sequences) at alpha(1 - s)/(K - 1), with the control's
-    # own sequence at alpha*s bounding the nuisance (s = control_share = 0.1)
+    # own sequence at alpha*s bounding the nuisance (s = control_share = 0.05)
     sums = _sums([100, 80, 120], [30, 40, 20])
     frame = arm_table(["a", "b", "c"], sums, (0.0, 1.0), intervals="anytime", alpha=0.05,
                       control=0)
@@ -95,9 +95,9 @@ def test_each_arm_gets_alpha_over_k_and_differences_get_their_own_sequences():
                                     0.05 / 3)
     np.testing.assert_allclose(frame["low"], low)
     np.testing.assert_allclose(frame["high"], high)
-    cl, ch = confidence_sequence(30, 100, 0.05 * 0.1)
+    cl, ch = confidence_sequence(30, 100, 0.05 * 0.05)
     dl, dh = difference_sequence(np.array([100, 80, 120]), np.array([30.0, 40, 20]),
-                                 np.array([30.0, 40, 20]), 0, cl, ch, 0.05 * 0.9 / 2)
+                                 np.array([30.0, 40, 20]), 0, cl, ch, 0.05 * 0.95 / 2)
     np.testing.assert_allclose(frame["diff_low"][1:], dl[1:])
     np.testing.assert_allclose(frame["diff_high"][1:], dh[1:])
     np.testing.assert_allclose(frame["diff"][1:], [0.5 - 0.3, 20 / 120 - 0.3])

@@ -27,6 +27,7 @@ from banditkit.live.sequences import (
     mixture,
     msprt_difference,
     psi_e,
+    psi_scaled,
 )
 from banditkit.live.statistics import ArmSums, compare
 from banditkit.registry import make_policy
@@ -54,6 +55,52 @@ def test_each_factor_has_mean_at_most_one_for_bernoulli_and_beta_values(mu, lam)
     value = integrate.quad(lambda y: beta.pdf(y) * np.exp(lam * (y - mu) - psi_e(lam)
                                                           * (y - mu) ** 2), 0, 1)[0]
     assert value <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("lam", [1e-4, 0.01, 0.2, 0.5, 0.9])
+@pytest.mark.parametrize("b", [0.0, 1e-6, 0.009, 0.011, 0.1, 0.5, 0.9, 1.0])
+def test_the_scaled_inequality_holds_on_a_grid_and_is_tight_at_the_bound(lam, b):
+    # exp(lam z - psi_E(lam b)/b^2 z^2) <= 1 + lam z for every z >= -b (Fan et al.'s inequality
+    # for xi = z/b at lam' = lam b), on a grid of z in [-b, 1]; at z = -b it is an equality,
+    # so no smaller penalty (a smaller b) would do
+    psi = psi_scaled(lam, b)
+    z = np.concatenate([np.linspace(-b, 1.0, 4001), [-b, -b * (1 - 1e-9), 0.0]])
+    assert np.all(lam * z - psi * z * z <= np.log1p(lam * z) + 1e-12)
+    if b > 0:
+        x = lam * b  # psi_E(x) = sum_{k>=2} x^k / k (the closed form cancels for small x)
+        exact = (sum(x ** k / k for k in range(2, 80)) if x < 0.5
+                 else -math.log1p(-x) - x)
+        assert psi * b * b == pytest.approx(exact, rel=1e-9, abs=1e-300)
+        # at z = -b: lam z - psi z^2 <= log(1 + lam z) iff psi b^2 >= psi_E(lam b)
+        # (resolvable in floating point where lam b >= 1e-6)
+        if x >= 1e-6:
+            assert psi_scaled(lam, 0.9 * b) * b * b < exact
+    assert psi_scaled(lam, b) <= psi_e(lam) * (1 + 1e-9)  # never above the unscaled penalty
+    assert psi_scaled(lam, 0.0) == pytest.approx(lam * lam / 2)
+
+
+@pytest.mark.parametrize("mu", [0.003, 0.1, 0.5, 0.97])
+@pytest.mark.parametrize("lam", [0.05, 0.3, 0.5])
+def test_each_scaled_factor_has_mean_at_most_one_on_both_ends(mu, lam):
+    # the one-arm sequence's factors: lower end X - mu >= -mu (b = mu), upper end
+    # mu - X >= -(1 - mu) (b = 1 - mu); Bernoulli values (the extreme case) and Beta values
+    from scipy import integrate, stats
+    beta = stats.beta(mu * 4, (1 - mu) * 4)
+    for sign, b in ((1.0, mu), (-1.0, 1.0 - mu)):
+        psi = psi_scaled(lam, b)
+        bern = ((1 - mu) * math.exp(sign * lam * -mu - psi * mu ** 2)
+                + mu * math.exp(sign * lam * (1 - mu) - psi * (1 - mu) ** 2))
+        assert bern <= 1 + 1e-12
+        value = integrate.quad(lambda y, s=sign, p=psi: beta.pdf(y) * math.exp(
+            s * lam * (y - mu) - p * (y - mu) ** 2), 0, 1, points=[mu], limit=200)[0]
+        assert value <= 1 + 1e-7
+    # the wrong side's bound is not enough: for a low rate, the upper end's increments
+    # mu - X reach -(1 - mu), and the lower end's penalty (b = mu) fails for them
+    if mu < 0.5:
+        psi = psi_scaled(lam, mu)
+        bern = ((1 - mu) * math.exp(lam * mu - psi * mu ** 2)
+                + mu * math.exp(-lam * (1 - mu) - psi * (1 - mu) ** 2))
+        assert bern > 1 + 1e-9
 
 
 def test_the_running_sums_give_the_product_of_the_per_reward_factors():
@@ -86,31 +133,63 @@ def test_the_difference_sums_are_the_signed_per_reward_process():
     assert log_e_value(s, v, mix) == pytest.approx(brute)
 
 
-def test_the_ends_are_where_the_e_value_reaches_one_over_alpha():
-    n, S, Q = 2000.0, 300.0, 300.0
+def _log_mix(mix, s, psi, v):
+    """log sum_j w_j exp(lam_j s - psi_j v), by brute force."""
+    return np.log(np.sum(np.exp(mix.log_w + mix.lam * s - psi * v)))
+
+
+@pytest.mark.parametrize("n, S, Q", [(2000.0, 300.0, 300.0), (5000.0, 500.0, 80.0)])
+def test_the_ends_are_where_the_e_value_reaches_one_over_alpha(n, S, Q):
+    # each end tested with its own bound: b = mu below, 1 - mu above
     low, high = bernstein_sequence(n, S, Q, 0.05, n_tune=1000)
     mix = mixture(1000 * 0.25, 0.025)
-    for mu, side in ((low, 1.0), (high, -1.0)):
-        e = log_e_value(side * (S - n * mu), Q - 2 * mu * S + n * mu * mu, mix)
+    for mu, side, b in ((low, 1.0, low), (high, -1.0, 1 - high)):
+        e = _log_mix(mix, side * (S - n * mu), psi_scaled(mix.lam, b),
+                     Q - 2 * mu * S + n * mu * mu)
         assert e == pytest.approx(math.log(40), abs=1e-6)
+        # and every candidate beyond the end is rejected, every one inside kept (half-lines)
+        for step in (1e-4, 1e-2, 0.1):
+            out = mu - side * step
+            if 0 <= out <= 1:
+                assert _log_mix(mix, side * (S - n * out), psi_scaled(mix.lam, out if side > 0
+                                                                       else 1 - out),
+                                Q - 2 * out * S + n * out * out) >= math.log(40)
+            inside = mu + side * step * (high - low)
+            assert _log_mix(mix, side * (S - n * inside), psi_scaled(
+                mix.lam, inside if side > 0 else 1 - inside),
+                Q - 2 * inside * S + n * inside * inside) < math.log(40)
 
 
-def test_the_difference_ends_use_the_control_interval_ends_for_the_nuisance():
-    n = np.array([5000.0, 5000.0])
-    S = np.array([500.0, 600.0])
+@pytest.mark.parametrize("n_c, Q", [(5000.0, None), (3000.0, (40.0, 80.0))])
+def test_the_difference_ends_use_the_control_interval_ends_for_the_nuisance(n_c, Q):
+    # each arm's rewards with their own bound over m in [cl, ch]: lower end b_a = ch + delta,
+    # b_c = 1 - cl; upper end b_a = 1 - cl - delta, b_c = ch; each term's minimum over the
+    # two ends of the control's interval
+    n = np.array([n_c, 5000.0])
+    S = np.array([0.1 * n_c, 600.0])
+    Q = S.copy() if Q is None else np.array(Q)
     cl, ch = 0.09, 0.11
-    low, high = difference_sequence(n, S, S, 0, cl, ch, 0.05)
+    low, high = difference_sequence(n, S, Q, 0, cl, ch, 0.05)
     mix = mixture(2 * 10_000 * 0.25, 0.025)
 
     def log_e(delta, m, sign):
         mu = m + delta
         s = sign * ((S[1] - n[1] * mu) - (S[0] - n[0] * m))
-        v = (S[1] - 2 * mu * S[1] + n[1] * mu * mu) + (S[0] - 2 * m * S[0] + n[0] * m * m)
-        return mix.log_w + mix.lam * s - mix.psi * v
+        va = Q[1] - 2 * mu * S[1] + n[1] * mu * mu
+        vc = Q[0] - 2 * m * S[0] + n[0] * m * m
+        b_a, b_c = (ch + delta, 1 - cl) if sign > 0 else (1 - cl - delta, ch)
+        return (mix.log_w + mix.lam * s - psi_scaled(mix.lam, b_a) * va
+                - psi_scaled(mix.lam, b_c) * vc)
+
+    def log_mix(delta, sign):
+        terms = np.minimum(log_e(delta, cl, sign), log_e(delta, ch, sign))
+        return np.log(np.exp(terms).sum())
 
     for delta, sign in ((low[1], 1.0), (high[1], -1.0)):
-        terms = np.minimum(log_e(delta, cl, sign), log_e(delta, ch, sign))
-        assert np.log(np.exp(terms).sum()) == pytest.approx(math.log(40), abs=1e-6)
+        assert log_mix(delta, sign) == pytest.approx(math.log(40), abs=1e-6)
+        for step in (1e-4, 1e-2, 0.1):  # rejected outside, kept inside: half-lines
+            assert log_mix(delta - sign * step, sign) >= math.log(40)
+            assert log_mix(delta + sign * step * (high[1] - low[1]), sign) < math.log(40)
     assert np.isnan(low[0]) and np.isnan(high[0])
 
 
@@ -200,6 +279,45 @@ def test_the_difference_sequences_cover_under_batched_thompson():
         > 0.1
 
 
+@pytest.mark.parametrize("reward", ["bernoulli", "beta"])
+def test_the_scaled_sequences_cover_near_the_range_ends_under_batched_thompson(reward):
+    # means near 0 and 1, where the scaled penalties are smallest (b = mu or 1 - mu): the
+    # control at 0.03 (its lower-end increments pay almost lam^2/2), an arm at 0.97. Every
+    # look of every run: does an arm's or a difference's interval ever miss the truth?
+    means = np.array([0.03, 0.01, 0.97])
+    runs, K = 100, 3
+    looks, truth_runs = [], []
+    for r in range(runs):
+        noise = stream(13, "cover-ends", r)
+        policy = make_policy("BatchedThompson", LiveArms(K, None, None),
+                             stream(13, "cover-ends-xi", r), horizon=3000, batch_size=150,
+                             draws=200, control_floor=0.1)
+        n, S, Q = np.zeros(K), np.zeros(K), np.zeros(K)
+        while (batch := policy.next_batch()) is not None:
+            pulls = np.bincount(batch.arms, weights=batch.counts, minlength=K).astype(int)
+            got = np.zeros(K)
+            for k in range(K):
+                if reward == "bernoulli":
+                    x = (noise.random(pulls[k]) < means[k]).astype(float)
+                else:  # Beta(2 mu, 2(1 - mu)): most of the mass at the near end, a long tail
+                    x = noise.beta(2 * means[k], 2 * (1 - means[k]), pulls[k])
+                got[k] = x.sum()
+                n[k], S[k], Q[k] = n[k] + x.size, S[k] + x.sum(), Q[k] + (x * x).sum()
+            policy.observe(batch, got[batch.arms])
+            looks.append((n.copy(), S.copy(), Q.copy()))
+            truth_runs.append(r)
+    N, T, U = (np.array([x[i] for x in looks]) for i in range(3))
+    c = compare(ArmSums(N, N, T, U, np.full(N.shape, reward == "bernoulli")), (0.0, 1.0),
+                intervals="anytime", alpha=0.05, control=0)
+    truth = means - means[0]
+    miss = ((c.diff_low[:, 1:] > truth[1:]) | (c.diff_high[:, 1:] < truth[1:])).any(axis=1)
+    miss |= ((c.low > means) | (c.high < means)).any(axis=1)
+    per_run = np.bincount(np.array(truth_runs), weights=miss, minlength=runs) > 0
+    assert per_run.mean() <= 0.10
+    # not vacuous: the 0.97 arm is called better than the control in every run by the end
+    assert (c.verdict[:, 2] == "better").sum() >= runs
+
+
 # -- through Experiment ------------------------------------------------------------------------
 def _ab(tmp_path, name, means, per_look, looks, seed=0, **create):
     rng = np.random.default_rng(seed)
@@ -220,7 +338,7 @@ def test_fixed_allocation_splits_each_batch_exactly_and_reaches_a_verdict(tmp_pa
     assert state.arms.loc["treatment", "verdict"] == "better"
     assert state.verdicts == {"reward_type": "binary", "reward_range": [0.0, 1.0],
                               "sequence": "exact", "tune_n": 10_000.0, "tau": None,
-                              "control_share": 0.1, "alternative": "two-sided",
+                              "control_share": 0.05, "alternative": "two-sided",
                               "margin": None, "winsorize": None, "cuped": False,
                               "ratio": False}
     assert "exact empirical-Bernstein" in str(state)
@@ -385,6 +503,24 @@ def test_the_mixture_weights_sum_to_one_and_cover_the_grid():
         assert log_e_value(0.0, 0.0, mix) == pytest.approx(0.0, abs=1e-12)
 
 
+def test_the_mixtures_uniform_part_sits_on_the_coarse_grid_from_rho_up():
+    # weights (1 - eps) * half-normal cell masses + eps uniform over every 4th point (from
+    # lam = 1/2 down) at lam >= rho: 7 points at V* = 5,000 (rho = 0.044)
+    from banditkit.live.sequences import ROBUST_SHARE
+    v_tune, alpha = 5000.0, 0.0225
+    mix = mixture(v_tune, alpha)
+    rho = math.sqrt(asymptotic_rho2(v_tune, alpha))
+    edges = np.concatenate([[0.0], np.sqrt(mix.lam[:-1] * mix.lam[1:]), [np.inf]])
+    normal = np.diff([math.erf(e / (rho * math.sqrt(2))) if np.isfinite(e) else 1.0
+                      for e in edges])
+    extra = np.exp(mix.log_w) - (1 - ROBUST_SHARE) * normal / normal.sum()
+    on = extra > 1e-12
+    assert ROBUST_SHARE == 0.15 and on.sum() == 7
+    assert np.allclose(extra[on], ROBUST_SHARE / 7) and np.all(np.abs(extra[~on]) < 1e-12)
+    assert mix.lam[on].min() >= rho and mix.lam[on].max() == mix.lam.max()
+    assert np.allclose(np.diff(np.log(mix.lam[on])), 4 * math.log(1.1))
+
+
 def test_the_asymptotic_difference_is_waudby_smiths_radius_on_both_arms_units():
     # v = s_a^2/n_a + s_c^2/n_c, N = n_a + n_c, rho^2 tuned at N* = 2 * tune_n
     n = np.array([400.0, 600.0])
@@ -421,8 +557,9 @@ def test_one_sided_decisions_spend_all_of_alpha_on_the_lower_end():
     one = compare(sums, (0.0, 1.0), intervals="anytime", alpha=0.05, control=0,
                   spec=check_verdicts("binary", None, {"alternative": "greater"}, None))
     assert one.diff_low[1] > two.diff_low[1] and np.isposinf(one.diff_high[1])
-    cl, ch = confidence_sequence(S[0], n[0], 0.005)
-    low, _ = difference_sequence(n, S, S, 0, cl, ch, 0.045, side="lower")
+    # the default split: the control's sequence at alpha * 0.05, the difference at alpha * 0.95
+    cl, ch = confidence_sequence(S[0], n[0], 0.0025)
+    low, _ = difference_sequence(n, S, S, 0, cl, ch, 0.0475, side="lower")
     assert one.diff_low[1] == pytest.approx(low[1])
 
 

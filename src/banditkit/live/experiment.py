@@ -261,7 +261,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             ``sequence`` (``"exact"`` default for bounded rewards, ``"asymptotic"``,
             ``"msprt"``), ``tune_n`` (units per arm where the sequences are narrowest,
             10,000), ``tau`` (the mSPRT's mixture s.d., required with ``"msprt"``),
-            ``control_share`` (share of α on the control's own sequence, 0.1).
+            ``control_share`` (share of α on the control's own sequence, 0.05).
 
         Notes
         -----

@@ -15,7 +15,7 @@ one-sided (only harm pauses), α = ``guardrail_alpha`` split over the G guardrai
 differences:
 
 - **bounded** (``range`` given): values rescaled to [0, 1]; the control's own
-  empirical-Bernstein sequence at α·s/G (s = 0.1, the verdicts' ``control_share``) bounds the
+  empirical-Bernstein sequence at α·s/G (s = 0.1) bounds the
   nuisance, and each difference's exact sequence
   (:func:`~banditkit.live.sequences.difference_sequence`, ``side="lower"``; the mirror rule
   on values hi + lo − x) at α(1 − s)/(G(K − 1));
@@ -58,7 +58,7 @@ from .journal import ExperimentError
 from .sequences import bernstein_sequence, difference_sequence, one_sided_from
 
 #: Bounded guardrails: the share of each guardrail's α spent on the control's own sequence
-#: (the verdicts' default ``control_share``).
+#: (0.1: the verdicts' ``control_share`` was 0.1 when guardrails were measured; it is 0.05 now).
 CONTROL_SHARE = 0.1
 
 __all__ = ["RULES", "Guardrail", "check_guardrails", "check_metrics", "evaluate"]
