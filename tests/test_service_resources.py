@@ -28,22 +28,26 @@ def _bench_readers():
 
 
 def test_readers_of_the_page_and_units_leave_the_writers_p50_within_3_times(tmp_path):
-    """Up to three measurements, each on a fresh server, and the best ratio is judged: the
-    suite's other worker shares the 2 cores with the readers' loops, so one measurement can
-    exceed 3 from CPU alone (3.3 once in CI), while reads on the write path, what the test is
-    for, took the writers' p50 from 16 ms to 1,376 ms (86 times) every time."""
+    """The writers' p50 while the readers loop on their server, against the same readers on a
+    second server (the same CPU load, nothing shared): within 3 times. The plain ratio against
+    no readers at all (the issue's wording, judged by benchmarks/bench_readers.py on the idle
+    machine, docs/service.md) moves with CPU alone here: the suite's other xdist worker shares
+    the 2 cores with the readers' loops, and it measured 3.3 and 4.2 in CI with nothing
+    blocked. Reads on the write path, what the test is for, took the writers' p50 from 16 ms to
+    1,376 ms (86 times). Up to three measurements, each on fresh servers; the best is judged."""
     results = []
     for attempt in range(3):
-        (tmp_path / str(attempt)).mkdir()
         r = _bench_readers().measure(tmp_path / str(attempt), writers=2, trips=100,
-                                     prefill=3000, seed=attempt)
-        assert not r["alone"]["errors"] and not r["with_readers"]["errors"]
-        # the readers did read while the writers wrote
-        assert r["with_readers"]["pages"] >= 1 and r["with_readers"]["units_reads"] >= 1
+                                     prefill=3000, seed=attempt, elsewhere=True)
+        for phase in ("alone", "with_readers", "readers_elsewhere"):
+            assert not r[phase]["errors"], r
+        # the readers did read while the writers wrote, in both phases with readers
+        for phase in ("with_readers", "readers_elsewhere"):
+            assert r[phase]["pages"] >= 1 and r[phase]["units_reads"] >= 1, r
         results.append(r)
-        if r["ratio_p50"] <= 3.0:
+        if r["ratio_p50_elsewhere"] <= 3.0:
             break
-    assert min(r["ratio_p50"] for r in results) <= 3.0, results
+    assert min(r["ratio_p50_elsewhere"] for r in results) <= 3.0, results
 
 
 def _touch(port: int, name: str) -> None:
