@@ -62,14 +62,11 @@ def _list_marks(spec: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # banditkit run
 
-def run_arguments(parser: argparse.ArgumentParser) -> None:
+def add_execution_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where and how trials run, the same for ``run`` and ``reproduce``: --workers, --backend,
+    --scheduler, --seed."""
     from ..experiments.backends import BACKENDS
 
-    parser.add_argument("figure", help="figure name (see `banditkit list`)")
-    parser.add_argument("--quick", action="store_true",
-                        help="few trials and short horizons (seconds to a minute)")
-    parser.add_argument("--trials", type=positive_int, default=None,
-                        help="trials per (point, algorithm) (default: the figure's)")
     parser.add_argument("--workers", type=positive_int, default=None,
                         help="worker processes (default: all cores)")
     parser.add_argument("--backend", choices=BACKENDS, default="processes",
@@ -77,6 +74,15 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default=None, metavar="ADDR",
                         help="Dask scheduler address (dask backend; default: a local cluster)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="root seed (default 0)")
+
+
+def run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("figure", help="figure name (see `banditkit list`)")
+    parser.add_argument("--quick", action="store_true",
+                        help="few trials and short horizons (seconds to a minute)")
+    parser.add_argument("--trials", type=positive_int, default=None,
+                        help="trials per (point, algorithm) (default: the figure's)")
+    add_execution_arguments(parser)
     parser.add_argument("--out", type=_run_folder, default=None, metavar="DIR",
                         help="run folder (default: runs/<figure>[-quick])")
     parser.add_argument("--json", action="store_true",

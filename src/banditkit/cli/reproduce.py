@@ -9,14 +9,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from .args import non_negative_int, positive_int
+from .figures import add_execution_arguments
 from .output import refuse
 
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..experiments.backends import BACKENDS
     from ..experiments.paper_references import PAPERS
 
     parser.add_argument("papers", nargs="*", metavar="PAPER",
@@ -24,13 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="each figure's quick version (seconds; mostly not the paper's "
                              "points, so most references are not compared)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="worker processes (default: all cores)")
-    parser.add_argument("--backend", choices=BACKENDS, default="processes",
-                        help="where trials run (default: processes)")
-    parser.add_argument("--scheduler", default=None, metavar="ADDR",
-                        help="Dask scheduler address (dask backend; default: a local cluster)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="root seed (default 0)")
+    add_execution_arguments(parser)
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="folder of the run folders and the report (default: "
                              "runs/reproduce[-quick])")
