@@ -203,3 +203,17 @@ def test_figure_references_lookup():
     assert figure_references("replicable-bandits:fig1").paper_figure.startswith("Figure 1")
     with pytest.raises(ValueError):
         figure_references("replicable-bai:cost")
+
+
+def test_one_number_rule_for_every_report_table():
+    """The run reports, the reproduction report and the reference values share one rule."""
+    from banditkit.experiments.numbers import short_number
+    from banditkit.experiments.report import _fmt as run_report_number
+
+    cases = {0.0: "0", 12.0: "12", 3.14159: "3.142", 0.0004321: "0.000432",
+             123456.0: "1.23e+05", -2.5: "-2.5", float("nan"): "–",
+             float("inf"): "inf", float("-inf"): "-inf"}
+    for x, text in cases.items():
+        assert short_number(x) == text, x
+    # a run report has no one-sided interval: an infinite value shows as no number
+    assert run_report_number(float("inf")) == "–" and run_report_number(3.14159) == "3.142"

@@ -16,10 +16,10 @@ from banditkit.cli import main
 from banditkit.envs.datasets import movielens_100k_dir
 from banditkit.experiments.backends import DaskBackend
 from banditkit.experiments.figures import get_figure
+from banditkit.experiments.numbers import short_number
 from banditkit.experiments.paper_references import PAPERS, all_figure_references
 from banditkit.experiments.reproduce import reproduce
 from banditkit.experiments.reproduce_compare import compare_figure, judge
-from banditkit.experiments.reproduce_report import _fmt
 from banditkit.experiments.runner import default_out, load_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -138,7 +138,8 @@ def test_quick_comparisons_are_real_where_the_quick_point_is_the_papers(quick):
                 assert row[6] == "–" and row[-1].startswith("not compared")
                 continue
             o = cmp.ours
-            assert row[6] == f"{_fmt(o.value)} [{_fmt(o.lo)}, {_fmt(o.hi)}] ({o.interval})"
+            value, lo, hi = (short_number(x) for x in (o.value, o.lo, o.hi))
+            assert row[6] == f"{value} [{lo}, {hi}] ({o.interval})"
             assert row[-1].startswith(judge(cmp.reference, o))
             checked += 1
     assert checked == 12

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .numbers import short_number
+
 __all__ = ["METRICS", "RELATIONS", "SOURCE_KINDS", "Reference", "ReferenceError",
            "heading_anchors", "validate_reference", "validate_references"]
 
@@ -117,9 +119,9 @@ class Reference:
     def stated(self) -> str:
         """The reference as the report prints it (``≤ 0.3``, ``27105 ± 897``)."""
         rel = {"=": "", "<=": "≤ ", ">=": "≥ "}.get(self.relation, self.relation)
-        text = f"{rel}{_fmt(self.value)}"
+        text = f"{rel}{short_number(self.value)}"
         if self.tolerance:
-            text += f" ± {_fmt(self.tolerance)}"
+            text += f" ± {short_number(self.tolerance)}"
         return text
 
 
@@ -220,17 +222,6 @@ def heading_anchors(markdown: str) -> set[str]:
 
 def _finite(x: float) -> bool:
     return x == x and x not in (float("inf"), float("-inf"))
-
-
-def _fmt(x: float) -> str:
-    x = float(x)
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e5 or abs(x) < 1e-3:
-        return f"{x:.3g}"
-    if x.is_integer():
-        return str(int(x))
-    return f"{x:.4g}"
 
 
 def by_figure(refs: Sequence[Reference]) -> dict[str, list[Reference]]:

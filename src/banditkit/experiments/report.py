@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .numbers import short_number
 from .plots import plot_file_stem, point_label
 from .results import error_difference, metric_names
 
@@ -311,16 +312,8 @@ def _finite(x: Any) -> bool:
 
 
 def _fmt(x: Any) -> str:
-    if not _finite(x):
-        return "–"
-    x = float(x)
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e5 or abs(x) < 1e-3:
-        return f"{x:.3g}"
-    if float(x).is_integer():
-        return str(int(x))
-    return f"{x:.4g}"
+    # a run report has no one-sided intervals: an infinite value is no number there
+    return short_number(x) if _finite(x) else "–"
 
 
 def _interval(mean: Any, lo: Any, hi: Any) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .numbers import short_number
 from .paper_references import paper_citation
 from .plots import point_label
 from .reproduce import ReproduceResult
@@ -183,7 +184,8 @@ def _row(cmp: Comparison, sources: dict[str, int]) -> tuple[str, ...]:
         verdict = f"not compared: {cmp.reason}"
     else:
         o = cmp.ours
-        ours = f"{_fmt(o.value)} [{_fmt(o.lo)}, {_fmt(o.hi)}] ({o.interval})"
+        value, lo, hi = (short_number(x) for x in (o.value, o.lo, o.hi))
+        ours = f"{value} [{lo}, {hi}] ({o.interval})"
         trials = o.trials
         verdict = cmp.verdict
         if cmp.verdict == "differs, explained":
@@ -288,18 +290,6 @@ def _inline(text: str, docs_prefix: str = "../docs/") -> str:
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
     return re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", out)
-
-
-def _fmt(x: float) -> str:
-    if x != x:
-        return "–"
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e5 or abs(x) < 1e-3:
-        return f"{x:.3g}"
-    if float(x).is_integer():
-        return str(int(x))
-    return f"{x:.4g}"
 
 
 def _duration(seconds: float) -> str:
