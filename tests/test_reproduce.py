@@ -6,8 +6,6 @@ Chromium with its plots loaded; the same numbers from a 2-worker local Dask clus
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import time
 
 import pytest
@@ -21,8 +19,7 @@ from banditkit.experiments.paper_references import PAPERS, all_figure_references
 from banditkit.experiments.reproduce import reproduce
 from banditkit.experiments.reproduce_compare import compare_figure, judge
 from banditkit.experiments.runner import default_out, load_run
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from browser_support import chromium
 
 
 def _has_movielens() -> bool:
@@ -165,18 +162,6 @@ def test_the_markdown_copy_links_the_docs_from_where_it_is(quick):
         assert (quick["out"] / "copy" / link.split("#")[0]).resolve().name.endswith(".md")
 
 
-def _chromium(tmp_path, *args: str) -> str:
-    if CHROMIUM is None:
-        pytest.fail("no chromium: `make chromium` installs Debian's package (make test runs it)")
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *args],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
 def test_the_html_page_is_self_contained_and_its_plots_load_in_a_browser(quick, tmp_path):
     page = quick["page"]
     images = re.findall(r'<img [^>]*src="([^"]*)"', page)
@@ -191,12 +176,12 @@ def test_the_html_page_is_self_contained_and_its_plots_load_in_a_browser(quick, 
         "<script>window.addEventListener('load', () => { const i = [...document.images];"
         "document.title = 'images ' + i.length + ' decoded ' + i.filter(x => x.complete && "
         "x.naturalWidth > 100 && x.naturalHeight > 100).length; });</script></body>")))
-    dom = _chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
+    dom = chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
     title = re.search(r"<title>(.*?)</title>", dom).group(1)
     assert title == f"images {len(images)} decoded {len(images)}", title
     # and the page as a picture: tables and coloured plots on screen, not a blank page
     shot = tmp_path / "page.png"
-    _chromium(tmp_path, "--window-size=1400,6000", f"--screenshot={shot}",
+    chromium(tmp_path, "--window-size=1400,6000", f"--screenshot={shot}",
               (quick["out"] / "runs" / "reproduction.html").as_uri())
     import matplotlib.image
 

@@ -10,8 +10,6 @@ import csv
 import hashlib
 import io
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ from banditkit import simulate
 from banditkit.live.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
+from browser_support import chromium
 from live_support import TableBandit, Where, check_consistent, reward_table, unit_rewards
 from service_support import Server, call
 
@@ -29,7 +28,6 @@ WHO = "token:" + hashlib.sha256(TOKEN.encode()).hexdigest()[:12]
 MEANS = [0.2, 0.5, 0.8]
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,
               "horizon": 3000, "params": {"rho": 0.3, "beta": 3}}
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 class Store:
@@ -186,18 +184,6 @@ def test_metrics_count_requests_and_show_the_queue_and_open_experiments(served):
     assert re.search(r"^banditkit_open_experiments 1$", text, re.M)
 
 
-def _chromium(tmp_path, *args: str) -> str:
-    if CHROMIUM is None:
-        pytest.fail("no chromium: `make chromium` installs Debian's package (make test runs it)")
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *args],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
 def test_the_list_and_the_api_page_in_a_browser(tmp_path):
     server = Server(tmp_path)
     try:
@@ -208,17 +194,17 @@ def test_the_list_and_the_api_page_in_a_browser(tmp_path):
         call(port, "POST", "/experiments/pricing/record",
              {"units": [u["unit"] for u in units], "rewards": [1.0] * 18})
         call(port, "POST", "/experiments/pricing/stop", {"arm": "b"})
-        dom = _chromium(tmp_path, "--dump-dom", f"http://127.0.0.1:{port}/")
+        dom = chromium(tmp_path, "--dump-dom", f"http://127.0.0.1:{port}/")
         text = " ".join(re.sub(r"<[^>]+>", " ", dom).split())
         assert "checkout running ReplicableElimination leader:" in text
         assert "pricing stopped (rollout: b) ReplicableElimination STOPPED: winner b" in text
         assert "href=\"/experiments/checkout\"" in dom
         # the stopped experiment's own page starts with its decision
-        page = _chromium(tmp_path, "--dump-dom", f"http://127.0.0.1:{port}/experiments/pricing")
+        page = chromium(tmp_path, "--dump-dom", f"http://127.0.0.1:{port}/experiments/pricing")
         assert re.search(r"id=\"decision\".*STOPPED: winner b", page)
         assert page.index("id=\"decision\"") < page.index("id=\"state\"")
         shot = tmp_path / "list.png"
-        _chromium(tmp_path, "--window-size=1000,500", f"--screenshot={shot}",
+        chromium(tmp_path, "--window-size=1000,500", f"--screenshot={shot}",
                   f"http://127.0.0.1:{port}/")
         import matplotlib.image
 
@@ -227,7 +213,7 @@ def test_the_list_and_the_api_page_in_a_browser(tmp_path):
         # the API page: built in the browser from /openapi.json, no other origin named
         status, page = _get(port, "/docs")
         assert status == 200 and "http://" not in page and "https://" not in page
-        dom = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom",
+        dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom",
                         f"http://127.0.0.1:{port}/docs")
         assert dom.count("class=\"op\"") == sum(
             len(item) - ("parameters" in item)

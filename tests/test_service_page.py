@@ -5,30 +5,16 @@ of the status, and its screenshot is a picture, not a blank page."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 from banditkit.cli import main
+from browser_support import chromium
 from service_support import Server, call
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARMS = ["control", "blue-button", "green-copy"]
 MEANS = {0: 0.2, 1: 0.5, 2: 0.8}
-
-
-def _chromium(tmp_path, *args: str) -> str:
-    if CHROMIUM is None:
-        pytest.fail("no chromium: `make chromium` installs Debian's package (make test runs it)")
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *args],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +41,7 @@ def test_a_browser_shows_the_arms_numbers_and_plots_of_the_status(watched, tmp_p
     _, status = call(server.port, "GET", "/experiments/checkout/status")
     assert status["batches_observed"] >= 3  # enough history for the plots to mean something
     url = f"http://127.0.0.1:{server.port}/experiments/checkout"
-    dom = _chromium(tmp_path, "--dump-dom", url)
+    dom = chromium(tmp_path, "--dump-dom", url)
     text = re.sub(r"<[^>]+>", " ", dom)
     for arm in status["arms"]:
         row = re.search(rf"{arm['arm']}\s+{arm['assigned']}\s+{arm['recorded']}\s+"
@@ -70,7 +56,7 @@ def test_a_browser_shows_the_arms_numbers_and_plots_of_the_status(watched, tmp_p
     for title in ("units assigned (cumulative)", "mean reward", "share of the batch"):
         assert title in dom  # the plots' axis labels (SVG text)
     shot = tmp_path / "page.png"
-    _chromium(tmp_path, "--window-size=1000,1800", f"--screenshot={shot}", url)
+    chromium(tmp_path, "--window-size=1000,1800", f"--screenshot={shot}", url)
     import matplotlib.image
 
     pixels = matplotlib.image.imread(shot)[..., :3]
