@@ -307,3 +307,28 @@ def test_registered_and_audited(name):
 def test_bad_parameters_are_refused_by_name(build, match):
     with pytest.raises(ValueError, match=match):
         build()
+
+
+@pytest.mark.parametrize("module, build", [
+    ("tas_kernel", lambda: KArmedTrackAndStop(5, 0.1, tracking="D")),
+    ("eb_tc_kernel", lambda: EBTC(5, 0.1)),
+    ("lucb_kernel", lambda: KLLUCB(5, 0.1)),
+], ids=["tas", "eb-tc", "kl-lucb"])
+def test_the_kernels_buffer_flushes_keep_every_pull(module, build, monkeypatch):
+    """A 64-pull buffer: the kernel returns full many times, and the run is still the loop's
+    bit for bit (decisions, stop, recommendation)."""
+    import importlib
+
+    from banditkit import jit
+
+    if not jit.available():
+        pytest.skip("numba is not installed: no compiled kernel to buffer")
+    monkeypatch.setattr(importlib.import_module(
+        f"banditkit.identification.k_armed.{module}"), "CHUNK", 64)
+    env = BernoulliBandit(MU2)
+    fast, slow = build(), build()
+    assert fast.engine(env, 20_000).name == "compiled kernel"
+    a = simulate(fast, env, horizon=20_000, seed=5)
+    b = simulate(slow, env, horizon=20_000, seed=5, engine="reference")
+    assert a.n_pulls > 64 * 20 and a.decisions.same_as(b.decisions)
+    assert (a.stopped, a.recommendation, a.n_pulls) == (b.stopped, b.recommendation, b.n_pulls)

@@ -172,3 +172,19 @@ def test_the_kernel_keeps_budgets_and_refuses_like_simulate(monkeypatch):
     # a Beta posterior on Gaussian rewards is not the kernel's: simulate refuses the rewards
     assert not tk.kernel_eligible(TopTwoThompson(2, as_generator(0)), GaussianBandit(
         np.array([0.0, 1.0])), None)
+
+
+def test_the_kernels_buffer_flushes_keep_every_pull(monkeypatch):
+    """A 64-arm buffer: the kernel returns full many times, and the run is still the loop's."""
+    if not jit.available():
+        pytest.skip("numba not installed or BANDITKIT_JIT=0")
+    monkeypatch.setattr(tk, "CHUNK", 64)
+    env = BernoulliBandit(np.array([0.5, 0.45, 0.4]))
+
+    def build():
+        return TopTwoThompson(env.n_arms, stream(6, "algorithm"), delta=0.1)
+
+    ref = simulate(build(), env, horizon=5_000, seed=derive_seed(6), engine="reference")
+    got = tk.simulate_top_two(build(), env, horizon=5_000, seed=derive_seed(6), engine="kernel")
+    assert got.n_pulls > 64 * 10
+    _same(ref, got)

@@ -1,5 +1,7 @@
 """What the K-armed identifiers' compiled engines share around their kernels: the environment's
-noise as the kernels take it, the run's cap, and the :class:`~banditkit.trial.Trial` of a run.
+noise as the kernels take it, the run's cap, the loop over the kernel's calls (a kernel fills a
+buffer of :data:`CHUNK` pulls and says why it returned), and the :class:`~banditkit.trial.Trial`
+of a run.
 
 Who needs it: the drivers of :mod:`.top_two_kernel` and of :mod:`.k_armed`'s EB-TC, KL-LUCB and
 Track-and-Stop kernels, each of which must return ``simulate``'s Trial bit for bit.
@@ -7,7 +9,9 @@ Track-and-Stop kernels, each of which must return ``simulate``'s Trial bit for b
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,7 +22,11 @@ from ..protocol import DecisionLog
 from ..simulate import default_checkpoints
 from ..trial import Trial
 
-__all__ = ["env_noise", "identification_trial", "run_cap"]
+__all__ = ["CHUNK", "DONE", "FULL", "STOPPED", "env_noise", "identification_trial",
+           "one_pull_log", "run_cap", "run_chunks"]
+
+CHUNK = 1 << 16  # pulls buffered per kernel call
+DONE, STOPPED, FULL = 0, 1, 2  # why a kernel call returns: the cap, the stopping rule, the buffer
 
 
 def env_noise(env: Environment) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray, float]:
@@ -37,6 +45,31 @@ def run_cap(horizon: int | None, budget: int | None) -> int:
     """The pulls a run may take: the simulation's horizon and the algorithm's own budget."""
     caps = [c for c in (horizon, budget) if c is not None]
     return min(caps) if caps else 2**62
+
+
+def run_chunks(step: Callable[[int], tuple[int, int, int, float]], out: np.ndarray
+               ) -> tuple[np.ndarray, float, bool]:
+    """Call the kernel until it stops or reaches its cap: ``step(t)`` runs it from pull ``t``,
+    writes its pulls into ``out`` and returns ``(why, t, n_out, statistic)`` (NaN when it
+    computed none in this call). Returns every pull in order, the last statistic computed (0
+    if none) and whether the stopping rule fired."""
+    seq: list[np.ndarray] = []
+    t, stat = 0, 0.0
+    while True:
+        why, t, n_out, new_stat = step(t)
+        seq.append(out[:n_out].copy())
+        if not math.isnan(new_stat):
+            stat = new_stat
+        if why != FULL:
+            return np.concatenate(seq), float(stat), why == STOPPED
+
+
+def one_pull_log(steps: np.ndarray, n_arms: int) -> DecisionLog:
+    """The decisions of an identifier that pulls every arm once in its first batch and then
+    one arm a batch (Track-and-Stop, EB-TC)."""
+    K = n_arms
+    ends = np.r_[K, np.arange(K + 1, steps.size + 1)] if steps.size >= K else np.array([K])
+    return DecisionLog.from_runs(steps, np.ones(steps.size, dtype=np.int64), ends)
 
 
 def identification_trial(alg: Any, env: Environment, steps: np.ndarray, log: DecisionLog,

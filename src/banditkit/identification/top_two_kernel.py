@@ -38,14 +38,21 @@ from ..simulate import simulate
 from ..trial import Trial
 from ..validation import check_positive_int
 from . import top_two
-from .kernel_trial import env_noise, identification_trial, run_cap
+from .kernel_trial import (
+    CHUNK,
+    DONE,
+    FULL,
+    STOPPED,
+    env_noise,
+    identification_trial,
+    run_cap,
+    run_chunks,
+)
 from .top_two import BLOCK, TopTwoThompson
 
 __all__ = ["ENGINES", "kernel_eligible", "simulate_top_two", "top_two_engine", "top_two_steps"]
 
 ENGINES = ("auto", "kernel", "python")
-_CHUNK = 1 << 16  # arms buffered per kernel call
-DONE, STOPPED, FULL = 0, 1, 2  # why a kernel call returns: the cap, the stopping rule, the buffer
 
 # the class's own functions, compiled (their calls to each other bound to the compiled copies)
 _kl = njit_with(top_two._kl)
@@ -201,26 +208,14 @@ def _run(alg: TopTwoThompson, env: Environment, horizon: int | None, seed: SeedL
     ndtri, betaincinv = scipy_functions()
     gaussian_env, means, thresholds, below, noise_sigma = env_noise(env)
     cap = run_cap(horizon, alg.horizon)
-    out = np.empty(_CHUNK, dtype=np.int64)
+    out = np.empty(CHUNK, dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
-    seq: list[np.ndarray] = []
-    t, stat, stopped = 0, 0.0, False
-    while True:
-        why, t, n_out, new_stat = top_two_steps(
-            rng, alg.rng, gaussian_env, means, thresholds, below, noise_sigma, t, cap,
-            alg.posterior == "beta", alg.prior[0], alg.prior[1], alg.sigma, alg.beta,
-            alg.max_redraws, float(max(alg.n_arms - 1, 1)), alg.threshold == "heuristic",
-            alg.delta, ndtri, betaincinv, alg.pulls, alg.sums, out, counters)
-        seq.append(out[:n_out].copy())
-        if not math.isnan(new_stat):
-            stat = new_stat
-        if why == STOPPED:
-            stopped = True
-            break
-        if why == DONE:
-            break
-    steps = np.concatenate(seq)
-    alg._statistic, alg._stopped = float(stat), stopped
+    steps, stat, stopped = run_chunks(lambda t: top_two_steps(
+        rng, alg.rng, gaussian_env, means, thresholds, below, noise_sigma, t, cap,
+        alg.posterior == "beta", alg.prior[0], alg.prior[1], alg.sigma, alg.beta,
+        alg.max_redraws, float(max(alg.n_arms - 1, 1)), alg.threshold == "heuristic",
+        alg.delta, ndtri, betaincinv, alg.pulls, alg.sums, out, counters), out)
+    alg._statistic, alg._stopped = stat, stopped
     alg.fallbacks += int(counters[0])
     log = DecisionLog.from_runs(steps, np.ones(steps.size, dtype=np.int64),
                                 np.arange(steps.size + 1, dtype=np.int64))

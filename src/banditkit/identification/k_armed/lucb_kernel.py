@@ -38,15 +38,13 @@ from ...jit import njit
 from ...protocol import DecisionLog
 from ...rng import SeedLike, as_generator
 from ...trial import Trial
-from ..kernel_trial import env_noise, identification_trial, run_cap
+from ..kernel_trial import CHUNK, DONE, FULL, STOPPED, env_noise, identification_trial, run_cap
 from .lucb import KLLUCB, LUCB
 from .oracle_kernels import all_kl_bounds
 
 __all__ = ["LUCB1_MAX_PULLS", "kernel_eligible", "kl_lucb_engine", "kl_lucb_steps",
            "lucb1_engine", "lucb1_level", "run_kl_lucb"]
 
-_CHUNK = 1 << 16  # pulls buffered per kernel call
-DONE, STOPPED, FULL = 0, 1, 2  # why a kernel call returns: the cap, the stopping rule, the buffer
 #: LUCB1's kernel runs caps up to 2²⁷ pulls: rounds t ≤ 2²⁶ + 1, so t² < 2⁵³ (see the module
 #: docstring)
 LUCB1_MAX_PULLS = 1 << 27
@@ -172,8 +170,8 @@ def run_kl_lucb(alg: LUCB, env: Environment, *, horizon: int | None = None,
     start = time.perf_counter()
     gaussian_env, env_means, thresholds, below, noise_sigma = env_noise(env)
     cap = run_cap(horizon, alg.horizon)
-    out = np.empty(_CHUNK, dtype=np.int64)
-    ends = np.empty(_CHUNK, dtype=np.int64)
+    out = np.empty(CHUNK, dtype=np.int64)
+    ends = np.empty(CHUNK, dtype=np.int64)
     state = np.full(1, math.inf)
     arms_seq: list[np.ndarray] = []
     ends_seq: list[np.ndarray] = []

@@ -31,18 +31,25 @@ from ...envs.base import Environment
 from ...envs.multi_armed import BernoulliBandit, GaussianBandit
 from ...envs.noise_kernels import one_reward
 from ...jit import njit, njit_with
-from ...protocol import DecisionLog
 from ...rng import SeedLike, as_generator
 from ...trial import Trial
 from .. import top_two
-from ..kernel_trial import env_noise, identification_trial, run_cap
+from ..kernel_trial import (
+    CHUNK,
+    DONE,
+    FULL,
+    STOPPED,
+    env_noise,
+    identification_trial,
+    one_pull_log,
+    run_cap,
+    run_chunks,
+)
 from .oracle_kernels import optimal_weights
 from .track_and_stop import KArmedTrackAndStop
 
 __all__ = ["kernel_eligible", "run_tas", "tas_engine", "tas_steps"]
 
-_CHUNK = 1 << 16  # pulls buffered per kernel call
-DONE, STOPPED, FULL = 0, 1, 2  # why a kernel call returns: the cap, the stopping rule, the buffer
 
 _kl = njit_with(top_two._kl)
 _chernoff = njit_with(top_two.chernoff_scalar, _kl=_kl)
@@ -162,27 +169,13 @@ def run_tas(alg: KArmedTrackAndStop, env: Environment, *, horizon: int | None = 
     start = time.perf_counter()
     gaussian_env, means, thresholds, below, noise_sigma = env_noise(env)
     cap = run_cap(horizon, alg.horizon)
-    out = np.empty(_CHUNK, dtype=np.int64)
+    out = np.empty(CHUNK, dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
-    seq: list[np.ndarray] = []
-    t, stat, stopped = 0, 0.0, False
-    while True:
-        why, t, n_out, new_stat = tas_steps(
-            rng, gaussian_env, means, thresholds, below, noise_sigma, t, cap,
-            alg.tracking == "D", alg.gaussian, alg.sigma, alg.threshold == "heuristic",
-            alg.delta, alg.pulls, alg.sums, alg.weights, alg._cum, out, counters)
-        seq.append(out[:n_out].copy())
-        if not math.isnan(new_stat):
-            stat = new_stat
-        if why == STOPPED:
-            stopped = True
-            break
-        if why == DONE:
-            break
-    steps = np.concatenate(seq)
+    steps, stat, stopped = run_chunks(lambda t: tas_steps(
+        rng, gaussian_env, means, thresholds, below, noise_sigma, t, cap,
+        alg.tracking == "D", alg.gaussian, alg.sigma, alg.threshold == "heuristic",
+        alg.delta, alg.pulls, alg.sums, alg.weights, alg._cum, out, counters), out)
     alg.forced += int(counters[0])
-    alg.statistic, alg._stopped = float(stat), stopped
-    K = alg.n_arms
-    ends = np.r_[K, np.arange(K + 1, steps.size + 1)] if steps.size >= K else np.array([K])
-    log = DecisionLog.from_runs(steps, np.ones(steps.size, dtype=np.int64), ends)
+    alg.statistic, alg._stopped = stat, stopped
+    log = one_pull_log(steps, alg.n_arms)
     return identification_trial(alg, env, steps, log, stopped, horizon, checkpoints, start)
