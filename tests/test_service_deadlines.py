@@ -101,3 +101,23 @@ def test_another_cancellation_is_not_taken_for_the_body_timeout():
         assert len(deadlines) == 0  # its deadline went with it
 
     asyncio.run(main())
+
+
+def test_a_failing_callback_leaves_the_others_expiring():
+    async def main() -> tuple[list[str], list[dict]]:
+        loop = asyncio.get_running_loop()
+        errors: list[dict] = []
+        loop.set_exception_handler(lambda _, context: errors.append(context))
+        deadlines, fired = Deadlines(0.05), []
+
+        def fail() -> None:
+            raise RuntimeError("broken")
+
+        deadlines.add(1, fail)
+        deadlines.add(2, lambda: fired.append("second"))
+        await asyncio.sleep(0.15)
+        return fired, errors
+
+    fired, errors = asyncio.run(main())
+    assert fired == ["second"]
+    assert len(errors) == 1 and isinstance(errors[0]["exception"], RuntimeError)

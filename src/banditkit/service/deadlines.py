@@ -68,6 +68,9 @@ class Deadlines:
                 self._timer = self._loop.call_at(when, self._fire)
                 break
             past.append(key)
-        for key in past:
-            _, expire = self._due.pop(key)
-            expire()
+        for expire in [self._due.pop(key)[1] for key in past]:
+            try:  # one failing must not leave the others unexpired
+                expire()
+            except Exception as error:
+                self._loop.call_exception_handler({
+                    "message": "a deadline's callback failed", "exception": error})
