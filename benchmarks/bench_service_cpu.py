@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import DEFINITION, Client
+from bench_service import DEFINITION, Client, Connection
 from service_support import Server
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -70,7 +70,7 @@ def main() -> None:
             sent, lock = [0], threading.Lock()
 
             def health() -> None:
-                c = http.client.HTTPConnection("127.0.0.1", server.port)
+                c = Connection("127.0.0.1", server.port)
                 while True:
                     with lock:
                         if sent[0] >= args.health:

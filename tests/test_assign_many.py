@@ -8,6 +8,7 @@ import asyncio
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
@@ -151,10 +152,19 @@ def test_record_many_counts_each_call_as_alone_and_refuses_all_or_nothing(tmp_pa
         before = many.units()["reward"].notna().sum()
         for bad in ([([26], [1.0]), ([999], [1.0])],  # a unit never assigned
                     [([26], [1.0]), ([26, 27], [1.0, 0.0])],  # a unit in two calls
-                    [([26], [1.0]), ([27], [2.0])]):  # a reward out of range
+                    [([26], [1.0]), ([27], [2.0])],  # a reward out of range
+                    # refused alone (not integer ids, text), though numpy would read them
+                    # as integers joined with the others
+                    [([26], [1.0]), ([True], [1.0])], [([26], [1.0]), ([27], ["1"])],
+                    [([26], [1.0]), ([], [])]):  # no unit
             with pytest.raises(ExperimentError):
                 many.record_many(bad)
             assert many.units()["reward"].notna().sum() == before  # nothing recorded
+        # booleans and integers as rewards, numpy ids (checked call by call): as alone
+        calls = [([26, 27], [True, 0]), (np.array([28, 29]), [1.0, 0.0]), ([30], [1])]
+        alone = [one.record(units, rewards) for units, rewards in calls]
+        assert many.record_many(calls) == alone == [2, 2, 1]
+        assert one.units()[columns].equals(many.units()[columns])
 
 
 def test_a_group_of_records_answers_each_and_a_refused_one_alone(tmp_path):

@@ -49,6 +49,7 @@ from .horizon import horizon_warnings
 from .inputs import MAX_KEY_LENGTH
 from .inputs import as_ids as _as_ids
 from .inputs import as_keys as _as_keys
+from .inputs import joined_calls as _joined_calls
 from .inputs import numbers as _numbers
 from .journal import (
     ALGORITHM,
@@ -1098,17 +1099,24 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             Each call's arguments, as :meth:`record` takes them.
         """
         self._check_writable("record")
-        inputs = [self._record_inputs(units, rewards, None, None) for units, rewards in calls]
-        ids = np.concatenate([i[0] for i in inputs])
-        if np.unique(ids).size != ids.size:
-            raise ExperimentError("units: each unit may appear once per call")
-        values = np.concatenate([i[1] for i in inputs])
+        joined = _joined_calls(calls)
+        if joined is not None:  # plain calls: their lists checked once, joined (inputs.py)
+            ids, values = self._record_inputs(joined[0], joined[1], None, None)[:2]
+            sizes = joined[2]
+        else:
+            inputs = [self._record_inputs(units, rewards, None, None)
+                      for units, rewards in calls]
+            ids = np.concatenate([i[0] for i in inputs])
+            if np.unique(ids).size != ids.size:
+                raise ExperimentError("units: each unit may appear once per call")
+            values = np.concatenate([i[1] for i in inputs])
+            sizes = [i[0].size for i in inputs]
         with self._transaction(resolve=True,
                                read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
             new = self._record_in(conn, ids, values, None, None)
-        ends = np.cumsum([i[0].size for i in inputs])
+        ends = np.cumsum(sizes)
         counts = np.bincount(np.searchsorted(ends, [entry[-1] for entry in new], side="right"),
-                             minlength=len(inputs))
+                             minlength=len(sizes))
         return [int(c) for c in counts]
 
     def _record_inputs(self, units: Sequence[int], rewards: Sequence[float], costs: Any,

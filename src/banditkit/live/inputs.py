@@ -102,3 +102,39 @@ def units_frame(ids: list[int], arms: list[int], batches: list[int], names: list
                          "arm": pd.Series([names[a] for a in arms], dtype="object"),
                          "arm_index": pd.Series(arms, dtype="int64"),
                          "batch": pd.Series(batches, dtype="int64")})
+
+
+_INT64 = 2**63
+
+
+def joined_calls(calls: Any) -> tuple[list, list, list[int]] | None:
+    """The units and rewards of several ``record(units, rewards)`` calls joined into one list
+    each, with each call's count, when every call is *plain*: ``units`` a non-empty list of
+    Python integers and ``rewards`` a list of as many Python numbers (no ``bool`` unit, no
+    integer beyond 64 bits). Otherwise ``None``.
+
+    Who needs it: :meth:`banditkit.Experiment.record_many`, which then checks the joined lists
+    once (:func:`as_ids`, :func:`numbers`, finite) instead of each call's: for plain calls the
+    joined lists pass those checks exactly when every call's own lists do, since numpy reads a
+    list of such integers as int64 and such numbers as numbers whatever they are joined with
+    (a ``True`` among integers, or an integer past 64 bits beside a float, would not be read as
+    it is alone, which is why those calls are not plain). A unit in two calls is refused by
+    the joined check, as ``record_many`` refuses it."""
+    units: list = []
+    rewards: list = []
+    sizes = []
+    for call in calls:
+        ids, values = call
+        if type(ids) is not list or type(values) is not list or not ids \
+                or len(ids) != len(values):
+            return None
+        for u in ids:
+            if type(u) is not int or not -_INT64 <= u < _INT64:
+                return None
+        for r in values:
+            if type(r) is not float and (type(r) not in (int, bool) or not -_INT64 <= r < _INT64):
+                return None
+        units += ids
+        rewards += values
+        sizes.append(len(ids))
+    return units, rewards, sizes

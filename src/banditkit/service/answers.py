@@ -4,9 +4,10 @@ A call runs on the catalog's worker thread and sets a :class:`concurrent.futures
 route awaits it on the event loop. ``asyncio.wait_for(asyncio.shield(asyncio.wrap_future(f)))``
 did that with three futures, a task and one ``call_soon_threadsafe`` (a write to the loop's
 wake-up socket, and a wake-up) per call, although the worker finishes a whole group of calls
-at once (group commit, :mod:`.catalog`). Here each call gets one loop future and one timer,
-and the worker's results reach the loop through one queue: the first result of a group wakes
-the loop, the others join the same wake-up. Under ``benchmarks/bench_service.py`` (32 clients)
+at once (group commit, :mod:`.catalog`). Here each call gets one loop future and a deadline
+among the others (:mod:`.deadlines`: one timer for them all), and the worker's results reach
+the loop through one queue: the first result of a group wakes the loop, the others join the
+same wake-up. Under ``benchmarks/bench_service.py`` (32 clients)
 the hand-off was about a sixth of the event loop's time with the interpreter lock held (py-spy
 ``--gil``).
 
@@ -24,6 +25,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from .deadlines import Deadlines
+
 __all__ = ["Answers"]
 
 
@@ -35,6 +38,7 @@ class Answers:
         self._done: deque[tuple[Future, asyncio.Future]] = deque()
         self._lock = threading.Lock()
         self._woken = False  # a drain is scheduled and has not started
+        self._deadlines: dict[float, Deadlines] = {}  # queue timeout -> deadlines
 
     async def wait(self, future: Future, timeout: float, busy: Callable[[], Exception]) -> Any:
         """The result of ``future`` (set on another thread); if it has not started within
@@ -45,12 +49,16 @@ class Answers:
             if future.cancel() and not waiter.done():  # not started: it never will be
                 waiter.set_exception(busy())
 
-        timer = self._loop.call_later(timeout, too_late)
+        # one timer for all the calls waiting (deadlines.py), not one each
+        deadlines = self._deadlines.get(timeout)
+        if deadlines is None:
+            deadlines = self._deadlines[timeout] = Deadlines(timeout, self._loop)
+        deadlines.add(waiter, too_late)
         future.add_done_callback(lambda f: self._finished(f, waiter))
         try:
             return await waiter
         finally:
-            timer.cancel()
+            deadlines.discard(waiter)
 
     def _finished(self, future: Future, waiter: asyncio.Future) -> None:
         """On the worker thread (or here, for a future already done): hand over, waking the

@@ -43,6 +43,7 @@ from .answers import Answers
 from .auth import Access
 from .bodies import TooLarge, TooSlow
 from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
+from .deadlines import Deadlines
 from .fast import FastPath
 from .guard import Guard
 from .jsonable import to_json
@@ -100,6 +101,7 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     reader_pool = Readers(spec, limits) if readers else None
 
     answers: list[Answers] = []  # made on the event loop, at the first call
+    body_deadlines = Deadlines(limits.body_timeout)  # every body's timeout, one timer
 
     def busy() -> Busy:
         return Busy(f"this server's writer did not reach the call within "
@@ -123,7 +125,7 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
         """The JSON body (the guard has checked the token and the content type first, so
         that no one without the token makes us read a body)."""
         raw = await body.read_body(request.receive, request.headers.get("content-length"),
-                                   max_body, limits.body_timeout)
+                                   max_body, limits.body_timeout, body_deadlines)
         return body.parse_body(raw, limits.max_depth)
 
     def degraded() -> str | None:
@@ -346,7 +348,7 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     app.add_middleware(metrics.middleware)  # type: ignore[arg-type]
     if fast:
         app.fast = FastPath({"assign": assigned, "record": recorded}, access, limits,
-                            refused, metrics.observe)
+                            refused, metrics.observe, body_deadlines)
     return app
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..live import ExperimentError
 from . import bodies
+from .deadlines import Deadlines
 from .guard import Answer, refusal, request_headers, send_answer
 from .limits import Limits
 
@@ -55,12 +56,17 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 class FastPath:
     """The fast path of ``routes`` (last path segment → route function), over ``access``
     (:class:`~.auth.Access`) and ``limits``; ``error`` turns a refusal into ``(status, JSON,
-    headers)`` and ``observe(method, route, status, seconds)`` counts the request."""
+    headers)`` and ``observe(method, route, status, seconds)`` counts the request;
+    ``body_deadlines`` keeps the body timeouts (:mod:`.deadlines`)."""
 
     def __init__(self, routes: dict[str, Route], access: Any, limits: Limits,
                  error: Callable[[ExperimentError], tuple[int, dict[str, Any], dict[str, str]]],
-                 observe: Callable[[str, str, int, float], None]) -> None:
+                 observe: Callable[[str, str, int, float], None],
+                 body_deadlines: Deadlines | None = None) -> None:
         self.routes = routes
+        # the body timeout's deadlines, shared with the other routes (deadlines.py)
+        self.body_deadlines = (Deadlines(limits.body_timeout) if body_deadlines is None
+                               else body_deadlines)
         self.access = access
         self.limits = limits
         self.error = error
@@ -101,7 +107,8 @@ class FastPath:
         extra: dict[str, str] = {}
         try:
             raw = await bodies.read_body(receive, headers.get("content-length"),
-                                         limits.max_body, limits.body_timeout)
+                                         limits.max_body, limits.body_timeout,
+                                         self.body_deadlines)
             code, payload = 200, await self.routes[action](
                 name, bodies.parse_body(raw, limits.max_depth))
             data = _ENCODER.encode(payload).encode()
