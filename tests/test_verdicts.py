@@ -341,7 +341,7 @@ def test_fixed_allocation_splits_each_batch_exactly_and_reaches_a_verdict(tmp_pa
                               "control_share": 0.05, "alternative": "two-sided",
                               "margin": None, "winsorize": None, "cuped": False,
                               "ratio": False}
-    assert "exact empirical-Bernstein" in str(state)
+    assert "exact plug-in empirical-Bernstein" in str(state)
     np.testing.assert_allclose(units["propensity"], 0.5)
 
 

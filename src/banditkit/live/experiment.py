@@ -69,6 +69,7 @@ from .overflow import Overflowing
 from .pausing import Pausing
 from .problem import LiveArms, arm_names
 from .reading import Reading
+from .resolved_prefix import PluginTuning
 from .resolved_prefix import advance as _advance_prefix
 from .resolved_prefix import rebuild as _rebuild_prefix
 from .slots import slot_order
@@ -422,12 +423,17 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
     def _upgrade(self, conn: Connection) -> None:
         """Bring a format 5 or 6 experiment to format 7 in the caller's transaction (see
         :meth:`open`)."""
-        from .journal import FORMAT, upgrade_5_to_6, upgrade_6_to_7
+        from .journal import FORMAT, upgrade_5_to_6, upgrade_6_to_7, upgrade_7_to_8
 
         old = self._journal.format
-        statements = upgrade_6_to_7(self._journal.types, prefix_tables=old == 6)
-        if old == 5:
-            statements = upgrade_5_to_6(self._journal.types) + statements
+        types = self._journal.types
+        statements = []
+        if old == 5:  # its prefix tables are created in the newest layout
+            statements += upgrade_5_to_6(types)
+        if old in (5, 6):
+            statements += upgrade_6_to_7(types, prefix_tables=old == 6)
+        if old in (6, 7):
+            statements += upgrade_7_to_8(types)
         for statement in statements:
             conn.execute(statement)
         if old == 5:
@@ -435,7 +441,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                              [(k, json.dumps(v)) for k, v in OutcomeWindow(None, None)
                               .as_meta().items()])
         conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT),))
-        _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails))
+        _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails),
+                        plugin=self._plugin_tuning)
         self._journal.format = FORMAT
 
     def _micros(self) -> int:
@@ -1212,7 +1219,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
         # each arm's resolved prefix moves on when its first waiting unit got its reward
         _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails),
-                        report=False)
+                        report=False, plugin=self._plugin_tuning)
         self._observe_if_complete(conn)
         if self.guardrails and new:
             self._pause_on_breach(conn)
@@ -1246,6 +1253,12 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         """The declared rewards and sequences (:mod:`banditkit.live.verdict_spec`)."""
         algorithm_range = None if self._algorithm is None else self._algorithm.reward_range
         return spec_from_meta(self._verdict_meta, algorithm_range)
+
+    @property
+    def _plugin_tuning(self) -> PluginTuning | None:
+        """How the resolved prefix accumulates the plug-in's sums (None: continuous rewards,
+        which take no exact sequence)."""
+        return PluginTuning.of(self.verdict_spec, len(self.arm_names))
 
     def _check_declared(self, ids: np.ndarray, values: np.ndarray) -> None:
         """Rewards against the declared ``reward_type`` (0/1, or in ``reward_range``)."""
@@ -1380,7 +1393,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                              [(now, u) for u in todo])
             self._withdraw(conn, [(known[u][0], known[u][5], known[u][7]) for u in todo])
             _advance_prefix(conn, self._journal, {known[u][5] for u in todo},
-                            len(self.guardrails), report=False)
+                            len(self.guardrails), report=False, plugin=self._plugin_tuning)
             return len(todo)
         if (isinstance(older_than, bool)
                 or not isinstance(older_than, (int, float, np.integer, np.floating))
@@ -1396,7 +1409,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                          [(now, u) for u, *_ in stale])
         self._withdraw(conn, [(b, a, k) for _, b, a, k in stale])
         _advance_prefix(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails),
-                        report=False)
+                        report=False, plugin=self._plugin_tuning)
         return len(stale)
 
     def _withdraw(self, conn: Connection, units: list[tuple[int, int, int]]) -> None:

@@ -84,7 +84,7 @@ def cuped_factor(cuped_rho: object, sequence: str | None) -> float:
         raise ExperimentError(f"cuped_rho must be a number in [0, 1) (the expected within-arm "
                               f"correlation of the metric and its pre-experiment covariate; "
                               f"CUPED's variance is 1 - rho^2 times), got {cuped_rho!r}")
-    if sequence == "exact":
+    if sequence in ("exact", "mixture"):
         raise ExperimentError("cuped_rho needs a normal sequence: sequence='asymptotic' "
                               "(the default with cuped_rho) or 'msprt'; the exact sequence "
                               "takes no CUPED")

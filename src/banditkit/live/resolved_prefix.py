@@ -38,11 +38,47 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .journal import PREFIX_7, ExperimentError
+from .journal import PREFIX_7, PREFIX_8, ExperimentError
+from .sequences import plugin_level, plugin_terms
 from .statistics import ArmSums
 from .store_base import Connection, Store
+from .verdict_spec import VerdictSpec
 
-__all__ = ["ResolvedPrefix", "advance", "read_prefix", "rebuild", "scan"]
+__all__ = ["PluginTuning", "ResolvedPrefix", "advance", "plugin_state", "read_prefix",
+           "rebuild", "scan"]
+
+
+@dataclass(frozen=True)
+class PluginTuning:
+    """How an experiment's prefix accumulates the predictable plug-in's sums
+    (:func:`banditkit.live.sequences.plugin_terms`): rewards rescaled by ``(x − low)/span``,
+    λ tuned at ``n_tune`` units per arm and ``level`` = log(1/α'). Fixed at create (the
+    stored spec's range and ``tune_n``, the number of arms): a ``status(verdicts=...)`` with
+    another ``tune_n`` still reads the sums accumulated at this one (valid at any α: any
+    predictable λ is)."""
+
+    low: float
+    span: float
+    n_tune: float
+    level: float
+
+    @classmethod
+    def of(cls, spec: VerdictSpec, n_arms: int) -> PluginTuning | None:
+        """The tuning of a spec's rewards (None for continuous rewards: no exact sequence)."""
+        if spec.reward_range is None:
+            return None
+        lo, hi = spec.reward_range
+        return cls(float(lo), float(hi - lo), float(spec.tune_n), plugin_level(n_arms))
+
+    def terms(self, rewards: np.ndarray, n: float, total: float, total_sq: float
+              ) -> np.ndarray:
+        """The plug-in's sums over ``rewards`` (raw units, in assignment order) that follow
+        ``n`` counted rewards of sum ``total`` and sum of squares ``total_sq`` (raw units)."""
+        lo, span = self.low, self.span
+        prior = (n, (total - n * lo) / span, (total_sq - 2 * lo * total + n * lo * lo) / span ** 2)
+        x = (np.asarray(rewards, dtype=float) - lo) / span
+        return np.stack(plugin_terms(x, n_tune=self.n_tune, level=self.level, prior=prior),
+                        axis=-1).sum(axis=0)
 
 #: Arms per ``IN (...)`` list (SQLite's variable limit, as :data:`banditkit.live.store.CHUNK`).
 _CHUNK = 900
@@ -74,6 +110,9 @@ class ResolvedPrefix:
         counts x = 0: experiments that declare CUPED refuse rewards without one).
     denominator, denominator_sq, denominator_reward : ndarray
         Σd, Σd², Σd·reward over the counted units' denominators (ratio metrics; none = 0).
+    plugin : ndarray, shape (K, 4)
+        The predictable plug-in's sums Λ, Σλx, P^L, P^U over the counted rewards in
+        assignment order (:class:`PluginTuning`; zeros for continuous rewards).
     """
 
     cursor: np.ndarray
@@ -92,6 +131,7 @@ class ResolvedPrefix:
     denominator: np.ndarray
     denominator_sq: np.ndarray
     denominator_reward: np.ndarray
+    plugin: np.ndarray
 
     def arm_sums(self, assigned: np.ndarray) -> ArmSums:
         """The :class:`banditkit.live.statistics.ArmSums` of the counted outcomes (with the
@@ -100,7 +140,8 @@ class ResolvedPrefix:
                        self.total_sq.copy(), self.non_binary == 0,
                        extra=np.stack([self.covariate, self.covariate_sq,
                                        self.covariate_reward, self.denominator,
-                                       self.denominator_sq, self.denominator_reward], axis=-1))
+                                       self.denominator_sq, self.denominator_reward], axis=-1),
+                       plugin=self.plugin.copy())
 
 
 def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPrefix:
@@ -109,13 +150,15 @@ def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPre
     cursor, n, imputed, expired, non_binary = (np.zeros(K, dtype=np.int64) for _ in range(5))
     total, total_sq = np.zeros(K), np.zeros(K)
     extra = np.zeros((K, len(PREFIX_7)))
+    plugin = np.zeros((K, len(PREFIX_8)))
     for arm, c, m, i, e, t, q, o, *x in conn.execute(
             "SELECT arm, cursor, n, imputed, expired, reward, reward_sq, non_binary, "
-            f"{', '.join(PREFIX_7)} FROM prefix"):
+            f"{', '.join(PREFIX_7 + PREFIX_8)} FROM prefix"):
         _check(arm, K)
         cursor[arm], n[arm], imputed[arm], expired[arm] = c, m, i, e
         total[arm], total_sq[arm], non_binary[arm] = t, q, o
-        extra[arm] = x
+        extra[arm] = x[:len(PREFIX_7)]
+        plugin[arm] = x[len(PREFIX_7):]
     metric_n = np.zeros((G, K), dtype=np.int64)
     metric_total, metric_total_sq = np.zeros((G, K)), np.zeros((G, K))
     if G:
@@ -127,7 +170,7 @@ def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPre
                                       f"not one of the {G} (a damaged experiment)")
             metric_n[j, arm], metric_total[j, arm], metric_total_sq[j, arm] = m, t, q
     return ResolvedPrefix(cursor, n, imputed, expired, total, total_sq, non_binary, metric_n,
-                          metric_total, metric_total_sq, *extra.T.copy())
+                          metric_total, metric_total_sq, *extra.T.copy(), plugin)
 
 
 def _check(arm: object, K: int) -> None:
@@ -250,8 +293,47 @@ def _advance_metrics_sql(store: Store, n_arms: int, n_guardrails: int) -> str:
             "total_sq = prefix_metrics.total_sq + excluded.total_sq")
 
 
+def _plugin_updates(conn: Connection, store: Store, chunk: list[int], plugin: PluginTuning
+                    ) -> list[tuple]:
+    """The new plug-in sums of the arms of ``chunk`` whose prefix is about to pass rewards
+    (read before :func:`_advance_sql` moves the cursors): each arm's stored sums plus the
+    terms of the rewards passed over, in assignment order, that follow its counted ones.
+    Rows ``(Λ, Σλx, P^L, P^U, arm)`` for an UPDATE of ``prefix``."""
+    rows = conn.execute(
+        _spans(store, len(chunk)) + "SELECT m.arm, u.reward FROM moved m JOIN units u ON "
+        "u.arm = m.arm AND u.id >= m.s AND u.id < m.e WHERE m.e > m.s AND u.reward IS NOT "
+        "NULL ORDER BY m.arm, u.id", chunk).fetchall()
+    if not rows:
+        return []
+    arms = sorted({int(a) for a, _ in rows})
+    stored = {int(a): rest for a, *rest in conn.execute(
+        f"SELECT arm, n, reward, reward_sq, {', '.join(PREFIX_8)} FROM prefix WHERE arm IN "
+        f"({', '.join(['?'] * len(arms))})", arms)}
+    rewards = np.array([r for _, r in rows], dtype=float)
+    owner = np.array([a for a, _ in rows])
+    out = []
+    for a in arms:
+        n, total, total_sq, *sums = stored.get(a, (0, 0.0, 0.0) + (0.0,) * len(PREFIX_8))
+        new = np.asarray(sums, dtype=float) + plugin.terms(rewards[owner == a], float(n),
+                                                          float(total), float(total_sq))
+        out.append((*(float(v) for v in new), a))
+    return out
+
+
+def plugin_state(conn: Connection, arm: int, end: int, plugin: PluginTuning) -> np.ndarray:
+    """The plug-in's sums of arm ``arm``'s rewards before unit id ``end``, from the first
+    (O(units of the arm)): what :meth:`banditkit.Experiment.verify` checks the kept sums
+    against."""
+    rewards = [r for (r,) in conn.execute(
+        "SELECT reward FROM units WHERE arm = ? AND id < ? AND reward IS NOT NULL ORDER BY id",
+        (arm, end))]
+    if not rewards:
+        return np.zeros(len(PREFIX_8))
+    return plugin.terms(np.array(rewards, dtype=float), 0.0, 0.0, 0.0)
+
+
 def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: int,
-            report: bool = True) -> bool:
+            report: bool = True, plugin: PluginTuning | None = None) -> bool:
     """Advance the prefix of each of ``arms`` (arms some of whose units were just resolved)
     to its first unit still waiting, in the caller's transaction. Returns whether any moved
     (with ``report``; without, ``True`` whenever ``arms`` is not empty: the caller needs no
@@ -262,21 +344,31 @@ def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: i
     (the cursor, the first waiting unit, the units passed over) run inside the server, which
     is what keeps ``record`` within its round trips on PostgreSQL (issue 26). Cost: the
     units passed over (each once in the experiment's life) and O(log units) an arm.
+
+    With ``plugin`` (bounded and binary rewards), the predictable plug-in's sums move on too:
+    its λ_i depends on the arm's rewards before reward i, so they are summed here, in
+    Python, over the rewards passed over in assignment order (one more read and one update:
+    O(units passed over)).
     """
     todo = sorted({int(a) for a in arms})
     moved = False
     for i in range(0, len(todo), _CHUNK):
         chunk = todo[i: i + _CHUNK]
+        updates = [] if plugin is None else _plugin_updates(conn, store, chunk, plugin)
         if n_guardrails:
             conn.execute(_advance_metrics_sql(store, len(chunk), n_guardrails), chunk)
         cursor = conn.execute(_advance_sql(store, len(chunk), report), chunk)
         moved = moved or (bool(cursor.fetchall()) if report else True)
+        if updates:
+            conn.executemany(f"UPDATE prefix SET {' = ?, '.join(PREFIX_8)} = ? WHERE arm = ?",
+                             updates)
     return moved
 
 
-def rebuild(conn: Connection, store: Store, n_arms: int, n_guardrails: int) -> None:
+def rebuild(conn: Connection, store: Store, n_arms: int, n_guardrails: int,
+            plugin: PluginTuning | None = None) -> None:
     """The prefix of every arm computed afresh from the units (O(units)): a file brought from
-    an older format, which kept none."""
+    an older format, which kept none (or no plug-in sums)."""
     conn.execute("DELETE FROM prefix")
     conn.execute("DELETE FROM prefix_metrics")
-    advance(conn, store, range(n_arms), n_guardrails)
+    advance(conn, store, range(n_arms), n_guardrails, plugin=plugin)

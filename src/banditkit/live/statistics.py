@@ -295,7 +295,7 @@ def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int
         a, b = _arm_sequence(n, scaled, scaled_sq, sums.binary, alpha / K, spec.tune_n,
                              plugin)
         low, high = lo + span * a, lo + span * b
-    if spec.sequence == "exact":
+    if spec.sequence in ("exact", "mixture"):
         share = spec.control_share
         c_low, c_high = _arm_sequence(n[..., control], scaled[..., control],
                                       scaled_sq[..., control],
