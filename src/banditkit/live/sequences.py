@@ -1,11 +1,82 @@
-"""Confidence sequences for live verdicts, computed from running sums (count, sum, sum of
-squares per arm): the exact, variance-adaptive default and two normal-approximation options.
+"""Confidence sequences for live verdicts, computed from running sums per arm: two exact,
+variance-adaptive sequences for rewards in a known range — the predictable plug-in (the
+default, ``sequence="exact"``) and the λ-mixture (``sequence="mixture"``) — and two
+normal-approximation options.
 
 Everything here is a pure function of per-arm sums, elementwise over any leading axes (one
 status, or every look of many simulated runs at once), so a status costs O(arms).
 
-Exact: a discrete mixture of empirical-Bernstein supermartingales
-------------------------------------------------------------------
+The exact default: the predictable plug-in empirical-Bernstein sequence
+------------------------------------------------------------------------
+Waudby-Smith & Ramdas (2023, J. R. Stat. Soc. B 86(1), "Estimating means of bounded random
+variables by betting", Theorem 2, the PrPl-EB sequence), with Fan et al.'s inequality scaled
+to each increment's own lower bound (below, "The scaling"). For one arm's values
+x_1, x_2, ... in [0, 1] (in assignment order) with mean μ, and anything **predictable**
+(computed from x_1..x_{i−1} only) — a centre μ̂_{i−1} ∈ (0, 1) and a λ_i ∈ [0, 1/2]:
+
+    M_n(μ) = exp(Σ_{i≤n} λ_i(x_i − μ) − Σ_{i≤n} ψ_E(λ_i b_i)/b_i² · (x_i − μ̂_{i−1})²),
+    b_i = μ̂_{i−1},
+
+is a nonnegative supermartingale. Proof: ξ = x_i − μ̂_{i−1} ≥ −μ̂_{i−1} = −b_i (x_i ≥ 0), so
+Fan's inequality at λ_i b_i < 1 for ξ/b_i ≥ −1 gives exp(λ_iξ − ψ_E(λ_i b_i)/b_i²·ξ²) ≤
+1 + λ_iξ, whose conditional mean is 1 + λ_i(μ − μ̂_{i−1}) ≤ exp(λ_i(μ − μ̂_{i−1})); times
+exp(λ_i(μ̂_{i−1} − μ)), the i-th factor of M has conditional mean ≤ 1. The mirror process
+(λ_i(μ − x_i), ξ = μ̂_{i−1} − x_i ≥ −(1 − μ̂_{i−1})) has b_i = 1 − μ̂_{i−1}. The centre must
+be μ̂_{i−1}, *not* μ̂_i: a centre that has seen x_i makes the penalty small exactly when x_i
+is far from the mean (tests/test_plugin_sequence.py's exact enumeration catches it).
+
+With Λ = Σλ_i, A = Σλ_i x_i and the penalties P^L = Σψ_E(λ_i μ̂_{i−1})/μ̂_{i−1}²·v_i,
+P^U = Σψ_E(λ_i(1 − μ̂_{i−1}))/(1 − μ̂_{i−1})²·v_i (v_i = (x_i − μ̂_{i−1})²), log M is
+*linear* in μ: Ville's inequality at α/2 per end gives the explicit interval
+(:func:`plugin_sequence`)
+
+    [(A − P^L − log(2/α))/Λ, (A + P^U + log(2/α))/Λ],
+
+four running sums per arm, no bisection, no candidate-dependent terms (the mixture's b depends
+on the candidate μ; here b_i is predictable). The choices (:func:`plugin_terms`):
+μ̂_{i−1} = (1/2 + Σ_{j<i} x_j)/i and σ̂²_{i−1} = (1/4 + Σ_{j<i}(x_j − x̄_{i−1})²)/i, WSR's
+regularised estimates; λ_i = min(1/2, √(2 log(1/α')/(k σ̂²_{i−1} max(i, n_tune) g_i))), WSR's
+fixed-n tuning √(2 log(1/α)/(n σ̂²)) at n = ``n_tune`` (k = 2: the λ of a difference of two
+arms of similar variance), g_i ≥ 1 the scaled penalty's excess over λ²/2, and after
+``n_tune`` values λ decays as 1/√i so the interval keeps shrinking (at rate log n/√n) instead
+of stalling at half its width at ``n_tune``. log(1/α') is fixed when the rewards are summed
+(:func:`plugin_level`: one end of one difference at α = 0.05); any predictable λ is valid at
+any α, the tuning only sets where the sequence is narrowest.
+**Differs from the paper**: WSR's sequence tunes λ_t ∝ 1/√(t log(1 + t)) for every t (no
+stated n) and centres the penalty with the plain ψ_E(λ)/4 of values in [0, 1]; here λ is
+tuned at the experiment's stated ``tune_n`` (their fixed-n choice, there) and each side pays
+the scaled penalty of its own predictable bound b_i (never more than theirs).
+
+**A difference to the control** (:func:`plugin_difference`). Each arm's rewards get their
+own λ_i, μ̂_{i−1} and σ̂²_{i−1} from **that arm's earlier rewards in assignment order** only,
+so the terms are predictable in any interleaving of the arms and under the resolved-prefix
+rule (:mod:`banditkit.live.resolved_prefix`). The lower end's process adds λ_i(x_i − μ_a)
+(b_i = μ̂^a_{i−1}) for a reward of arm a and λ_j(μ_c − x_j) (b_j = 1 − μ̂^c_{j−1}) for one of
+the control, each factor of conditional mean ≤ 1 given everything before it and its arm —
+however the design chose the arm (the argument of the mixture below). Under μ_a = m + Δ,
+μ_c = m:
+
+    log E(Δ, m) = A_a − A_c − Λ_a Δ − (Λ_a − Λ_c) m − P_a^L − P_c^U,
+
+linear in the nuisance m: on the event that the control's own sequence [L, U] (level
+1 − α·share) holds, its minimum over m ∈ [L, U] is at U when Λ_a ≥ Λ_c, else at L, and Δ is
+rejected when that minimum reaches log(1/α_d): the lower end is explicit, and so is the upper
+(the mirror, with P_a^U + P_c^L). The nuisance costs |Λ_a − Λ_c|/Λ_a times the control's
+half-width: small when the two arms' λ — their variances — are alike.
+
+Measured (``python benchmarks/bench_widths.py plugin --runs 100 --seed 1``: 0.10 vs 0.11,
+tuned at 10,000 per arm, median width ÷ fixed-n): 0/1 rewards at 1,000 / 5,000 / 10,000 /
+20,000 / 80,000 / 300,000 per arm 2.53 / 1.60 / 1.51 / 1.57 / 1.85 / 2.20 (the mixture:
+2.00 / 1.70 / 1.62 / 1.59 / 1.64 / 1.71); Beta rewards (concentration 10) at 1,000 ...
+80,000: 2.81 / 1.65 / 1.54 / 1.59 / 1.86 (the mixture 2.61 / 2.05 / 1.97 / 1.88 / 1.65). The
+plug-in is narrower from about half to twice ``tune_n``, the mixture far from it (a test that
+runs 8× longer than planned, or stops at a tenth of it): ``sequence="mixture"`` keeps it.
+
+``sequence="mixture"``: a discrete mixture of empirical-Bernstein supermartingales
+------------------------------------------------------------------------------------
+It needs only (count, sum, sum of squares) per arm, so it is also what the exact sequence
+falls back to where the rewards' order is not kept (``status(count="recorded")``, a
+dashboard's past points) and what guardrails use (their metrics' prefix keeps those sums only).
 For ξ ≥ −1 and λ ∈ [0, 1), exp(λξ − ψ_E(λ)ξ²) ≤ 1 + λξ with ψ_E(λ) = −log(1 − λ) − λ (Fan,
 Grama & Liu 2015, "Exponential inequalities for martingales with applications", Electron. J.
 Probab. 20, Lemma 4.1; the inequality behind the empirical-Bernstein bound of Howard, Ramdas,

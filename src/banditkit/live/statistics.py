@@ -9,7 +9,9 @@ Two kinds of interval (``intervals=``):
     reward type the experiment declared (:mod:`banditkit.live.verdict_spec`). Each arm's own
     interval has level 1 − α/K (all K together: 1 − α). The differences to the control come
     from a sequence **on each difference directly**: with the default ``sequence="exact"``
-    (bounded rewards) the control's own sequence gets α·s (s = ``control_share``, 0.05) and each
+    (bounded rewards: the predictable plug-in, from the per-arm sums :attr:`ArmSums.plugin`
+    the resolved prefix keeps; the λ-mixture, ``sequence="mixture"``, where they are not
+    given) the control's own sequence gets α·s (s = ``control_share``, 0.05) and each
     of the K − 1 differences α(1 − s)/(K − 1), so the chance that any difference's interval at
     any look misses, or that any verdict is wrong, is at most α, however often one looks and
     however the algorithm allocated its pulls. ``"asymptotic"`` and ``"msprt"`` (normal
