@@ -260,9 +260,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             The rewards' bounds, with ``reward_type="bounded"``.
         verdicts : dict, optional
             ``sequence`` (``"exact"`` default for bounded rewards: the predictable
-            plug-in; ``"mixture"``, ``"asymptotic"``, ``"msprt"``), ``tune_n`` (units per arm where the sequences are narrowest,
-            10,000), ``tau`` (the mSPRT's mixture s.d., required with ``"msprt"``),
-            ``control_share`` (share of α on the control's own sequence, 0.05).
+            plug-in; ``"mixture"``, ``"asymptotic"``, ``"msprt"``), ``tune_n`` (units per
+            arm where the sequences are narrowest, 10,000), ``tau`` (the mSPRT's mixture
+            s.d., required with ``"msprt"``), ``control_share`` (share of α on the control's
+            own sequence, 0.05).
 
         Notes
         -----
