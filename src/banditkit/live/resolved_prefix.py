@@ -299,24 +299,25 @@ def _plugin_updates(conn: Connection, store: Store, chunk: list[int], plugin: Pl
     (read before :func:`_advance_sql` moves the cursors): each arm's stored sums plus the
     terms of the rewards passed over, in assignment order, that follow its counted ones.
     Rows ``(Λ, Σλx, P^L, P^U, arm)`` for an UPDATE of ``prefix``."""
+    # one read (a round trip on PostgreSQL): the rewards passed over, each row with its arm's
+    # stored sums (NULL before the arm's first prefix row)
+    stored_sql = ", ".join(f"p.{c}" for c in ("n", "reward", "reward_sq", *PREFIX_8))
     rows = conn.execute(
-        _spans(store, len(chunk)) + "SELECT m.arm, u.reward FROM moved m JOIN units u ON "
-        "u.arm = m.arm AND u.id >= m.s AND u.id < m.e WHERE m.e > m.s AND u.reward IS NOT "
-        "NULL ORDER BY m.arm, u.id", chunk).fetchall()
+        _spans(store, len(chunk)) + f"SELECT m.arm, u.reward, {stored_sql} FROM moved m "
+        "JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
+        "LEFT JOIN prefix p ON p.arm = m.arm WHERE m.e > m.s AND u.reward IS NOT NULL "
+        "ORDER BY m.arm, u.id", chunk).fetchall()
     if not rows:
         return []
-    arms = sorted({int(a) for a, _ in rows})
-    stored = {int(a): rest for a, *rest in conn.execute(
-        f"SELECT arm, n, reward, reward_sq, {', '.join(PREFIX_8)} FROM prefix WHERE arm IN "
-        f"({', '.join(['?'] * len(arms))})", arms)}
-    rewards = np.array([r for _, r in rows], dtype=float)
-    owner = np.array([a for a, _ in rows])
+    owner = np.array([int(r[0]) for r in rows])
+    rewards = np.array([r[1] for r in rows], dtype=float)
     out = []
-    for a in arms:
-        n, total, total_sq, *sums = stored.get(a, (0, 0.0, 0.0) + (0.0,) * len(PREFIX_8))
-        new = np.asarray(sums, dtype=float) + plugin.terms(rewards[owner == a], float(n),
-                                                          float(total), float(total_sq))
-        out.append((*(float(v) for v in new), a))
+    for a in np.unique(owner).tolist():
+        first = rows[int(np.argmax(owner == a))]
+        n, total, total_sq, *sums = (0.0 if v is None else float(v) for v in first[2:])
+        new = np.asarray(sums, dtype=float) + plugin.terms(rewards[owner == a], n, total,
+                                                          total_sq)
+        out.append((*(float(v) for v in new), int(a)))
     return out
 
 
