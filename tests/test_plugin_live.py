@@ -22,7 +22,7 @@ def _experiment(tmp_path, kind="bounded", name="e"):
     return Experiment.create(tmp_path / f"{name}.sqlite", algorithm="FixedAllocation",
                              arms=["control", "treatment"], seed=3,
                              params={"batch_size": 400}, reward_type=kind,
-                             reward_range=(0.0, 2.0) if kind == "bounded" else None,
+                             reward_range=(1.0, 3.0) if kind == "bounded" else None,
                              verdicts={"tune_n": 300})
 
 
@@ -38,10 +38,10 @@ def test_the_prefix_keeps_the_plugin_sums_of_each_arm_in_assignment_order(tmp_pa
         for _ in range(3):
             got = exp.assign(400)
             arm = (got["arm"] == "treatment").to_numpy().astype(int)
-            x = 2 * rng.beta(2, 6 + arm, arm.size)
+            x = 1 + 2 * rng.beta(2, 6 + arm, arm.size)
             units = got["unit"].to_numpy()
             # value-dependent reporting: the high rewards first, the rest later, in two calls
-            high = x > 0.5
+            high = x > 1.5
             exp.record(units[high], x[high])
             middle = _prefix(exp)
             exp.record(units[~high][::-1], x[~high][::-1])
@@ -62,8 +62,8 @@ def test_the_prefix_keeps_the_plugin_sums_of_each_arm_in_assignment_order(tmp_pa
         assert row.loc["treatment", "diff_low"] == pytest.approx(2 * dl[1], rel=1e-9)
         assert row.loc["treatment", "diff_high"] == pytest.approx(2 * dh[1], rel=1e-9)
         low, high = plugin_sequence(n, sums, 0.05 / 2)
-        np.testing.assert_allclose(row["low"], 2 * low, rtol=1e-9)
-        np.testing.assert_allclose(row["high"], 2 * high, rtol=1e-9)
+        np.testing.assert_allclose(row["low"], 1 + 2 * low, rtol=1e-9)
+        np.testing.assert_allclose(row["high"], 1 + 2 * high, rtol=1e-9)
         # the mixture stays a documented choice, on the same data
         mixture = exp.status(verdicts={"sequence": "mixture"}).arms
         assert mixture.loc["treatment", "diff_low"] != pytest.approx(
