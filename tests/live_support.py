@@ -248,7 +248,8 @@ def check_consistent(path: Where | str | Path) -> None:
 
 
 #: The plug-in sums format 8 added to ``prefix``.
-_PLUGIN_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high")
+_PLUGIN_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high",
+             "plugin_cursor")
 
 #: The statements that take a format 8 experiment back to format 7's layout (no plug-in sums).
 DOWNGRADE_TO_7 = (

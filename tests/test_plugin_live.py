@@ -107,3 +107,64 @@ def test_a_format_7_file_is_upgraded_and_its_plugin_sums_rebuilt(tmp_path):
     assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'format'")
                       .fetchone()[0]) == 8
     conn.close()
+
+
+def _expected_ends(rewards, spec):
+    """The difference's ends from the one-pass plug-in sums of each arm's rewards in order."""
+    want = plugin_sums([np.asarray(rewards[0]), np.asarray(rewards[1])], spec)
+    n = np.array([len(rewards[0]), len(rewards[1])], dtype=float)
+    from banditkit.live.anytime import confidence_sequence
+
+    S0 = float(np.sum(rewards[0]))
+    cl, ch = confidence_sequence(S0, n[0], 0.05 * 0.05)
+    return plugin_difference(n, PluginSums.from_array(want), 0, cl, ch, 0.05 * 0.95)
+
+
+def test_a_read_only_status_catches_the_plugin_sums_up_in_memory(tmp_path):
+    # the sums run one call behind (record does not wait for a read): the last record's
+    # rewards are caught up by the next call, here a read-only open that cannot store them
+    rng = np.random.default_rng(2)
+    rewards: dict[int, list[float]] = {0: [], 1: []}
+    with _experiment(tmp_path, "binary") as exp:
+        spec = exp.verdict_spec
+        for _ in range(2):
+            got = exp.assign(400)
+            arm = (got["arm"] == "treatment").to_numpy().astype(int)
+            x = (rng.random(arm.size) < 0.1 + 0.05 * arm).astype(float)
+            exp.record(got["unit"], x)
+            for a in (0, 1):
+                rewards[a].extend(x[arm == a].tolist())
+    conn = sqlite3.connect(tmp_path / "e.sqlite")
+    behind = conn.execute("SELECT COUNT(*) FROM prefix WHERE plugin_cursor < cursor").fetchone()
+    conn.close()
+    assert behind[0] == 2  # the last record's rewards are not in the stored sums yet
+    dl, dh = _expected_ends(rewards, spec)
+    with Experiment.open(tmp_path / "e.sqlite", readonly=True) as exp:
+        row = exp.status().arms.loc["treatment"]
+    assert row["diff_low"] == pytest.approx(dl[1], rel=1e-9)
+    assert row["diff_high"] == pytest.approx(dh[1], rel=1e-9)
+    with Experiment.open(tmp_path / "e.sqlite") as exp:
+        assert exp.verify() == 800
+        assert exp.status().arms.loc["treatment", "diff_low"] == pytest.approx(dl[1], rel=1e-9)
+
+
+def test_status_catches_up_after_the_window_imputes_zeros(tmp_path):
+    clock = [1_000.0]
+    rng = np.random.default_rng(4)
+    with Experiment.create(tmp_path / "w.sqlite", algorithm="FixedAllocation",
+                           arms=["control", "treatment"], seed=1, params={"batch_size": 400},
+                           reward_type="binary", outcome_window=60, missing="zero",
+                           clock=lambda: clock[0]) as exp:
+        spec = exp.verdict_spec
+        got = exp.assign(400)
+        arm = (got["arm"] == "treatment").to_numpy().astype(int)
+        x = (rng.random(arm.size) < 0.2 + 0.1 * arm).astype(float)
+        ones = x == 1
+        exp.record(got["unit"][ones], x[ones])  # conversions at once, zeros never sent
+        clock[0] += 61  # the windows close: this status imputes the zeros, then catches up
+        row = exp.status().arms.loc["treatment"]
+        assert row["counted"] == (arm == 1).sum()
+        dl, dh = _expected_ends({a: x[arm == a] for a in (0, 1)}, spec)
+        assert row["diff_low"] == pytest.approx(dl[1], rel=1e-9)
+        assert row["diff_high"] == pytest.approx(dh[1], rel=1e-9)
+        assert exp.verify() == 400

@@ -29,6 +29,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ from .inputs import numbers as _numbers
 from .journal import (
     ALGORITHM,
     ALL_BATCHES,
+    FORMAT,
     OVERFLOW_TOTALS,
     ExperimentError,
     micros,
@@ -69,7 +71,7 @@ from .overflow import Overflowing
 from .pausing import Pausing
 from .problem import LiveArms, arm_names
 from .reading import Reading
-from .resolved_prefix import PluginTuning
+from .resolved_prefix import PLUGIN_UPDATE, PluginTuning, ResolvedPrefix, plugin_catch_up
 from .resolved_prefix import advance as _advance_prefix
 from .resolved_prefix import rebuild as _rebuild_prefix
 from .slots import slot_order
@@ -424,7 +426,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
     def _upgrade(self, conn: Connection) -> None:
         """Bring a format 5 or 6 experiment to format 7 in the caller's transaction (see
         :meth:`open`)."""
-        from .journal import FORMAT, upgrade_5_to_6, upgrade_6_to_7, upgrade_7_to_8
+        from .journal import upgrade_5_to_6, upgrade_6_to_7, upgrade_7_to_8
 
         old = self._journal.format
         types = self._journal.types
@@ -442,9 +444,9 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                              [(k, json.dumps(v)) for k, v in OutcomeWindow(None, None)
                               .as_meta().items()])
         conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT),))
-        _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails),
-                        plugin=self._plugin_tuning)
+        _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails))
         self._journal.format = FORMAT
+        self._plugin_catch_up(conn)  # the plug-in's sums from the first unit
 
     def _micros(self) -> int:
         """The experiment's clock now, in microseconds since the epoch."""
@@ -517,6 +519,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         that ``_resolve``."""
         self._stored_now = None
         reads = [_reads.batches(0 if self._algorithm is None else self._observed)]
+        if self._wants_plugin:  # the plug-in's sums one call behind: caught up below
+            reads.append(_reads.PLUGIN_BEHIND)
         if resolve and self.window.seconds is not None:
             self._resolve_at = self._micros()
             reads.append(_reads.stale_units(self._journal.indexed_by("units_waiting"),
@@ -525,6 +529,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             with self._rolled_back_on_error(self._journal.transaction([*reads, *read_ahead])
                                             ) as conn:
                 self._sync(conn)
+                self._plugin_catch_up(conn)
                 yield conn
         finally:
             self._resolve_at = None
@@ -1220,7 +1225,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
         # each arm's resolved prefix moves on when its first waiting unit got its reward
         _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails),
-                        report=False, plugin=self._plugin_tuning)
+                        report=False)
         self._observe_if_complete(conn)
         if self.guardrails and new:
             self._pause_on_breach(conn)
@@ -1254,6 +1259,48 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         """The declared rewards and sequences (:mod:`banditkit.live.verdict_spec`)."""
         algorithm_range = None if self._algorithm is None else self._algorithm.reward_range
         return spec_from_meta(self._verdict_meta, algorithm_range)
+
+    @property
+    def _wants_plugin(self) -> bool:
+        """Whether the experiment keeps the plug-in's sums (bounded or binary rewards), known
+        before the algorithm is built (a file without stored verdicts: unless its algorithm,
+        once built, declares no range)."""
+        if self._journal.format != FORMAT:  # an older file: its upgrade builds them
+            return False
+        stored = self._verdict_meta.get("verdicts")
+        if stored is None:
+            return self._algorithm is None or self._algorithm.reward_range is not None
+        return stored.get("reward_type") != "continuous"
+
+    #: A read-only call's plug-in sums caught up in memory (arm → (cursor, sums)).
+    _plugin_fresh: dict = {}  # noqa: RUF012 (replaced, never mutated)
+
+    def _plugin_catch_up(self, conn: Connection) -> None:
+        """Bring the resolved prefix's plug-in sums to its cursor (:mod:`.resolved_prefix`):
+        answered by the call's first round trip when it read ahead, stored with the call's
+        writes, kept in memory by a read-only call."""
+        self._plugin_fresh = {}
+        tuning = self._plugin_tuning
+        if tuning is None or self._journal.format != FORMAT:
+            return
+        fresh = plugin_catch_up(conn.execute(*_reads.PLUGIN_BEHIND).fetchall(), tuning)
+        if not fresh:
+            return
+        if self.readonly:
+            self._plugin_fresh = fresh
+        else:
+            conn.executemany(PLUGIN_UPDATE, [(*sums.tolist(), cursor, arm)
+                                             for arm, (cursor, sums) in fresh.items()])
+
+    def _fresh_plugin(self, prefix: ResolvedPrefix) -> ResolvedPrefix:
+        """``prefix`` with the plug-in sums a read-only call caught up in memory."""
+        if not self._plugin_fresh:
+            return prefix
+        plugin, at = prefix.plugin.copy(), prefix.plugin_cursor.copy()
+        for arm, (cursor, sums) in self._plugin_fresh.items():
+            if 0 <= arm < plugin.shape[0] and cursor == prefix.cursor[arm]:
+                plugin[arm], at[arm] = sums, cursor
+        return replace(prefix, plugin=plugin, plugin_cursor=at)
 
     @property
     def _plugin_tuning(self) -> PluginTuning | None:
@@ -1394,7 +1441,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                              [(now, u) for u in todo])
             self._withdraw(conn, [(known[u][0], known[u][5], known[u][7]) for u in todo])
             _advance_prefix(conn, self._journal, {known[u][5] for u in todo},
-                            len(self.guardrails), report=False, plugin=self._plugin_tuning)
+                            len(self.guardrails), report=False)
             return len(todo)
         if (isinstance(older_than, bool)
                 or not isinstance(older_than, (int, float, np.integer, np.floating))
@@ -1410,7 +1457,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                          [(now, u) for u, *_ in stale])
         self._withdraw(conn, [(b, a, k) for _, b, a, k in stale])
         _advance_prefix(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails),
-                        report=False, plugin=self._plugin_tuning)
+                        report=False)
         return len(stale)
 
     def _withdraw(self, conn: Connection, units: list[tuple[int, int, int]]) -> None:

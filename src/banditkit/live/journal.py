@@ -146,9 +146,11 @@ _METRICS_7 = "\n    total_sq {real} NOT NULL DEFAULT 0,"
 
 #: The sums format 8 adds to ``prefix``: the predictable plug-in's Λ = Σλ_i, Σλ_i·x_i and its
 #: two penalties (:data:`banditkit.live.sequences.PLUGIN_SUMS`, rewards rescaled to [0, 1]),
-#: over the arm's counted rewards in assignment order.
+#: over the arm's counted rewards in assignment order before ``plugin_cursor`` (a unit id:
+#: they follow the prefix's ``cursor`` one call behind, :mod:`banditkit.live.resolved_prefix`).
 PREFIX_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high")
-_PREFIX_8 = "".join(f",\n    {c} {{real}} NOT NULL DEFAULT 0" for c in PREFIX_8)
+_PREFIX_8 = ("".join(f",\n    {c} {{real}} NOT NULL DEFAULT 0" for c in PREFIX_8)
+             + ",\n    plugin_cursor {int} NOT NULL DEFAULT 0")
 
 _SCHEMA_TEMPLATE = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -303,7 +305,8 @@ def upgrade_7_to_8(types: dict[str, str]) -> list[str]:
     transaction; the experiment then rebuilds the prefix, plug-in sums included, from its
     units): the plug-in's four sums (:data:`PREFIX_8`)."""
     return [f"ALTER TABLE prefix ADD COLUMN {c} {types['real']} NOT NULL DEFAULT 0"
-            for c in PREFIX_8]
+            for c in PREFIX_8] + [f"ALTER TABLE prefix ADD COLUMN plugin_cursor {types['int']} "
+                                  "NOT NULL DEFAULT 0"]
 
 
 class ExperimentError(ValueError):

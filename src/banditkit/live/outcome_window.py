@@ -235,8 +235,7 @@ class Resolving:
             conn.executemany("UPDATE units SET expired_at = ? WHERE id = ?",
                              [(at, u) for u, _, _, _ in stale])
             self._withdraw(conn, [(b, a, kind) for _, b, a, kind in stale])
-        if advance(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails),
-                   plugin=self._plugin_tuning) \
+        if advance(conn, self._journal, {a for _, _, a, _ in stale}, len(self.guardrails)) \
                 and self.guardrails:
             self._pause_on_breach(conn)
         self._observe_if_complete(conn)

@@ -122,8 +122,8 @@ class Reading:
                                    **dict(verdicts)}
                                   if isinstance(verdicts, Mapping) else verdicts, None)
         with self._transaction() as conn:
-            if not self.readonly:
-                self._resolve(conn)
+            if not self.readonly and self._resolve(conn):
+                self._plugin_catch_up(conn)  # the window's rule moved some prefixes
             algorithm = self._algorithm
             assert algorithm is not None
             pending = self._ask()
@@ -139,7 +139,8 @@ class Reading:
                     "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-            prefix = read_prefix(conn, len(self.arm_names), len(self.guardrails))
+            prefix = self._fresh_plugin(read_prefix(conn, len(self.arm_names),
+                                                    len(self.guardrails)))
             fixed_only = intervals == "fixed"  # fixed-n intervals: the algorithm's units
             # every recorded reward: the covariates' and denominators' sums of those units
             extra = (recorded_unit_sums(conn, self._journal, len(self.arm_names), fixed_only)

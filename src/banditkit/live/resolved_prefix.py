@@ -26,6 +26,15 @@ units passed over (index ``units_arm`` on (arm, id)): each unit is added once, w
 prefix reaches it, so the work is in proportion to the units resolved, and ``status`` reads
 O(arms) rows.
 
+The predictable plug-in's sums (format 8: the exact default sequence,
+:mod:`banditkit.live.sequences`) follow the same order, but each reward's λ_i depends on the
+arm's rewards before it, so they are summed in Python, not by the set-based SQL. To cost no
+round trip, they run one call behind: ``plugin_cursor`` says how far they go; every call of
+the experiment reads, with its first round trip (:data:`banditkit.live.reads.PLUGIN_BEHIND`),
+the rewards between ``plugin_cursor`` and ``cursor``, and :func:`plugin_catch_up` brings the
+sums to ``cursor`` (stored with the call's writes; a read-only call uses them without
+storing). ``status`` catches up again after resolving units by the window's rule.
+
 What other modules use: :func:`read_prefix` (per-arm counts and sums, a
 :class:`ResolvedPrefix`), :func:`advance` (after a call resolved units of some arms) and
 :func:`rebuild` (every arm from the start: an upgraded file, or :meth:`verify`).
@@ -44,8 +53,8 @@ from .statistics import ArmSums
 from .store_base import Connection, Store
 from .verdict_spec import VerdictSpec
 
-__all__ = ["PluginTuning", "ResolvedPrefix", "advance", "plugin_state", "read_prefix",
-           "rebuild", "scan"]
+__all__ = ["PLUGIN_UPDATE", "PluginTuning", "ResolvedPrefix", "advance", "plugin_catch_up",
+           "plugin_state", "read_prefix", "rebuild", "scan"]
 
 
 @dataclass(frozen=True)
@@ -112,7 +121,10 @@ class ResolvedPrefix:
         Σd, Σd², Σd·reward over the counted units' denominators (ratio metrics; none = 0).
     plugin : ndarray, shape (K, 4)
         The predictable plug-in's sums Λ, Σλx, P^L, P^U over the counted rewards in
-        assignment order (:class:`PluginTuning`; zeros for continuous rewards).
+        assignment order (:class:`PluginTuning`; zeros for continuous rewards), up to
+        ``plugin_cursor``.
+    plugin_cursor : ndarray of int
+        The unit id the plug-in sums run to (``cursor`` once caught up).
     """
 
     cursor: np.ndarray
@@ -132,6 +144,7 @@ class ResolvedPrefix:
     denominator_sq: np.ndarray
     denominator_reward: np.ndarray
     plugin: np.ndarray
+    plugin_cursor: np.ndarray
 
     def arm_sums(self, assigned: np.ndarray) -> ArmSums:
         """The :class:`banditkit.live.statistics.ArmSums` of the counted outcomes (with the
@@ -151,14 +164,15 @@ def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPre
     total, total_sq = np.zeros(K), np.zeros(K)
     extra = np.zeros((K, len(PREFIX_7)))
     plugin = np.zeros((K, len(PREFIX_8)))
-    for arm, c, m, i, e, t, q, o, *x in conn.execute(
+    plugin_cursor = np.zeros(K, dtype=np.int64)
+    for arm, c, m, i, e, t, q, o, pc, *x in conn.execute(
             "SELECT arm, cursor, n, imputed, expired, reward, reward_sq, non_binary, "
-            f"{', '.join(PREFIX_7 + PREFIX_8)} FROM prefix"):
+            f"plugin_cursor, {', '.join(PREFIX_7 + PREFIX_8)} FROM prefix"):
         _check(arm, K)
         cursor[arm], n[arm], imputed[arm], expired[arm] = c, m, i, e
         total[arm], total_sq[arm], non_binary[arm] = t, q, o
         extra[arm] = x[:len(PREFIX_7)]
-        plugin[arm] = x[len(PREFIX_7):]
+        plugin[arm], plugin_cursor[arm] = x[len(PREFIX_7):], pc
     metric_n = np.zeros((G, K), dtype=np.int64)
     metric_total, metric_total_sq = np.zeros((G, K)), np.zeros((G, K))
     if G:
@@ -170,7 +184,8 @@ def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPre
                                       f"not one of the {G} (a damaged experiment)")
             metric_n[j, arm], metric_total[j, arm], metric_total_sq[j, arm] = m, t, q
     return ResolvedPrefix(cursor, n, imputed, expired, total, total_sq, non_binary, metric_n,
-                          metric_total, metric_total_sq, *extra.T.copy(), plugin)
+                          metric_total, metric_total_sq, *extra.T.copy(), plugin,
+                          plugin_cursor)
 
 
 def _check(arm: object, K: int) -> None:
@@ -293,32 +308,32 @@ def _advance_metrics_sql(store: Store, n_arms: int, n_guardrails: int) -> str:
             "total_sq = prefix_metrics.total_sq + excluded.total_sq")
 
 
-def _plugin_updates(conn: Connection, store: Store, chunk: list[int], plugin: PluginTuning
-                    ) -> list[tuple]:
-    """The new plug-in sums of the arms of ``chunk`` whose prefix is about to pass rewards
-    (read before :func:`_advance_sql` moves the cursors): each arm's stored sums plus the
-    terms of the rewards passed over, in assignment order, that follow its counted ones.
-    Rows ``(Λ, Σλx, P^L, P^U, arm)`` for an UPDATE of ``prefix``."""
-    # one read (a round trip on PostgreSQL): the rewards passed over, each row with its arm's
-    # stored sums (NULL before the arm's first prefix row)
-    stored_sql = ", ".join(f"p.{c}" for c in ("n", "reward", "reward_sq", *PREFIX_8))
-    rows = conn.execute(
-        _spans(store, len(chunk)) + f"SELECT m.arm, u.reward, {stored_sql} FROM moved m "
-        "JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
-        "LEFT JOIN prefix p ON p.arm = m.arm WHERE m.e > m.s AND u.reward IS NOT NULL "
-        "ORDER BY m.arm, u.id", chunk).fetchall()
+def plugin_catch_up(rows: list[tuple], plugin: PluginTuning) -> dict[int, tuple[int, np.ndarray]]:
+    """The plug-in sums each arm's prefix should hold now, from the rows of
+    :data:`banditkit.live.reads.PLUGIN_BEHIND` (the rewards between the arm's ``plugin_cursor``
+    and ``cursor``, in assignment order, with its stored sums): arm → (``cursor``, sums).
+
+    The rewards before them are the prefix's count and sums less theirs (the prefix's sums
+    run to ``cursor``), which is the prior their λ_i and μ̂_{i−1} start from."""
     if not rows:
-        return []
+        return {}
     owner = np.array([int(r[0]) for r in rows])
-    rewards = np.array([r[1] for r in rows], dtype=float)
-    out = []
+    rewards = np.array([r[2] for r in rows], dtype=float)
+    out = {}
     for a in np.unique(owner).tolist():
+        mine = rewards[owner == a]
         first = rows[int(np.argmax(owner == a))]
-        n, total, total_sq, *sums = (0.0 if v is None else float(v) for v in first[2:])
-        new = np.asarray(sums, dtype=float) + plugin.terms(rewards[owner == a], n, total,
-                                                          total_sq)
-        out.append((*(float(v) for v in new), int(a)))
+        cursor = int(first[1])
+        n, total, total_sq = (float(v) for v in first[3:6])
+        sums = np.asarray(first[6:], dtype=float)
+        prior = (n - mine.size, total - mine.sum(), total_sq - (mine * mine).sum())
+        out[int(a)] = (cursor, sums + plugin.terms(mine, *prior))
     return out
+
+
+#: The UPDATE that stores :func:`plugin_catch_up`'s sums: (Λ, Σλx, P^L, P^U, cursor, arm).
+PLUGIN_UPDATE = (f"UPDATE prefix SET {' = ?, '.join(PREFIX_8)} = ?, plugin_cursor = ? "
+                 "WHERE arm = ?")
 
 
 def plugin_state(conn: Connection, arm: int, end: int, plugin: PluginTuning) -> np.ndarray:
@@ -334,7 +349,7 @@ def plugin_state(conn: Connection, arm: int, end: int, plugin: PluginTuning) -> 
 
 
 def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: int,
-            report: bool = True, plugin: PluginTuning | None = None) -> bool:
+            report: bool = True) -> bool:
     """Advance the prefix of each of ``arms`` (arms some of whose units were just resolved)
     to its first unit still waiting, in the caller's transaction. Returns whether any moved
     (with ``report``; without, ``True`` whenever ``arms`` is not empty: the caller needs no
@@ -346,30 +361,25 @@ def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: i
     is what keeps ``record`` within its round trips on PostgreSQL (issue 26). Cost: the
     units passed over (each once in the experiment's life) and O(log units) an arm.
 
-    With ``plugin`` (bounded and binary rewards), the predictable plug-in's sums move on too:
-    its λ_i depends on the arm's rewards before reward i, so they are summed here, in
-    Python, over the rewards passed over in assignment order (one more read and one update:
-    O(units passed over)).
+    The predictable plug-in's sums do not move here (they need the rewards passed over in
+    order, in Python: a read that would cost ``record`` a round trip): the next call's
+    first round trip reads them ahead (:func:`plugin_catch_up`).
     """
     todo = sorted({int(a) for a in arms})
     moved = False
     for i in range(0, len(todo), _CHUNK):
         chunk = todo[i: i + _CHUNK]
-        updates = [] if plugin is None else _plugin_updates(conn, store, chunk, plugin)
         if n_guardrails:
             conn.execute(_advance_metrics_sql(store, len(chunk), n_guardrails), chunk)
         cursor = conn.execute(_advance_sql(store, len(chunk), report), chunk)
         moved = moved or (bool(cursor.fetchall()) if report else True)
-        if updates:
-            conn.executemany(f"UPDATE prefix SET {' = ?, '.join(PREFIX_8)} = ? WHERE arm = ?",
-                             updates)
     return moved
 
 
-def rebuild(conn: Connection, store: Store, n_arms: int, n_guardrails: int,
-            plugin: PluginTuning | None = None) -> None:
+def rebuild(conn: Connection, store: Store, n_arms: int, n_guardrails: int) -> None:
     """The prefix of every arm computed afresh from the units (O(units)): a file brought from
-    an older format, which kept none (or no plug-in sums)."""
+    an older format, which kept none (its plug-in sums start from ``plugin_cursor`` 0: the
+    caller catches them up)."""
     conn.execute("DELETE FROM prefix")
     conn.execute("DELETE FROM prefix_metrics")
-    advance(conn, store, range(n_arms), n_guardrails, plugin=plugin)
+    advance(conn, store, range(n_arms), n_guardrails)

@@ -152,12 +152,13 @@ class Verification:
                     f"{(n, imputed, expired, odd)} (edited by hand?)")
             tuning = self._plugin_tuning
             if tuning is not None:
-                fresh = plugin_state(conn, a, int(stored.cursor[a]), tuning)
+                fresh = plugin_state(conn, a, int(stored.plugin_cursor[a]), tuning)
                 if not np.allclose(stored.plugin[a], fresh, rtol=1e-9, atol=1e-12):
                     raise ExperimentError(
                         f"{self._journal.label} is damaged: the resolved prefix's plug-in sums "
                         f"of arm {self.arm_names[a]!r} are {stored.plugin[a].tolist()} but its "
-                        f"rewards before its first unit still waiting give {fresh.tolist()} "
+                        f"rewards before unit {int(stored.plugin_cursor[a])} give "
+                        f"{fresh.tolist()} "
                         "(edited by hand?)")
 
     def _verify_metrics(self, conn: Connection) -> None:
