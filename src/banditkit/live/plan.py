@@ -137,7 +137,7 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
         The test's error probability over all looks.
     look_every : int, optional
         Units per arm between two looks (default: a day's traffic per arm).
-    sequence : {"exact", "asymptotic", "msprt"}, optional
+    sequence : {"exact", "mixture", "asymptotic", "msprt"}, optional
         Default: exact for binary or bounded (``reward_range``) rewards, else asymptotic.
         The mSPRT's τ is taken equal to ``mde``.
     tune_n : float
