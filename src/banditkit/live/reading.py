@@ -99,7 +99,9 @@ class Reading:
             Show this look with other sequence options than the stored ones (keys of
             ``Experiment.create(verdicts=...)``, e.g. ``{"sequence": "msprt", "tau": 0.01}``),
             on the same data: to compare methods, not to pick the one that decides (choosing
-            among several after seeing them spends α once per method tried).
+            among several after seeing them spends α once per method tried). The exact
+            default's plug-in sums were accumulated at the stored ``tune_n``: another
+            ``tune_n`` here changes the other sequences' tuning, not theirs.
 
         Notes
         -----
