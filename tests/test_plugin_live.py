@@ -64,6 +64,9 @@ def test_the_prefix_keeps_the_plugin_sums_of_each_arm_in_assignment_order(tmp_pa
         low, high = plugin_sequence(n, sums, 0.05 / 2)
         np.testing.assert_allclose(row["low"], 1 + 2 * low, rtol=1e-9)
         np.testing.assert_allclose(row["high"], 1 + 2 * high, rtol=1e-9)
+        # a status override of tune_n leaves the exact default as it was accumulated
+        same = exp.status(verdicts={"tune_n": 50}).arms
+        assert same.loc["treatment", "diff_low"] == row.loc["treatment", "diff_low"]
         # the mixture stays a documented choice, on the same data
         mixture = exp.status(verdicts={"sequence": "mixture"}).arms
         assert mixture.loc["treatment", "diff_low"] != pytest.approx(

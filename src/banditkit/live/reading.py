@@ -101,7 +101,8 @@ class Reading:
             on the same data: to compare methods, not to pick the one that decides (choosing
             among several after seeing them spends α once per method tried). The exact
             default's plug-in sums were accumulated at the stored ``tune_n``: another
-            ``tune_n`` here changes the other sequences' tuning, not theirs.
+            ``tune_n`` here changes the other sequences' tuning, not the exact default's
+            (shown at its stored ``tune_n``).
 
         Notes
         -----
@@ -123,6 +124,8 @@ class Reading:
                                                "ratio", "winsorize")},
                                    **dict(verdicts)}
                                   if isinstance(verdicts, Mapping) else verdicts, None)
+            if spec.sequence == "exact":  # the plug-in's sums were tuned at create
+                spec = replace(spec, tune_n=self.verdict_spec.tune_n)
         with self._transaction() as conn:
             if not self.readonly and self._resolve(conn):
                 self._plugin_catch_up(conn)  # the window's rule moved some prefixes
