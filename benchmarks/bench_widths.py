@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/bench_widths.py [--runs 20] [--seed 0]
     .venv/bin/python benchmarks/bench_widths.py mixture [--runs 100] [--seed 1]
+    .venv/bin/python benchmarks/bench_widths.py plugin [--runs 100] [--seed 1]
 
 1. **The λ cap.** The exact sequences' λ grid stops at ``LAMBDA_MAX`` = 1/2 (each end a
    half-line for bisection). The difference's width ÷ the fixed-n (Student) width for Beta
@@ -23,6 +24,12 @@ the sequence before the scaling (every increment pays ψ_E(λ): :func:`psi_scale
 b = 1), the robust share ε = 0.25 over the whole grid, ε = 0.25 from ρ up, and the default
 (ε = 0.15 from ρ up), each with the control's share of α at 0.1 and 0.05. Every configuration
 sees the same sums.
+
+**plugin** (the exact default since the predictable plug-in): the difference's width ÷ fixed-n
+through :func:`banditkit.live.statistics.compare` for the plug-in (``sequence="exact"``, its
+sums from each arm's rewards in order) and the λ-mixture (``sequence="mixture"``) on the same
+rewards: 0/1 rewards (0.10 vs 0.11) at 1,000 / 5,000 / 10,000 / 20,000 / 80,000 / 300,000 per
+arm and Beta rewards (same means, concentration 10) at 1,000 ... 80,000, ``tune_n`` 10,000.
 
 Numbers on a shared, loaded machine; seeded (numpy ``default_rng(seed)``).
 """
@@ -63,7 +70,8 @@ def lambda_cap(seed: int, runs: int) -> dict[str, list[float]]:
             sq.LAMBDA_MAX = cap  # mixture() reads the module constant at each call
             row = []
             for n, (N, S, Q) in data.items():
-                spec = check_verdicts("bounded", (0.0, 1.0), {"tune_n": tune[n]}, None)
+                spec = check_verdicts("bounded", (0.0, 1.0), {"tune_n": tune[n],
+                                                              "sequence": "mixture"}, None)
                 c = compare(ArmSums(N, N, S, Q, np.zeros(S.shape, bool)), (0.0, 1.0),
                             intervals="anytime", alpha=0.05, control=0, spec=spec)
                 row.append(float(np.median((c.diff_high - c.diff_low)[:, 1]
@@ -148,7 +156,8 @@ def mixture_choices(seed: int, runs: int) -> dict[str, dict[str, list[float]]]:
                     sq.psi_scaled = saved[1] if scaled else (
                         lambda lam, b: saved[1](lam, np.ones_like(np.asarray(b, float))))
                     spec = check_verdicts(kind, (0.0, 1.0), {"tune_n": 10_000,
-                                                             "control_share": share}, None)
+                                                             "control_share": share,
+                                                             "sequence": "mixture"}, None)
                     c = compare(sums, (0.0, 1.0), intervals="anytime", alpha=0.05, control=0,
                                 spec=spec)
                     rows[label].append(round(float(np.median(
@@ -159,12 +168,57 @@ def mixture_choices(seed: int, runs: int) -> dict[str, dict[str, list[float]]]:
     return out
 
 
+def plugin_against_mixture(seed: int, runs: int) -> dict[str, dict[str, list[float]]]:
+    """The ``plugin`` check (module docstring): both exact sequences on the same rewards."""
+    from banditkit.live.statistics import plugin_sums
+
+    rng = np.random.default_rng(seed)
+    mu = np.array([0.10, 0.11])
+    out: dict[str, dict[str, list[float]]] = {}
+    for reward, sizes in (("binary", (1000, 5000, 10000, 20000, 80000, 300000)),
+                          ("beta", (1000, 5000, 10000, 20000, 80000))):
+        kind = "binary" if reward == "binary" else "bounded"
+        spec = check_verdicts(kind, (0.0, 1.0), {"tune_n": 10_000}, None)
+        mix = check_verdicts(kind, (0.0, 1.0), {"tune_n": 10_000, "sequence": "mixture"},
+                             None)
+        ratios: dict[str, list[list[float]]] = {"plugin (exact default)": [], "mixture": []}
+        for start in range(0, runs, 5):  # 5 runs at a time: every reward is kept in memory
+            m = min(5, runs - start)
+            shape = (m, sizes[-1])
+            x = [(rng.random(shape) < p).astype(float) if reward == "binary"
+                 else rng.beta(p * 10.0, (1.0 - p) * 10.0, shape) for p in mu]
+            cum = plugin_sums(x, spec, cumulative=True)  # (m, n, 2, 4)
+            idx = np.array(sizes) - 1
+            N = np.broadcast_to(np.array(sizes, float)[None, :, None], (m, len(sizes), 2))
+            S = np.stack([a.cumsum(axis=1)[:, idx] for a in x], axis=-1)
+            Q = np.stack([(a * a).cumsum(axis=1)[:, idx] for a in x], axis=-1)
+            binary = np.full(N.shape, reward == "binary")
+            fixed = compare(ArmSums(N, N, S, Q, binary), (0.0, 1.0), intervals="fixed",
+                            alpha=0.05, control=0, spec=spec)
+            fixed_w = (fixed.diff_high - fixed.diff_low)[..., 1]
+            for label, sp, plug in (("plugin (exact default)", spec, cum[:, idx]),
+                                    ("mixture", mix, None)):
+                c = compare(ArmSums(N, N, S, Q, binary, plugin=plug), (0.0, 1.0),
+                            intervals="anytime", alpha=0.05, control=0, spec=sp)
+                ratios[label].extend(((c.diff_high - c.diff_low)[..., 1] / fixed_w).tolist())
+        out[f"{reward} at {list(sizes)} per arm"] = {
+            label: [round(float(v), 3) for v in np.median(np.array(r), axis=0)]
+            for label, r in ratios.items()}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", nargs="?", choices=["all", "mixture"], default="all")
+    parser.add_argument("what", nargs="?", choices=["all", "mixture", "plugin"],
+                        default="all")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
+    if args.what == "plugin":
+        runs, seed = args.runs or 100, 1 if args.seed is None else args.seed
+        print(json.dumps({"seed": seed, "runs": runs, **plugin_against_mixture(seed, runs)},
+                         indent=1))
+        return
     if args.what == "mixture":
         runs, seed = args.runs or 100, 1 if args.seed is None else args.seed
         print(json.dumps({"seed": seed, "runs": runs, **mixture_choices(seed, runs)},

@@ -247,9 +247,20 @@ def check_consistent(path: Where | str | Path) -> None:
         conn.close()
 
 
-#: The statements that take a format 7 experiment back to format 6's layout (no covariate or
+#: The plug-in sums format 8 added to ``prefix``.
+_PLUGIN_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high",
+             "plugin_cursor")
+
+#: The statements that take a format 8 experiment back to format 7's layout (no plug-in sums).
+DOWNGRADE_TO_7 = (
+    *(f"ALTER TABLE prefix DROP COLUMN {c}" for c in _PLUGIN_8),
+    "UPDATE meta SET value = '7' WHERE key = 'format'",
+)
+
+#: The statements that take a format 8 experiment back to format 6's layout (no covariate or
 #: denominator columns, no prefix sums of them, no guardrail sums of squares).
 DOWNGRADE_TO_6 = (
+    *(f"ALTER TABLE prefix DROP COLUMN {c}" for c in _PLUGIN_8),
     "ALTER TABLE units DROP COLUMN covariate", "ALTER TABLE units DROP COLUMN denominator",
     *(f"ALTER TABLE prefix DROP COLUMN {c}" for c in (
         "covariate", "covariate_sq", "covariate_reward", "denominator", "denominator_sq",
@@ -258,7 +269,7 @@ DOWNGRADE_TO_6 = (
     "UPDATE meta SET value = '6' WHERE key = 'format'",
 )
 
-#: The statements that take a format 7 experiment back to format 5's layout, as an older
+#: The statements that take a format 8 experiment back to format 5's layout, as an older
 #: banditkit wrote it (both dialects): no outcome window (``imputed``, the prefix tables, the
 #: window's meta), no overflow (``kind``, ``propensity``, the live-slot index on algorithm units,
 #: the ``overflow`` meta), no audit table.

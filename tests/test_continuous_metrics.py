@@ -360,7 +360,7 @@ def test_a_format_6_file_is_upgraded_on_a_writable_open_and_keeps_its_verdicts(t
                                                                   "diff_low"]])
     conn = sqlite3.connect(path)
     assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'format'")
-                      .fetchone()[0]) == 7
+                      .fetchone()[0]) == 8
     conn.close()
 
 

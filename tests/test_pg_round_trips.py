@@ -56,7 +56,8 @@ def test_assign_and_record_take_at_most_four_round_trips(postgres_server, proxy,
             e.verify()  # the running totals and the resolved prefix agree with the units
         worst = max(max(a, r) for *_, a, r in seen)
         assert worst <= LIMIT, seen
-        # the plain steady-state call is the one the service makes most: 3 each
+        # the plain steady-state call is the one the service makes most: 3 each (the
+        # plug-in's sums catch up from a read sent with the first round trip)
         assert {(a, r) for n, keyed, a, r in seen if n == 1 and not keyed} == {(3, 3)}, seen
     finally:
         if pooled:

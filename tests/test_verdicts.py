@@ -26,10 +26,13 @@ from banditkit.live.sequences import (
     log_e_value,
     mixture,
     msprt_difference,
+    plugin_level,
+    plugin_terms,
     psi_e,
     psi_scaled,
 )
 from banditkit.live.statistics import ArmSums, compare
+from banditkit.live.verdict_spec import check_verdicts
 from banditkit.registry import make_policy
 from banditkit.rng import stream
 
@@ -293,6 +296,7 @@ def test_the_scaled_sequences_cover_near_the_range_ends_under_batched_thompson(r
                              stream(13, "cover-ends-xi", r), horizon=3000, batch_size=150,
                              draws=200, control_floor=0.1)
         n, S, Q = np.zeros(K), np.zeros(K), np.zeros(K)
+        P = np.zeros((K, 4))  # the plug-in's sums, each arm's rewards in order
         while (batch := policy.next_batch()) is not None:
             pulls = np.bincount(batch.arms, weights=batch.counts, minlength=K).astype(int)
             got = np.zeros(K)
@@ -302,20 +306,27 @@ def test_the_scaled_sequences_cover_near_the_range_ends_under_batched_thompson(r
                 else:  # Beta(2 mu, 2(1 - mu)): most of the mass at the near end, a long tail
                     x = noise.beta(2 * means[k], 2 * (1 - means[k]), pulls[k])
                 got[k] = x.sum()
+                if x.size:
+                    P[k] += np.stack(plugin_terms(x, n_tune=1000, level=plugin_level(K),
+                                                  prior=(n[k], S[k], Q[k])), -1).sum(0)
                 n[k], S[k], Q[k] = n[k] + x.size, S[k] + x.sum(), Q[k] + (x * x).sum()
             policy.observe(batch, got[batch.arms])
-            looks.append((n.copy(), S.copy(), Q.copy()))
+            looks.append((n.copy(), S.copy(), Q.copy(), P.copy()))
             truth_runs.append(r)
-    N, T, U = (np.array([x[i] for x in looks]) for i in range(3))
-    c = compare(ArmSums(N, N, T, U, np.full(N.shape, reward == "bernoulli")), (0.0, 1.0),
-                intervals="anytime", alpha=0.05, control=0)
+    N, T, U, PS = (np.array([x[i] for x in looks]) for i in range(4))
     truth = means - means[0]
-    miss = ((c.diff_low[:, 1:] > truth[1:]) | (c.diff_high[:, 1:] < truth[1:])).any(axis=1)
-    miss |= ((c.low > means) | (c.high < means)).any(axis=1)
-    per_run = np.bincount(np.array(truth_runs), weights=miss, minlength=runs) > 0
-    assert per_run.mean() <= 0.10
-    # not vacuous: the 0.97 arm is called better than the control in every run by the end
-    assert (c.verdict[:, 2] == "better").sum() >= runs
+    spec = check_verdicts("binary" if reward == "bernoulli" else "bounded", (0.0, 1.0),
+                          {"tune_n": 1000}, None)
+    # the plug-in (the exact default, with its sums) and the mixture (without them)
+    for plugin in (PS, None):
+        c = compare(ArmSums(N, N, T, U, np.full(N.shape, reward == "bernoulli"), plugin=plugin),
+                    (0.0, 1.0), intervals="anytime", alpha=0.05, control=0, spec=spec)
+        miss = ((c.diff_low[:, 1:] > truth[1:]) | (c.diff_high[:, 1:] < truth[1:])).any(axis=1)
+        miss |= ((c.low > means) | (c.high < means)).any(axis=1)
+        per_run = np.bincount(np.array(truth_runs), weights=miss, minlength=runs) > 0
+        assert per_run.mean() <= 0.10
+        # not vacuous: the 0.97 arm is called better than the control in every run by the end
+        assert (c.verdict[:, 2] == "better").sum() >= runs
 
 
 # -- through Experiment ------------------------------------------------------------------------
@@ -341,7 +352,7 @@ def test_fixed_allocation_splits_each_batch_exactly_and_reaches_a_verdict(tmp_pa
                               "control_share": 0.05, "alternative": "two-sided",
                               "margin": None, "winsorize": None, "cuped": False,
                               "ratio": False}
-    assert "exact empirical-Bernstein" in str(state)
+    assert "exact plug-in empirical-Bernstein" in str(state)
     np.testing.assert_allclose(units["propensity"], 0.5)
 
 
@@ -537,7 +548,6 @@ def test_the_asymptotic_difference_is_waudby_smiths_radius_on_both_arms_units():
 def test_margins_give_equivalence_and_non_inferiority_decisions():
     n = np.full((4, 2), 20_000.0)
     S = np.array([[2000.0, 2000], [2000, 2300], [2000, 2050], [2000, 1400]])
-    from banditkit.live.verdict_spec import check_verdicts
     spec = check_verdicts("binary", None, {"margin": 0.01}, None)
     c = compare(ArmSums(n, n, S, S, np.ones(n.shape, bool)), (0.0, 1.0), intervals="anytime",
                 alpha=0.05, control=0, spec=spec)

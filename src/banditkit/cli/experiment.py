@@ -89,7 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "bounded on the algorithm's reward range, else continuous)")
     create.add_argument("--reward-range", type=float, nargs=2, default=None,
                         metavar=("LO", "HI"), help="the rewards' bounds (--reward-type bounded)")
-    create.add_argument("--sequence", choices=("exact", "asymptotic", "msprt"), default=None,
+    create.add_argument("--sequence", choices=("exact", "mixture", "asymptotic", "msprt"),
+                        default=None,
                         help="the confidence sequence of the verdicts (default: exact for "
                         "bounded rewards, asymptotic for continuous ones)")
     create.add_argument("--tune-n", type=float, default=None, metavar="N",
@@ -119,7 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     plan.add_argument("--alpha", type=float, default=0.05)
     plan.add_argument("--look-every", type=int, default=None, metavar="UNITS",
                       help="units per arm between looks (default: a day's)")
-    plan.add_argument("--sequence", choices=("exact", "asymptotic", "msprt"), default=None)
+    plan.add_argument("--sequence", choices=("exact", "mixture", "asymptotic", "msprt"),
+                      default=None)
     plan.add_argument("--tune-n", type=float, default=10_000)
     plan.add_argument("--reward-range", type=float, nargs=2, default=None,
                       metavar=("LO", "HI"))

@@ -29,6 +29,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ from .inputs import numbers as _numbers
 from .journal import (
     ALGORITHM,
     ALL_BATCHES,
+    FORMAT,
     OVERFLOW_TOTALS,
     ExperimentError,
     micros,
@@ -70,6 +72,7 @@ from .overflow import Overflowing
 from .pausing import Pausing
 from .problem import LiveArms, arm_names
 from .reading import Reading
+from .resolved_prefix import PLUGIN_UPDATE, PluginTuning, ResolvedPrefix, plugin_catch_up
 from .resolved_prefix import advance as _advance_prefix
 from .resolved_prefix import rebuild as _rebuild_prefix
 from .slots import slot_order
@@ -259,10 +262,11 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         reward_range : (lo, hi), optional
             The rewards' bounds, with ``reward_type="bounded"``.
         verdicts : dict, optional
-            ``sequence`` (``"exact"`` default for bounded rewards, ``"asymptotic"``,
-            ``"msprt"``), ``tune_n`` (units per arm where the sequences are narrowest,
-            10,000), ``tau`` (the mSPRT's mixture s.d., required with ``"msprt"``),
-            ``control_share`` (share of α on the control's own sequence, 0.05).
+            ``sequence`` (``"exact"`` default for bounded rewards: the predictable
+            plug-in; ``"mixture"``, ``"asymptotic"``, ``"msprt"``), ``tune_n`` (units per
+            arm where the sequences are narrowest, 10,000), ``tau`` (the mSPRT's mixture
+            s.d., required with ``"msprt"``), ``control_share`` (share of α on the control's
+            own sequence, 0.05).
 
         Notes
         -----
@@ -423,12 +427,17 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
     def _upgrade(self, conn: Connection) -> None:
         """Bring a format 5 or 6 experiment to format 7 in the caller's transaction (see
         :meth:`open`)."""
-        from .journal import FORMAT, upgrade_5_to_6, upgrade_6_to_7
+        from .journal import upgrade_5_to_6, upgrade_6_to_7, upgrade_7_to_8
 
         old = self._journal.format
-        statements = upgrade_6_to_7(self._journal.types, prefix_tables=old == 6)
-        if old == 5:
-            statements = upgrade_5_to_6(self._journal.types) + statements
+        types = self._journal.types
+        statements = []
+        if old == 5:  # its prefix tables are created in the newest layout
+            statements += upgrade_5_to_6(types)
+        if old in (5, 6):
+            statements += upgrade_6_to_7(types, prefix_tables=old == 6)
+        if old in (6, 7):
+            statements += upgrade_7_to_8(types)
         for statement in statements:
             conn.execute(statement)
         if old == 5:
@@ -438,6 +447,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT),))
         _rebuild_prefix(conn, self._journal, len(self.arm_names), len(self.guardrails))
         self._journal.format = FORMAT
+        self._plugin_catch_up(conn)  # the plug-in's sums from the first unit
 
     def _micros(self) -> int:
         """The experiment's clock now, in microseconds since the epoch."""
@@ -510,6 +520,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         that ``_resolve``."""
         self._stored_now = None
         reads = [_reads.batches(0 if self._algorithm is None else self._observed)]
+        if self._wants_plugin:  # the plug-in's sums one call behind: caught up below
+            reads.append(_reads.PLUGIN_BEHIND)
         if resolve and self.window.seconds is not None:
             self._resolve_at = self._micros()
             reads.append(_reads.stale_units(self._journal.indexed_by("units_waiting"),
@@ -518,6 +530,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             with self._rolled_back_on_error(self._journal.transaction([*reads, *read_ahead])
                                             ) as conn:
                 self._sync(conn)
+                self._plugin_catch_up(conn)
                 yield conn
         finally:
             self._resolve_at = None
@@ -1254,6 +1267,54 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         """The declared rewards and sequences (:mod:`banditkit.live.verdict_spec`)."""
         algorithm_range = None if self._algorithm is None else self._algorithm.reward_range
         return spec_from_meta(self._verdict_meta, algorithm_range)
+
+    @property
+    def _wants_plugin(self) -> bool:
+        """Whether the experiment keeps the plug-in's sums (bounded or binary rewards), known
+        before the algorithm is built (a file without stored verdicts: unless its algorithm,
+        once built, declares no range)."""
+        if self._journal.format != FORMAT:  # an older file: its upgrade builds them
+            return False
+        stored = self._verdict_meta.get("verdicts")
+        if stored is None:
+            return self._algorithm is None or self._algorithm.reward_range is not None
+        return stored.get("reward_type") != "continuous"
+
+    #: A read-only call's plug-in sums caught up in memory (arm → (cursor, sums)).
+    _plugin_fresh: dict = {}  # noqa: RUF012 (replaced, never mutated)
+
+    def _plugin_catch_up(self, conn: Connection) -> None:
+        """Bring the resolved prefix's plug-in sums to its cursor (:mod:`.resolved_prefix`):
+        answered by the call's first round trip when it read ahead, stored with the call's
+        writes, kept in memory by a read-only call."""
+        self._plugin_fresh = {}
+        tuning = self._plugin_tuning
+        if tuning is None or self._journal.format != FORMAT:
+            return
+        fresh = plugin_catch_up(conn.execute(*_reads.PLUGIN_BEHIND).fetchall(), tuning)
+        if not fresh:
+            return
+        if self.readonly:
+            self._plugin_fresh = fresh
+        else:
+            conn.executemany(PLUGIN_UPDATE, [(*sums.tolist(), cursor, arm)
+                                             for arm, (cursor, sums) in fresh.items()])
+
+    def _fresh_plugin(self, prefix: ResolvedPrefix) -> ResolvedPrefix:
+        """``prefix`` with the plug-in sums a read-only call caught up in memory."""
+        if not self._plugin_fresh:
+            return prefix
+        plugin, at = prefix.plugin.copy(), prefix.plugin_cursor.copy()
+        for arm, (cursor, sums) in self._plugin_fresh.items():
+            if 0 <= arm < plugin.shape[0] and cursor == prefix.cursor[arm]:
+                plugin[arm], at[arm] = sums, cursor
+        return replace(prefix, plugin=plugin, plugin_cursor=at)
+
+    @property
+    def _plugin_tuning(self) -> PluginTuning | None:
+        """How the resolved prefix accumulates the plug-in's sums (None: continuous rewards,
+        which take no exact sequence)."""
+        return PluginTuning.of(self.verdict_spec, len(self.arm_names))
 
     def _check_declared(self, ids: np.ndarray, values: np.ndarray) -> None:
         """Rewards against the declared ``reward_type`` (0/1, or in ``reward_range``)."""

@@ -18,7 +18,12 @@ differences:
   empirical-Bernstein sequence at α·s/G (s = 0.1) bounds the
   nuisance, and each difference's exact sequence
   (:func:`~banditkit.live.sequences.difference_sequence`, ``side="lower"``; the mirror rule
-  on values hi + lo − x) at α(1 − s)/(G(K − 1));
+  on values hi + lo − x) at α(1 − s)/(G(K − 1)). This is the λ-mixture
+  (``sequence="mixture"`` of the verdicts), not the verdicts' plug-in default: the plug-in's
+  sums follow each arm's values in assignment order, and the guardrails' prefix keeps only
+  the count, sum and sum of squares of each metric (G × K more running sums, advanced unit by
+  unit, would be needed); a guardrail also watches for a harm of unknown size over the whole
+  experiment, where the mixture's robustness far from ``tune_n`` is what counts;
 - **continuous** (no ``range``): the one-sided asymptotic sequence
   (:func:`~banditkit.live.sequences.one_sided_from`, Waudby-Smith et al. 2024 with a half-normal
   mixture) on d = mean_a − mean_c with v = s²_a/n_a + s²_c/n_c, at α/(G(K − 1)); a normal

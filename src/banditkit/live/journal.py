@@ -49,7 +49,8 @@ Tables
     arm's first unit (in assignment order, ``units.id``) still waiting for an outcome when it
     was last advanced, and over the arm's units before it the outcomes counted (``n``, the
     imputed zeros among them, ``reward``, ``reward_sq``, ``non_binary``) and the units expired
-    (``expired``): what ``status`` reads its intervals and verdicts from, O(arms).
+    (``expired``), and the predictable plug-in's sums (``plugin_*``, format 8): what
+    ``status`` reads its intervals and verdicts from, O(arms).
 ``prefix_metrics``
     The same per (arm, guardrail): the metric values of the prefix's units and their sum.
 ``keys``
@@ -84,7 +85,7 @@ __all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_
            "ROLLOUT", "ExperimentError", "ExperimentExists", "ExperimentNotFound",
            "file_identity", "micros", "now", "pack_draws", "pack_runs", "parse_stamp", "schema",
            "stamp", "unpack_draws", "unpack_runs", "upgrade_5_to_6",
-           "upgrade_6_to_7"]
+           "upgrade_6_to_7", "upgrade_7_to_8"]
 
 #: Version of the stored layout (the same on both backends); a file of another version is
 #: refused, never guessed at.
@@ -99,7 +100,11 @@ __all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_
 #: 7: per-unit ``covariate`` (CUPED) and ``denominator`` (ratio metrics) in ``units``, their
 #:    sums in ``prefix``, and ``total_sq`` in ``prefix_metrics`` (continuous guardrails);
 #:    a writable open of a format 6 experiment brings it to 7 (:func:`upgrade_6_to_7`).
-FORMAT = 7
+#: 8: the predictable plug-in's per-arm sums in ``prefix`` (:data:`PREFIX_8`: the exact
+#:    default sequence, :mod:`banditkit.live.sequences`); a writable open of a format 5, 6
+#:    or 7 experiment brings it to 8 and rebuilds the prefix from its units
+#:    (:func:`upgrade_7_to_8`).
+FORMAT = 8
 
 #: The ``batch`` of the ``totals`` rows that sum the overflow and rollout units (per arm).
 OVERFLOW_TOTALS = -2
@@ -138,6 +143,14 @@ PREFIX_7 = ("covariate", "covariate_sq", "covariate_reward", "denominator", "den
             "denominator_reward")
 _PREFIX_7 = "".join(f",\n    {c} {{real}} NOT NULL DEFAULT 0" for c in PREFIX_7)
 _METRICS_7 = "\n    total_sq {real} NOT NULL DEFAULT 0,"
+
+#: The sums format 8 adds to ``prefix``: the predictable plug-in's Λ = Σλ_i, Σλ_i·x_i and its
+#: two penalties (:data:`banditkit.live.sequences.PLUGIN_SUMS`, rewards rescaled to [0, 1]),
+#: over the arm's counted rewards in assignment order before ``plugin_cursor`` (a unit id:
+#: they follow the prefix's ``cursor`` one call behind, :mod:`banditkit.live.resolved_prefix`).
+PREFIX_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high")
+_PREFIX_8 = ("".join(f",\n    {c} {{real}} NOT NULL DEFAULT 0" for c in PREFIX_8)
+             + ",\n    plugin_cursor {int} NOT NULL DEFAULT 0")
 
 _SCHEMA_TEMPLATE = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -247,7 +260,8 @@ POSTGRES_TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "blob": "BYTEA",
 
 
 def _prefix_tables(types: dict[str, str]) -> str:
-    return _PREFIX_TEMPLATE.format(**types, prefix7=_PREFIX_7.format(**types),
+    return _PREFIX_TEMPLATE.format(**types, prefix7=_PREFIX_7.format(**types)
+                                   + _PREFIX_8.format(**types),
                                    metrics7=_METRICS_7.format(**types))
 
 
@@ -284,6 +298,15 @@ def upgrade_6_to_7(types: dict[str, str], *, prefix_tables: bool = True) -> list
         out.append(f"ALTER TABLE prefix_metrics ADD COLUMN total_sq {types['real']} NOT NULL "
                    "DEFAULT 0")
     return out
+
+
+def upgrade_7_to_8(types: dict[str, str]) -> list[str]:
+    """The statements that bring a format 6 or 7 experiment's ``prefix`` to format 8 (one
+    transaction; the experiment then rebuilds the prefix, plug-in sums included, from its
+    units): the plug-in's four sums (:data:`PREFIX_8`)."""
+    return [f"ALTER TABLE prefix ADD COLUMN {c} {types['real']} NOT NULL DEFAULT 0"
+            for c in PREFIX_8] + [f"ALTER TABLE prefix ADD COLUMN plugin_cursor {types['int']} "
+                                  "NOT NULL DEFAULT 0"]
 
 
 class ExperimentError(ValueError):

@@ -8,10 +8,12 @@ treatment at base + ``mde``), and at every look applies
 calls — with the same spec (reward type, sequence, tuning, α). A run stops at its first
 ``better``; its units per arm are recorded. The expected (mean) and 90th-percentile units and
 days come from ``runs`` simulated runs (seeded), with the fixed-n sample size of a two-sided
-z-test at 80% power beside them. Binary rewards are simulated exactly (binomial counts);
-a mean and variance are simulated by normal sums with that variance (rewards inside
-``reward_range`` for the exact sequence): the plan of a metric with a skewed distribution
-is only as good as that approximation at the sample sizes it predicts.
+z-test at 80% power beside them. Binary rewards are simulated exactly (binomial counts; for
+the exact default, whose predictable plug-in weighs each reward by the ones before it,
+Bernoulli rewards one by one); a mean and variance are simulated by normal sums with that
+variance, or, for the exact default on a ``reward_range``, by Beta rewards on the range with
+that mean and variance, one by one: the plan of a metric with another distribution is only as
+good as that approximation at the sample sizes it predicts.
 
 With CUPED (``cuped_rho``: the expected within-arm correlation ρ of the metric and the
 pre-experiment covariate; Deng, Xu, Kohavi & Walker 2013, eq. (4)) the experiment compares
@@ -33,6 +35,8 @@ import numpy as np
 
 from ..rng import stream
 from .journal import ExperimentError
+from .resolved_prefix import PluginTuning
+from .sequences import plugin_terms
 from .statistics import ArmSums, check_alpha, compare
 from .verdict_spec import check_verdicts
 
@@ -84,11 +88,31 @@ def cuped_factor(cuped_rho: object, sequence: str | None) -> float:
         raise ExperimentError(f"cuped_rho must be a number in [0, 1) (the expected within-arm "
                               f"correlation of the metric and its pre-experiment covariate; "
                               f"CUPED's variance is 1 - rho^2 times), got {cuped_rho!r}")
-    if sequence == "exact":
+    if sequence in ("exact", "mixture"):
         raise ExperimentError("cuped_rho needs a normal sequence: sequence='asymptotic' "
                               "(the default with cuped_rho) or 'msprt'; the exact sequence "
                               "takes no CUPED")
     return 1.0 - float(cuped_rho) ** 2
+
+
+def _reward_draws(kind: str, means: np.ndarray, var: float,
+                  reward_range: tuple[float, float] | None):
+    """For the exact default (the plug-in, simulated reward by reward): a function drawing
+    rewards of shape (runs, 2, step), arm 0 the control. Binary: Bernoulli at each mean;
+    bounded: Beta on ``reward_range`` with each arm's mean and the ``var`` given (a two-point
+    law on the range's ends where no Beta has that variance: the largest one there is)."""
+    if kind == "binary":
+        return lambda rng, shape: (rng.random(shape) < means[None, :, None]).astype(float)
+    if reward_range is None:
+        return None
+    lo, hi = reward_range
+    m = (means - lo) / (hi - lo)
+    c = m * (1 - m) / (var / (hi - lo) ** 2) - 1.0  # the Beta's concentration
+    if (c > 0).all():
+        a, b = (m * c)[None, :, None], ((1 - m) * c)[None, :, None]
+        return lambda rng, shape: lo + (hi - lo) * rng.beta(a + np.zeros(shape),
+                                                              b + np.zeros(shape))
+    return lambda rng, shape: lo + (hi - lo) * (rng.random(shape) < m[None, :, None])
 
 
 def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
@@ -113,7 +137,7 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
         The test's error probability over all looks.
     look_every : int, optional
         Units per arm between two looks (default: a day's traffic per arm).
-    sequence : {"exact", "asymptotic", "msprt"}, optional
+    sequence : {"exact", "mixture", "asymptotic", "msprt"}, optional
         Default: exact for binary or bounded (``reward_range``) rewards, else asymptotic.
         The mSPRT's τ is taken equal to ``mde``.
     tune_n : float
@@ -165,6 +189,11 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
             spec.reward_range[0] <= mu and mu + mde <= spec.reward_range[1]):
         raise ExperimentError(f"mean and mean + mde must lie in reward_range "
                               f"{spec.reward_range}")
+    if spec.reward_range is not None and kind == "bounded" and not (
+            var <= (mu - spec.reward_range[0]) * (spec.reward_range[1] - mu)):
+        raise ExperimentError(f"variance must be <= (mean - lo)(hi - mean) = "
+                              f"{(mu - spec.reward_range[0]) * (spec.reward_range[1] - mu):g} "
+                              f"(the largest a reward in reward_range can have), got {var:g}")
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 10:
         raise ExperimentError(f"runs must be an integer >= 10, got {runs!r}")
     z = NormalDist().inv_cdf
@@ -180,6 +209,11 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
     rng = stream(seed, "plan")
     means = np.array([mu, mu + mde])
     sds = np.sqrt([var, var_treat])
+    # the plug-in's λ_i depends on the rewards before i: it is simulated reward by reward
+    draw = _reward_draws(kind, means, var, spec.reward_range) if spec.sequence == "exact" \
+        else None
+    tuning = None if draw is None else PluginTuning.of(spec, 2)
+    plugin = np.zeros((runs, 2, 4))
     n = np.zeros((runs, 2))
     S = np.zeros((runs, 2))
     Q = np.zeros((runs, 2))
@@ -188,17 +222,28 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
     per_arm = 0
     while per_arm < cap and not decided.all():
         per_arm += step
-        if kind == "binary":
+        live = ~decided
+        if draw is not None:  # every reward of the live runs, in order
+            x = draw(rng, (int(live.sum()), 2, step))
+            lo, span = tuning.low, tuning.span
+            prior = (n[live], (S[live] - n[live] * lo) / span,
+                     (Q[live] - 2 * lo * S[live] + n[live] * lo * lo) / span ** 2)
+            terms = plugin_terms((x - lo) / span, n_tune=tuning.n_tune, level=tuning.level,
+                                 prior=prior)
+            plugin[live] += np.stack([t.sum(axis=-1) for t in terms], axis=-1)
+            S[live] += x.sum(axis=-1)
+            Q[live] += (x * x).sum(axis=-1)
+        elif kind == "binary":
             S += rng.binomial(step, means, size=(runs, 2))
             Q = S
         else:  # normal sums; Q such that the sample variance is the variance given
             S += rng.normal(step * means, np.sqrt(step) * sds, size=(runs, 2))
         n += step
-        if kind != "binary":
+        if kind != "binary" and draw is None:
             Q = (n - 1) * sds ** 2 + S ** 2 / n
-        live = ~decided
         sums = ArmSums(n[live], n[live], S[live], Q[live],
-                       np.full((int(live.sum()), 2), kind == "binary"))
+                       np.full((int(live.sum()), 2), kind == "binary"),
+                       plugin=None if draw is None else plugin[live])
         verdict = compare(sums, spec.reward_range, intervals="anytime", alpha=alpha,
                           control=0, spec=spec).verdict[:, 1]
         hit = np.flatnonzero(live)[verdict == "better"]

@@ -99,7 +99,10 @@ class Reading:
             Show this look with other sequence options than the stored ones (keys of
             ``Experiment.create(verdicts=...)``, e.g. ``{"sequence": "msprt", "tau": 0.01}``),
             on the same data: to compare methods, not to pick the one that decides (choosing
-            among several after seeing them spends α once per method tried).
+            among several after seeing them spends α once per method tried). The exact
+            default's plug-in sums were accumulated at the stored ``tune_n``: another
+            ``tune_n`` here changes the other sequences' tuning, not the exact default's
+            (shown at its stored ``tune_n``).
 
         Notes
         -----
@@ -121,9 +124,11 @@ class Reading:
                                                "ratio", "winsorize")},
                                    **dict(verdicts)}
                                   if isinstance(verdicts, Mapping) else verdicts, None)
+            if spec.sequence == "exact":  # the plug-in's sums were tuned at create
+                spec = replace(spec, tune_n=self.verdict_spec.tune_n)
         with self._transaction() as conn:
-            if not self.readonly:
-                self._resolve(conn)
+            if not self.readonly and self._resolve(conn):
+                self._plugin_catch_up(conn)  # the window's rule moved some prefixes
             algorithm = self._algorithm
             assert algorithm is not None
             pending = self._ask()
@@ -139,7 +144,8 @@ class Reading:
                     "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
                     "WHERE batch = ?", (self._observed,)).fetchone()
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-            prefix = read_prefix(conn, len(self.arm_names), len(self.guardrails))
+            prefix = self._fresh_plugin(read_prefix(conn, len(self.arm_names),
+                                                    len(self.guardrails)))
             fixed_only = intervals == "fixed"  # fixed-n intervals: the algorithm's units
             # every recorded reward: the covariates' and denominators' sums of those units
             extra = (recorded_unit_sums(conn, self._journal, len(self.arm_names), fixed_only)

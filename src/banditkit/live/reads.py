@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["OVERFLOW_DRAWN", "STATE_KEYS", "batches", "handed", "keyed_units", "ops_state",
-           "reoffered_slots", "stale_units", "units_by_id"]
+__all__ = ["OVERFLOW_DRAWN", "PLUGIN_BEHIND", "STATE_KEYS", "batches", "handed",
+           "keyed_units", "ops_state", "reoffered_slots", "stale_units", "units_by_id"]
 
 #: A read: its SQL (``?`` placeholders) and parameters.
 Read = tuple[str, Sequence[Any]]
@@ -29,6 +29,16 @@ STATE_KEYS = ("paused", "stopped", "archived")
 
 #: The overflow stream's counter (:mod:`banditkit.live.overflow`).
 OVERFLOW_DRAWN: Read = ("SELECT value FROM meta WHERE key = 'overflow_drawn'", ())
+
+
+#: The rewards each arm's prefix passed over that its plug-in sums do not hold yet (between
+#: ``plugin_cursor`` and ``cursor``, in assignment order), each row with the arm's stored sums
+#: (:func:`banditkit.live.resolved_prefix.plugin_catch_up`).
+PLUGIN_BEHIND: Read = (
+    "SELECT p.arm, p.cursor, u.reward, p.n, p.reward, p.reward_sq, p.plugin_lam, "
+    "p.plugin_lam_x, p.plugin_pen_low, p.plugin_pen_high FROM prefix p JOIN units u ON "
+    "u.arm = p.arm AND u.id >= p.plugin_cursor AND u.id < p.cursor WHERE u.reward IS NOT NULL "
+    "ORDER BY p.arm, u.id", ())
 
 
 def batches(observed: int) -> Read:

@@ -26,6 +26,15 @@ units passed over (index ``units_arm`` on (arm, id)): each unit is added once, w
 prefix reaches it, so the work is in proportion to the units resolved, and ``status`` reads
 O(arms) rows.
 
+The predictable plug-in's sums (format 8: the exact default sequence,
+:mod:`banditkit.live.sequences`) follow the same order, but each reward's λ_i depends on the
+arm's rewards before it, so they are summed in Python, not by the set-based SQL. To cost no
+round trip, they run one call behind: ``plugin_cursor`` says how far they go; every call of
+the experiment reads, with its first round trip (:data:`banditkit.live.reads.PLUGIN_BEHIND`),
+the rewards between ``plugin_cursor`` and ``cursor``, and :func:`plugin_catch_up` brings the
+sums to ``cursor`` (stored with the call's writes; a read-only call uses them without
+storing). ``status`` catches up again after resolving units by the window's rule.
+
 What other modules use: :func:`read_prefix` (per-arm counts and sums, a
 :class:`ResolvedPrefix`), :func:`advance` (after a call resolved units of some arms) and
 :func:`rebuild` (every arm from the start: an upgraded file, or :meth:`verify`).
@@ -38,11 +47,47 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .journal import PREFIX_7, ExperimentError
+from .journal import PREFIX_7, PREFIX_8, ExperimentError
+from .sequences import plugin_level, plugin_terms
 from .statistics import ArmSums
 from .store_base import Connection, Store
+from .verdict_spec import VerdictSpec
 
-__all__ = ["ResolvedPrefix", "advance", "read_prefix", "rebuild", "scan"]
+__all__ = ["PLUGIN_UPDATE", "PluginTuning", "ResolvedPrefix", "advance", "plugin_catch_up",
+           "plugin_state", "read_prefix", "rebuild", "scan"]
+
+
+@dataclass(frozen=True)
+class PluginTuning:
+    """How an experiment's prefix accumulates the predictable plug-in's sums
+    (:func:`banditkit.live.sequences.plugin_terms`): rewards rescaled by ``(x − low)/span``,
+    λ tuned at ``n_tune`` units per arm and ``level`` = log(1/α'). Fixed at create (the
+    stored spec's range and ``tune_n``, the number of arms): a ``status(verdicts=...)`` with
+    another ``tune_n`` still reads the sums accumulated at this one (valid at any α: any
+    predictable λ is)."""
+
+    low: float
+    span: float
+    n_tune: float
+    level: float
+
+    @classmethod
+    def of(cls, spec: VerdictSpec, n_arms: int) -> PluginTuning | None:
+        """The tuning of a spec's rewards (None for continuous rewards: no exact sequence)."""
+        if spec.reward_range is None:
+            return None
+        lo, hi = spec.reward_range
+        return cls(float(lo), float(hi - lo), float(spec.tune_n), plugin_level(n_arms))
+
+    def terms(self, rewards: np.ndarray, n: float, total: float, total_sq: float
+              ) -> np.ndarray:
+        """The plug-in's sums over ``rewards`` (raw units, in assignment order) that follow
+        ``n`` counted rewards of sum ``total`` and sum of squares ``total_sq`` (raw units)."""
+        lo, span = self.low, self.span
+        prior = (n, (total - n * lo) / span, (total_sq - 2 * lo * total + n * lo * lo) / span ** 2)
+        x = (np.asarray(rewards, dtype=float) - lo) / span
+        return np.stack(plugin_terms(x, n_tune=self.n_tune, level=self.level, prior=prior),
+                        axis=-1).sum(axis=0)
 
 #: Arms per ``IN (...)`` list (SQLite's variable limit, as :data:`banditkit.live.store.CHUNK`).
 _CHUNK = 900
@@ -74,6 +119,12 @@ class ResolvedPrefix:
         counts x = 0: experiments that declare CUPED refuse rewards without one).
     denominator, denominator_sq, denominator_reward : ndarray
         Σd, Σd², Σd·reward over the counted units' denominators (ratio metrics; none = 0).
+    plugin : ndarray, shape (K, 4)
+        The predictable plug-in's sums Λ, Σλx, P^L, P^U over the counted rewards in
+        assignment order (:class:`PluginTuning`; zeros for continuous rewards), up to
+        ``plugin_cursor``.
+    plugin_cursor : ndarray of int
+        The unit id the plug-in sums run to (``cursor`` once caught up).
     """
 
     cursor: np.ndarray
@@ -92,6 +143,8 @@ class ResolvedPrefix:
     denominator: np.ndarray
     denominator_sq: np.ndarray
     denominator_reward: np.ndarray
+    plugin: np.ndarray
+    plugin_cursor: np.ndarray
 
     def arm_sums(self, assigned: np.ndarray) -> ArmSums:
         """The :class:`banditkit.live.statistics.ArmSums` of the counted outcomes (with the
@@ -100,7 +153,8 @@ class ResolvedPrefix:
                        self.total_sq.copy(), self.non_binary == 0,
                        extra=np.stack([self.covariate, self.covariate_sq,
                                        self.covariate_reward, self.denominator,
-                                       self.denominator_sq, self.denominator_reward], axis=-1))
+                                       self.denominator_sq, self.denominator_reward], axis=-1),
+                       plugin=self.plugin.copy())
 
 
 def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPrefix:
@@ -109,13 +163,16 @@ def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPre
     cursor, n, imputed, expired, non_binary = (np.zeros(K, dtype=np.int64) for _ in range(5))
     total, total_sq = np.zeros(K), np.zeros(K)
     extra = np.zeros((K, len(PREFIX_7)))
-    for arm, c, m, i, e, t, q, o, *x in conn.execute(
+    plugin = np.zeros((K, len(PREFIX_8)))
+    plugin_cursor = np.zeros(K, dtype=np.int64)
+    for arm, c, m, i, e, t, q, o, pc, *x in conn.execute(
             "SELECT arm, cursor, n, imputed, expired, reward, reward_sq, non_binary, "
-            f"{', '.join(PREFIX_7)} FROM prefix"):
+            f"plugin_cursor, {', '.join(PREFIX_7 + PREFIX_8)} FROM prefix"):
         _check(arm, K)
         cursor[arm], n[arm], imputed[arm], expired[arm] = c, m, i, e
         total[arm], total_sq[arm], non_binary[arm] = t, q, o
-        extra[arm] = x
+        extra[arm] = x[:len(PREFIX_7)]
+        plugin[arm], plugin_cursor[arm] = x[len(PREFIX_7):], pc
     metric_n = np.zeros((G, K), dtype=np.int64)
     metric_total, metric_total_sq = np.zeros((G, K)), np.zeros((G, K))
     if G:
@@ -127,7 +184,8 @@ def read_prefix(conn: Connection, n_arms: int, n_guardrails: int) -> ResolvedPre
                                       f"not one of the {G} (a damaged experiment)")
             metric_n[j, arm], metric_total[j, arm], metric_total_sq[j, arm] = m, t, q
     return ResolvedPrefix(cursor, n, imputed, expired, total, total_sq, non_binary, metric_n,
-                          metric_total, metric_total_sq, *extra.T.copy())
+                          metric_total, metric_total_sq, *extra.T.copy(), plugin,
+                          plugin_cursor)
 
 
 def _check(arm: object, K: int) -> None:
@@ -250,6 +308,46 @@ def _advance_metrics_sql(store: Store, n_arms: int, n_guardrails: int) -> str:
             "total_sq = prefix_metrics.total_sq + excluded.total_sq")
 
 
+def plugin_catch_up(rows: list[tuple], plugin: PluginTuning) -> dict[int, tuple[int, np.ndarray]]:
+    """The plug-in sums each arm's prefix should hold now, from the rows of
+    :data:`banditkit.live.reads.PLUGIN_BEHIND` (the rewards between the arm's ``plugin_cursor``
+    and ``cursor``, in assignment order, with its stored sums): arm → (``cursor``, sums).
+
+    The rewards before them are the prefix's count and sums less theirs (the prefix's sums
+    run to ``cursor``), which is the prior their λ_i and μ̂_{i−1} start from."""
+    if not rows:
+        return {}
+    owner = np.array([int(r[0]) for r in rows])
+    rewards = np.array([r[2] for r in rows], dtype=float)
+    out = {}
+    for a in np.unique(owner).tolist():
+        mine = rewards[owner == a]
+        first = rows[int(np.argmax(owner == a))]
+        cursor = int(first[1])
+        n, total, total_sq = (float(v) for v in first[3:6])
+        sums = np.asarray(first[6:], dtype=float)
+        prior = (n - mine.size, total - mine.sum(), total_sq - (mine * mine).sum())
+        out[int(a)] = (cursor, sums + plugin.terms(mine, *prior))
+    return out
+
+
+#: The UPDATE that stores :func:`plugin_catch_up`'s sums: (Λ, Σλx, P^L, P^U, cursor, arm).
+PLUGIN_UPDATE = (f"UPDATE prefix SET {' = ?, '.join(PREFIX_8)} = ?, plugin_cursor = ? "
+                 "WHERE arm = ?")
+
+
+def plugin_state(conn: Connection, arm: int, end: int, plugin: PluginTuning) -> np.ndarray:
+    """The plug-in's sums of arm ``arm``'s rewards before unit id ``end``, from the first
+    (O(units of the arm)): what :meth:`banditkit.Experiment.verify` checks the kept sums
+    against."""
+    rewards = [r for (r,) in conn.execute(
+        "SELECT reward FROM units WHERE arm = ? AND id < ? AND reward IS NOT NULL ORDER BY id",
+        (arm, end))]
+    if not rewards:
+        return np.zeros(len(PREFIX_8))
+    return plugin.terms(np.array(rewards, dtype=float), 0.0, 0.0, 0.0)
+
+
 def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: int,
             report: bool = True) -> bool:
     """Advance the prefix of each of ``arms`` (arms some of whose units were just resolved)
@@ -262,6 +360,10 @@ def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: i
     (the cursor, the first waiting unit, the units passed over) run inside the server, which
     is what keeps ``record`` within its round trips on PostgreSQL (issue 26). Cost: the
     units passed over (each once in the experiment's life) and O(log units) an arm.
+
+    The predictable plug-in's sums do not move here (they need the rewards passed over in
+    order, in Python: a read that would cost ``record`` a round trip): the next call's
+    first round trip reads them ahead (:func:`plugin_catch_up`).
     """
     todo = sorted({int(a) for a in arms})
     moved = False
@@ -276,7 +378,8 @@ def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: i
 
 def rebuild(conn: Connection, store: Store, n_arms: int, n_guardrails: int) -> None:
     """The prefix of every arm computed afresh from the units (O(units)): a file brought from
-    an older format, which kept none."""
+    an older format, which kept none (its plug-in sums start from ``plugin_cursor`` 0: the
+    caller catches them up)."""
     conn.execute("DELETE FROM prefix")
     conn.execute("DELETE FROM prefix_metrics")
     advance(conn, store, range(n_arms), n_guardrails)

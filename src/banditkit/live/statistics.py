@@ -9,7 +9,9 @@ Two kinds of interval (``intervals=``):
     reward type the experiment declared (:mod:`banditkit.live.verdict_spec`). Each arm's own
     interval has level 1 − α/K (all K together: 1 − α). The differences to the control come
     from a sequence **on each difference directly**: with the default ``sequence="exact"``
-    (bounded rewards) the control's own sequence gets α·s (s = ``control_share``, 0.05) and each
+    (bounded rewards: the predictable plug-in, from the per-arm sums :attr:`ArmSums.plugin`
+    the resolved prefix keeps; the λ-mixture, ``sequence="mixture"``, where they are not
+    given) the control's own sequence gets α·s (s = ``control_share``, 0.05) and each
     of the K − 1 differences α(1 − s)/(K − 1), so the chance that any difference's interval at
     any look misses, or that any verdict is wrong, is at most α, however often one looks and
     however the algorithm allocated its pulls. ``"asymptotic"`` and ``"msprt"`` (normal
@@ -38,6 +40,7 @@ from .adjusted import adjusted_estimates
 from .anytime import confidence_sequence
 from .journal import ExperimentError
 from .sequences import (
+    PluginSums,
     asymptotic_difference,
     asymptotic_from,
     asymptotic_mean,
@@ -46,6 +49,10 @@ from .sequences import (
     msprt_difference,
     msprt_from,
     normal_sequence,
+    plugin_difference,
+    plugin_level,
+    plugin_sequence,
+    plugin_terms,
 )
 from .verdict_spec import VerdictSpec, check_verdicts
 
@@ -60,6 +67,7 @@ __all__ = [
     "describe",
     "losing_arms",
     "missing_outcome_warnings",
+    "plugin_sums",
 ]
 
 #: The kinds of interval status can show.
@@ -85,6 +93,14 @@ class ArmSums:
         Shape (..., K, 6): Σx, Σx², Σxy of the units' covariates x (CUPED) and Σd, Σd², Σdy
         of their denominators d (ratio metrics), y the reward
         (:mod:`banditkit.live.adjusted`); ``None`` when not kept.
+    plugin : ndarray, optional
+        Shape (..., K, 4): the predictable plug-in's sums Λ, Σλx, P^L, P^U of each arm's
+        rewards rescaled to [0, 1], in assignment order, tuned at the spec's ``tune_n`` and
+        :func:`~banditkit.live.sequences.plugin_level` (K)
+        (:func:`banditkit.live.sequences.plugin_terms`; :func:`plugin_sums` computes them).
+        With them the ``"exact"`` sequence is the plug-in; without (sums that lost the
+        rewards' order: every recorded outcome, a dashboard's past points), the
+        λ-mixture, which needs only (n, Σ, Σ²).
     """
 
     assigned: np.ndarray
@@ -93,6 +109,30 @@ class ArmSums:
     total_sq: np.ndarray
     binary: np.ndarray
     extra: np.ndarray | None = None
+    plugin: np.ndarray | None = None
+
+
+def plugin_sums(rewards: list[np.ndarray], spec: VerdictSpec, *, cumulative: bool = False
+                ) -> np.ndarray:
+    """The :attr:`ArmSums.plugin` sums of K arms' rewards, each arm's in assignment order
+    (``rewards[a]``: shape (..., n_a), the last axis the order), rescaled from the spec's
+    range to [0, 1] and tuned at its ``tune_n`` and :func:`plugin_level` (K).
+
+    Returns
+    -------
+    ndarray
+        Shape (..., K, 4); with ``cumulative`` (every arm the same n) shape (..., n, K, 4):
+        the sums after each reward (every look of a simulated run at once).
+    """
+    lo, hi = spec.reward_range if spec.reward_range is not None else (0.0, 1.0)
+    level = plugin_level(len(rewards))
+    out = []
+    for x in rewards:
+        terms = plugin_terms((np.asarray(x, dtype=float) - lo) / (hi - lo),
+                             n_tune=spec.tune_n, level=level)
+        stacked = np.stack(terms, axis=-1)
+        out.append(np.cumsum(stacked, axis=-2) if cumulative else stacked.sum(axis=-2))
+    return np.stack(out, axis=-2)
 
 
 @dataclass(frozen=True)
@@ -243,6 +283,8 @@ def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int
     total_sq = np.asarray(sums.total_sq, dtype=float)
     K = n.shape[-1]
     per_difference = alpha / max(K - 1, 1)
+    plugin = (None if sums.plugin is None or spec.sequence != "exact"
+              else PluginSums.from_array(sums.plugin))
     if spec.reward_type == "continuous":
         low, high = asymptotic_mean(n, total, total_sq, alpha / K, n_tune=spec.tune_n)
     else:
@@ -252,18 +294,26 @@ def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int
         scaled = np.clip((total - n * lo) / span, 0.0, n)
         scaled_sq = np.clip((total_sq - 2 * lo * total + n * lo * lo) / span ** 2,
                             np.divide(scaled ** 2, np.maximum(n, 1)), scaled)
-        a, b = _arm_sequence(n, scaled, scaled_sq, sums.binary, alpha / K, spec.tune_n)
+        a, b = _arm_sequence(n, scaled, scaled_sq, sums.binary, alpha / K, spec.tune_n,
+                             plugin)
         low, high = lo + span * a, lo + span * b
-    if spec.sequence == "exact":
+    if spec.sequence in ("exact", "mixture"):
         share = spec.control_share
         c_low, c_high = _arm_sequence(n[..., control], scaled[..., control],
                                       scaled_sq[..., control],
                                       np.asarray(sums.binary)[..., control], alpha * share,
-                                      spec.tune_n)
+                                      spec.tune_n, None if plugin is None else
+                                      PluginSums(*(p[..., control] for p in (
+                                          plugin.lam, plugin.lam_x, plugin.pen_low,
+                                          plugin.pen_high))))
         side = "lower" if spec.alternative == "greater" else "two"
-        d_low, d_high = difference_sequence(n, scaled, scaled_sq, control, c_low, c_high,
-                                            alpha * (1 - share) / max(K - 1, 1),
-                                            n_tune=spec.tune_n, side=side)
+        if plugin is not None:
+            d_low, d_high = plugin_difference(n, plugin, control, c_low, c_high,
+                                              alpha * (1 - share) / max(K - 1, 1), side=side)
+        else:
+            d_low, d_high = difference_sequence(n, scaled, scaled_sq, control, c_low, c_high,
+                                                alpha * (1 - share) / max(K - 1, 1),
+                                                n_tune=spec.tune_n, side=side)
         d_low, d_high = span * d_low, span * d_high
         if side == "lower":  # one-sided: no upper end
             d_high = np.where(np.isnan(d_high), np.nan, np.inf)
@@ -277,12 +327,17 @@ def _anytime(sums: ArmSums, spec: VerdictSpec, alpha: float, control: int
 
 
 def _arm_sequence(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, binary: np.ndarray,
-                  alpha: float, n_tune: float) -> tuple[np.ndarray, np.ndarray]:
+                  alpha: float, n_tune: float, plugin: PluginSums | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """One arm's sequence on [0, 1]: the beta-binomial mixture (:mod:`banditkit.live.anytime`;
-    exact for 0/1 rewards, tightest at small n) where every reward is 0/1, the
-    variance-adaptive empirical-Bernstein mixture (:mod:`banditkit.live.sequences`) otherwise."""
+    exact for 0/1 rewards, tightest at small n) where every reward is 0/1; otherwise the
+    predictable plug-in (:func:`~banditkit.live.sequences.plugin_sequence`) when its sums are
+    given, else the empirical-Bernstein λ-mixture (:mod:`banditkit.live.sequences`)."""
     a, b = confidence_sequence(total, n, alpha)
-    c, d = bernstein_sequence(n, total, total_sq, alpha, n_tune=n_tune)
+    if plugin is not None:
+        c, d = plugin_sequence(n, plugin, alpha)
+    else:
+        c, d = bernstein_sequence(n, total, total_sq, alpha, n_tune=n_tune)
     binary = np.asarray(binary, dtype=bool)
     return np.where(binary, a, c), np.where(binary, b, d)
 

@@ -11,10 +11,13 @@ create independently of the algorithm, and which confidence sequence decides.
     ``reward_type="binary"`` get [0, 1] sequences instead of [−1, 1].
 ``sequence``
     ``"exact"`` (default for binary and bounded rewards; :mod:`banditkit.live.sequences`, the
-    empirical-Bernstein mixture on the difference to the control: valid at every look for any
-    n, any allocation), ``"asymptotic"`` (Waudby-Smith et al. 2024: a normal approximation,
-    the only choice for continuous rewards) or ``"msprt"`` (Johari et al. 2017, normal mixture
-    of scale ``tau`` in the reward's units).
+    predictable plug-in empirical-Bernstein sequence of Waudby-Smith & Ramdas 2023 on the
+    difference to the control, tuned at ``tune_n``: valid at every look for any n, any
+    allocation), ``"mixture"`` (exact too: the empirical-Bernstein λ-mixture, wider near
+    ``tune_n`` but narrower when an experiment runs far past it; measured in
+    docs/experiment.md), ``"asymptotic"`` (Waudby-Smith et al. 2024: a normal approximation,
+    the only choice for continuous rewards) or ``"msprt"`` (Johari et al. 2017, normal
+    mixture of scale ``tau`` in the reward's units).
 ``tune_n``
     Units per arm at which the sequences are narrowest (10,000 by default: a conversion test
     of a point or so on a 10% base rate, :func:`banditkit.live.plan.plan`, needs about that).
@@ -70,7 +73,9 @@ __all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_unit_values", "che
            "spec_from_meta"]
 
 REWARD_TYPES = ("binary", "bounded", "continuous")
-SEQUENCES = ("exact", "asymptotic", "msprt")
+SEQUENCES = ("exact", "mixture", "asymptotic", "msprt")
+#: The exact sequences (bounded rewards; valid for every n).
+EXACT = ("exact", "mixture")
 _KEYS = ("sequence", "tune_n", "tau", "control_share", "alternative", "margin", "winsorize",
          "cuped", "ratio")
 ALTERNATIVES = ("two-sided", "greater")
@@ -101,7 +106,10 @@ class VerdictSpec:
         scale = ("0/1" if self.reward_type == "binary" else
                  f"bounded in [{self.reward_range[0]:g}, {self.reward_range[1]:g}]"
                  if self.reward_type == "bounded" else "continuous (unbounded)")
-        how = {"exact": "exact empirical-Bernstein confidence sequences (valid for every n)",
+        how = {"exact": "exact plug-in empirical-Bernstein confidence sequences (valid for "
+                        "every n)",
+               "mixture": "exact empirical-Bernstein mixture confidence sequences (valid for "
+                          "every n)",
                "asymptotic": "asymptotic confidence sequences (normal approximation)",
                "msprt": f"mSPRT, normal mixture tau = {self.tau:g} (normal approximation)"
                if self.tau is not None else "mSPRT"}[self.sequence]
@@ -171,8 +179,8 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     if sequence not in SEQUENCES:
         raise ExperimentError(f"verdicts['sequence'] must be one of {list(SEQUENCES)}, got "
                               f"{sequence!r}")
-    if sequence == "exact" and reward_type == "continuous":
-        raise ExperimentError("verdicts['sequence']: 'exact' needs bounded rewards "
+    if sequence in EXACT and reward_type == "continuous":
+        raise ExperimentError(f"verdicts['sequence']: {sequence!r} needs bounded rewards "
                               "(reward_type 'binary' or 'bounded'); continuous rewards take "
                               "'asymptotic' or 'msprt'")
     tune_n = _real(verdicts.get("tune_n", 10_000))
@@ -197,9 +205,9 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     if alternative not in ALTERNATIVES:
         raise ExperimentError(f"verdicts['alternative'] must be one of {list(ALTERNATIVES)}, "
                               f"got {alternative!r}")
-    if alternative == "greater" and sequence != "exact":
+    if alternative == "greater" and sequence not in EXACT:
         raise ExperimentError("verdicts['alternative']: 'greater' (one-sided) needs "
-                              "sequence='exact'")
+                              "sequence='exact' or 'mixture'")
     margin = verdicts.get("margin")
     if margin is not None:
         span = None if reward_range is None else reward_range[1] - reward_range[0]
@@ -225,7 +233,7 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
         flags[key] = bool(flags[key])
     for key, on in (("winsorize", winsorize is not None), ("cuped", flags["cuped"]),
                     ("ratio", flags["ratio"])):
-        if on and sequence == "exact":
+        if on and sequence in EXACT:
             raise ExperimentError(f"verdicts[{key!r}] needs a normal sequence: "
                                   "sequence='asymptotic' or 'msprt' (the exact sequence is for "
                                   "plain means of bounded rewards)")

@@ -17,7 +17,7 @@ from .journal import (
     unpack_draws,
     unpack_runs,
 )
-from .resolved_prefix import read_prefix, scan
+from .resolved_prefix import plugin_state, read_prefix, scan
 from .store import Connection
 
 __all__ = ["Verification"]
@@ -150,6 +150,16 @@ class Verification:
                     f"{self.arm_names[a]!r} (counted, imputed, expired, non-binary) is "
                     f"{kept} but its units before its first one still waiting give "
                     f"{(n, imputed, expired, odd)} (edited by hand?)")
+            tuning = self._plugin_tuning
+            if tuning is not None:
+                fresh = plugin_state(conn, a, int(stored.plugin_cursor[a]), tuning)
+                if not np.allclose(stored.plugin[a], fresh, rtol=1e-9, atol=1e-12):
+                    raise ExperimentError(
+                        f"{self._journal.label} is damaged: the resolved prefix's plug-in sums "
+                        f"of arm {self.arm_names[a]!r} are {stored.plugin[a].tolist()} but its "
+                        f"rewards before unit {int(stored.plugin_cursor[a])} give "
+                        f"{fresh.tolist()} "
+                        "(edited by hand?)")
 
     def _verify_metrics(self, conn: Connection) -> None:
         """The guardrails' running sums (``metric_totals``) against the units' own metrics:
