@@ -403,7 +403,7 @@ def _counting_note(count: str, uncounted: int, waiting: Any) -> str:
         return ("counted: every outcome recorded so far (count='recorded'; valid only if when "
                 "an outcome arrives does not depend on its value)")
     line = ("counted: each arm's units in assignment order up to its first unit still waiting "
-            "(the resolved prefix: valid however outcomes arrive)")
+            "(the resolved prefix: each arm's interval valid however outcomes arrive)")
     if uncounted:
         line += (f"; {uncounted} recorded outcome(s) not yet counted: they follow a unit of "
                  "their arm still waiting"
