@@ -246,11 +246,14 @@ def test_an_arms_outcomes_behind_another_arms_waiting_unit_wait_for_it(where):
 
 def test_the_counted_sets_equal_a_recount_after_random_out_of_order_resolutions(where):
     """Random record / expire / window sequences in any order: after each call every arm's
-    counted outcomes, expired units and reward sum equal a brute-force recount from the units
-    table — its units with id below the first unit of any arm still waiting."""
+    counted outcomes, imputed zeros, mean and guardrail difference equal a brute-force
+    recount from the units table — its units with id below the first unit of any arm still
+    waiting."""
     rng = np.random.default_rng(23)
     clock = Clock()
-    with _create(where, clock, outcome_window=50.0) as exp:
+    rail = {"metric": "latency", "rule": "max_increase", "margin": 500, "range": [0, 1000]}
+    latency: dict[int, float] = {}
+    with _create(where, clock, outcome_window=50.0, guardrails=[rail]) as exp:
         for step in range(12):
             if step == 0 or rng.random() < 0.5:
                 exp.assign(int(rng.integers(1, 40)))
@@ -261,7 +264,10 @@ def test_the_counted_sets_equal_a_recount_after_random_out_of_order_resolutions(
                                   size=int(rng.integers(1, len(open_) + 1)), replace=False)
                 cut = int(rng.integers(0, len(pick) + 1))
                 if cut:
-                    exp.record(pick[:cut].tolist(), rng.integers(0, 2, cut).astype(float))
+                    values = rng.uniform(0, 1000, cut)
+                    latency.update(zip(pick[:cut].tolist(), values.tolist(), strict=True))
+                    exp.record(pick[:cut].tolist(), rng.integers(0, 2, cut).astype(float),
+                               metrics={"latency": values.tolist()})
                 if cut < len(pick) and rng.random() < 0.5:
                     exp.expire(pick[cut:].tolist())
             clock.t += float(rng.choice([0.0, 20.0, 60.0]))
@@ -270,6 +276,7 @@ def test_the_counted_sets_equal_a_recount_after_random_out_of_order_resolutions(
             waiting = table[table["reward"].isna() & table["expired_at"].isna()]
             G = int(waiting["unit"].min()) if len(waiting) else int(table["unit"].max()) + 1
             below = table[table["unit"] < G]
+            seen = {}
             for arm in "abc":
                 mine = below[below["arm"] == arm]
                 assert status.arms.loc[arm, "counted"] == mine["reward"].notna().sum()
@@ -277,6 +284,11 @@ def test_the_counted_sets_equal_a_recount_after_random_out_of_order_resolutions(
                 if mine["reward"].notna().any():
                     assert status.arms.loc[arm, "mean"] == pytest.approx(
                         mine["reward"].mean())
+                seen[arm] = [latency[u] for u in mine["unit"] if u in latency]
+            for _, row in status.guardrails.iterrows():
+                if seen[row["arm"]] and seen["a"] and row["arm"] != "a":
+                    assert row["diff"] == pytest.approx(
+                        np.mean(seen[row["arm"]]) - np.mean(seen["a"]))
             recorded = table["reward"].notna().sum()
             assert status.uncounted == recorded - below["reward"].notna().sum()
             exp.verify()  # the stored prefix equals verify's recount from the units
@@ -366,6 +378,33 @@ def test_a_format_5_file_is_upgraded_on_a_writable_open_and_refused_read_only(tm
         exp.verify()
     with Experiment.open(path, readonly=True) as exp:
         assert exp.status().outcome_window is None
+
+
+def test_a_format_8_file_has_its_prefix_rebuilt_to_the_one_cursor_on_upgrade(tmp_path):
+    """Format 8 summed each arm up to its own first waiting unit; format 9's sums mean
+    something else, so the upgrade rebuilds them from the units (here: format 8's sums, put
+    back by hand, counted arm c past arm a's waiting unit)."""
+    path = tmp_path / "old.sqlite"
+    with Experiment.create(path, **DEFINITION) as exp:
+        units = exp.assign(60)
+        first = int(units["unit"].min())
+        exp.record([u for u in units["unit"] if u != first], np.ones(59))
+        assert (exp.status().arms["counted"] == 0).all()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE prefix SET n = 20, reward = 20, cursor = 1000")
+    conn.execute("UPDATE meta SET value = '8' WHERE key = 'format'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ExperimentError, match=r"format 8.*open it once for writing"):
+        Experiment.open(path, readonly=True)
+    with Experiment.open(path) as exp:
+        assert (exp.status().arms["counted"] == 0).all()
+        exp.verify()
+        exp.record([first], [1.0])
+        assert exp.status().arms["counted"].sum() == 60
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "9"
+    conn.close()
 
 
 def _downgrade(path: Path) -> None:

@@ -91,11 +91,11 @@ class Reading:
             arm's **resolved prefix** — its units before the one cursor G, the first unit of
             *any* arm still waiting for an outcome (:mod:`banditkit.live.resolved_prefix`):
             every arm's and every pair's counted units are a prefix of the assignment order,
-            which stays valid however outcomes arrive (conversions at once, zeros when the window closes);
-            outcomes recorded beyond it are shown in ``recorded`` and ``uncounted`` but not yet
-            counted. ``"recorded"``: every outcome recorded so far, the behaviour before
-            outcome windows — valid only when whether an outcome has arrived does not depend on
-            its value.
+            which stays valid however outcomes arrive (conversions at once, zeros when the
+            window closes); outcomes recorded beyond it are shown in ``recorded`` and
+            ``uncounted`` but not yet counted. ``"recorded"``: every outcome recorded so far,
+            the behaviour before outcome windows — valid only when whether an outcome has
+            arrived does not depend on its value.
         verdicts : dict, optional
             Show this look with other sequence options than the stored ones (keys of
             ``Experiment.create(verdicts=...)``, e.g. ``{"sequence": "msprt", "tau": 0.01}``),
