@@ -430,7 +430,7 @@ _spec.loader.exec_module(bench)
 def test_conversions_at_once_and_zeros_at_the_window_give_no_false_verdicts(tmp_path):
     """30 null experiments (4 arms at 0.3, BatchedThompson) through Experiment, conversions
     recorded in the call of their assignment and zeros only when the window (6 calls) closes:
-    counting each arm's resolved prefix gives at most 4 runs with a false verdict (alpha =
+    counting the resolved prefix gives at most 4 runs with a false verdict (alpha =
     0.05: 1.5 expected; 5 or more has probability 0.02 under 0.05); counting everything
     recorded (the behaviour before windows) gives at least 6 (5 of 12 in a trial run)."""
     setting = bench.Setting("binary", ticks=16, per_tick=200, batch=400, window=6, rate=0.3)

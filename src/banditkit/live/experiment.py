@@ -1234,7 +1234,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             d[4] += r not in (0.0, 1.0)
         for b, per_arm in deltas.items():
             self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
-        # each arm's resolved prefix moves on when its first waiting unit got its reward
+        # the one cursor G moves on (every arm with it) when the unit holding it got its reward
         _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails),
                         report=False)
         self._observe_if_complete(conn)

@@ -9,26 +9,33 @@ arrive in such an order: a conversion is known at once, a non-conversion only wh
 window closes (:mod:`banditkit.live.outcome_window`). Counting whatever has been recorded
 favours the quick outcomes: in a null experiment with conversions recorded at once and zeros
 at the window's end, 56.7% of 60 runs showed a false verdict (issue 23). So ``status`` counts,
-per arm, the arm's units **in assignment order** (``units.id``) **up to its first unit not yet
-resolved** — neither recorded nor expired (nor resolved by the window's rule). That sequence is
-a prefix of the arm's units in an order fixed when they were assigned; a time-uniform
-confidence sequence holds at *every* prefix length at once, so it holds at this one, however
-its length came about (even though the length depends on which outcomes have arrived). Units
-expired inside the prefix carry no reward and are skipped; the missing-outcome check
+for every arm, its units with id below **one cursor G**: the smallest id (assignment order,
+``units.id``) of a unit of *any* arm not yet resolved — neither recorded nor expired (nor
+resolved by the window's rule) — or one past the last unit when none waits. For any set of
+arms (one arm, an arm and the control, all of them) the units counted are then a prefix of
+the assignment order restricted to those arms, an order fixed when they were assigned; a
+time-uniform confidence sequence holds at *every* prefix length at once, so it holds at this
+one, however G came about (even though G depends on which outcomes have arrived). So each
+arm's interval, each difference to the control, the verdicts and the guardrails are exact
+however outcomes arrive. (A cursor per arm, format 8, made each arm's interval exact but not
+the differences: two separately advanced prefixes are not in general a prefix of the pair's
+joint order.) Units expired below G carry no reward and are skipped; the missing-outcome check
 (:func:`banditkit.live.statistics.missing_outcome_warnings`) counts them as lost, so a variant
 that loses outcomes is seen there.
 
-State (table ``prefix``, :mod:`banditkit.live.journal`): per arm, ``cursor`` — the arm's first
-unit still waiting when last advanced (every unit of the arm below it is resolved and counted)
-— and the sums over the arm's units below it. A call that resolves units of an arm (``record``,
-``expire``, the window's rule) advances that arm's cursor to its next waiting unit, adding the
-units passed over (index ``units_arm`` on (arm, id)): each unit is added once, when its arm's
-prefix reaches it, so the work is in proportion to the units resolved, and ``status`` reads
-O(arms) rows.
+State (table ``prefix``, :mod:`banditkit.live.journal`): per arm, ``cursor`` — G when the arm
+was last advanced — and the sums over the arm's units below it. The largest cursor is G's
+stored value. A call that resolves units (``record``, ``expire``, the window's rule) moves G
+from there to the next unit still waiting (a walk on the primary key that passes only the
+units G passes over) and adds, to each arm with units in [old G, new G), those units, its
+cursor becoming the new G. An arm with no unit there keeps its old cursor: none of its units
+lies between that cursor and G, so "its units below its cursor" (what the plug-in's catch-up
+and winsorisation read) are its units below G. Each unit is added once, so the work is in
+proportion to the units resolved, and ``status`` reads O(arms) rows.
 
 The predictable plug-in's sums (format 8: the exact default sequence,
-:mod:`banditkit.live.sequences`) follow the same order, but each reward's λ_i depends on the
-arm's rewards before it, so they are summed in Python, not by the set-based SQL. To cost no
+:mod:`banditkit.live.sequences`) follow each arm's units in the same order, but each
+reward's λ_i depends on the arm's rewards before it, so they are summed in Python, not by the set-based SQL. To cost no
 round trip, they run one call behind: ``plugin_cursor`` says how far they go; every call of
 the experiment reads, with its first round trip (:data:`banditkit.live.reads.PLUGIN_BEHIND`),
 the rewards between ``plugin_cursor`` and ``cursor``, and :func:`plugin_catch_up` brings the
