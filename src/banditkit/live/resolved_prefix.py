@@ -34,13 +34,14 @@ and winsorisation read) are its units below G. Each unit is added once, so the w
 proportion to the units resolved, and ``status`` reads O(arms) rows.
 
 The predictable plug-in's sums (format 8: the exact default sequence,
-:mod:`banditkit.live.sequences`) follow each arm's units in the same order, but each
-reward's λ_i depends on the arm's rewards before it, so they are summed in Python, not by
-the set-based SQL. To cost no round trip, they run one call behind: ``plugin_cursor`` says how far they go; every call of
-the experiment reads, with its first round trip (:data:`banditkit.live.reads.PLUGIN_BEHIND`),
-the rewards between ``plugin_cursor`` and ``cursor``, and :func:`plugin_catch_up` brings the
-sums to ``cursor`` (stored with the call's writes; a read-only call uses them without
-storing). ``status`` catches up again after resolving units by the window's rule.
+:mod:`banditkit.live.sequences`) follow each arm's units in the same order, but each reward's
+λ_i depends on the arm's rewards before it, so they are summed in Python, not by the set-based
+SQL. To cost no round trip, they run one call behind: ``plugin_cursor`` says how far they go;
+every call of the experiment reads, with its first round trip
+(:data:`banditkit.live.reads.PLUGIN_BEHIND`), the rewards between ``plugin_cursor`` and
+``cursor``, and :func:`plugin_catch_up` brings the sums to ``cursor`` (stored with the call's
+writes; a read-only call uses them without storing). ``status`` catches up again after
+resolving units by the window's rule.
 
 What other modules use: :func:`read_prefix` (per-arm counts and sums, a
 :class:`ResolvedPrefix`), :func:`advance` (after a call resolved units of some arms) and
