@@ -44,7 +44,8 @@ writes; a read-only call uses them without storing). ``status`` catches up again
 resolving units by the window's rule.
 
 What other modules use: :func:`read_prefix` (per-arm counts and sums, a
-:class:`ResolvedPrefix`), :func:`advance` (after a call resolved units of some arms) and
+:class:`ResolvedPrefix`), :func:`advance` (after a call resolved units: G moves for all arms),
+:func:`frontier` (G, computed from the units) and
 :func:`rebuild` (every arm from the start: an upgraded file, or :meth:`verify`).
 """
 
@@ -105,8 +106,9 @@ class ResolvedPrefix:
     Attributes
     ----------
     cursor : ndarray of int
-        The arm's first unit id not counted (its oldest unit still waiting when last advanced;
-        0 before any).
+        G (the first unit of any arm still waiting) when the arm was last advanced: the
+        arm's units below it are counted, none of its units lies between it and G now (0
+        before any; the largest is G).
     n : ndarray of int
         Outcomes counted: recorded rewards, the window's imputed zeros included.
     imputed : ndarray of int
