@@ -383,15 +383,22 @@ def test_a_format_5_file_is_upgraded_on_a_writable_open_and_refused_read_only(tm
 def test_a_format_8_file_has_its_prefix_rebuilt_to_the_one_cursor_on_upgrade(tmp_path):
     """Format 8 summed each arm up to its own first waiting unit; format 9's sums mean
     something else, so the upgrade rebuilds them from the units (here: format 8's sums, put
-    back by hand, counted arm c past arm a's waiting unit)."""
+    back by hand, counted the other arms past the first unit, which waits)."""
     path = tmp_path / "old.sqlite"
     with Experiment.create(path, **DEFINITION) as exp:
         units = exp.assign(60)
         first = int(units["unit"].min())
         exp.record([u for u in units["unit"] if u != first], np.ones(59))
         assert (exp.status().arms["counted"] == 0).all()
+    arm_of = dict(zip(units["unit"], units["arm_index"], strict=True))
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE prefix SET n = 20, reward = 20, cursor = 1000")
+    assert conn.execute("SELECT COUNT(*) FROM prefix").fetchone()[0] == 0  # G: the first unit
+    # what format 8 stored: each arm up to its own first waiting unit (the other arms: all)
+    for arm in range(3):
+        n = sum(1 for u, a in arm_of.items() if a == arm and u != first)
+        conn.execute("INSERT INTO prefix (arm, cursor, n, reward, reward_sq) "
+                     "VALUES (?, ?, ?, ?, ?)",
+                     (arm, first if arm == arm_of[first] else max(arm_of) + 1, n, n, n))
     conn.execute("UPDATE meta SET value = '8' WHERE key = 'format'")
     conn.commit()
     conn.close()
