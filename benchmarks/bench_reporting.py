@@ -22,7 +22,7 @@ the others come later, by value:
     (``missing="zero"``).
 
 After every tick the user reads ``status()`` twice on the same experiment: the default
-(``count="resolved"``: each arm's resolved prefix) and the behaviour before outcome windows
+(``count="resolved"``: every arm up to the one cursor G) and the behaviour before outcome windows
 (``count="recorded"``: everything recorded so far). A run errs when any look shows any arm
 ``better`` or ``worse`` than the control (every verdict is false: the arms are equal). The
 fraction of runs that err, with a Wilson 95% interval, is compared with alpha = 0.05.

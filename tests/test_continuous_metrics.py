@@ -324,10 +324,9 @@ def test_winsorisation_caps_at_the_pooled_quantile_of_the_counted_rewards(tmp_pa
     ids = np.array([r[0] for r in rows])
     arm = np.array([r[1] for r in rows])
     y = np.array([np.nan if r[2] is None else r[2] for r in rows])
-    # counted: each arm's prefix before its first waiting unit
-    first = {a: ids[(arm == a) & np.isnan(y)].min() if ((arm == a) & np.isnan(y)).any()
-             else ids.max() + 1 for a in (0, 1)}
-    counted = np.array([ids[i] < first[arm[i]] for i in range(len(ids))]) & ~np.isnan(y)
+    # counted: every arm's units before the first unit of any arm still waiting
+    first = ids[np.isnan(y)].min() if np.isnan(y).any() else ids.max() + 1
+    counted = (ids < first) & ~np.isnan(y)
     values = np.sort(y[counted])
     cap = values[math.ceil(0.9 * values.size) - 1]
     assert state.verdicts["winsorize_cap"] == pytest.approx(cap)
@@ -360,7 +359,7 @@ def test_a_format_6_file_is_upgraded_on_a_writable_open_and_keeps_its_verdicts(t
                                                                   "diff_low"]])
     conn = sqlite3.connect(path)
     assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'format'")
-                      .fetchone()[0]) == 8
+                      .fetchone()[0]) == 9
     conn.close()
 
 

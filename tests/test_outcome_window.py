@@ -180,34 +180,118 @@ def _per_arm(frame):
     return {arm: group["unit"].tolist() for arm, group in frame.groupby("arm")}
 
 
-def test_status_counts_each_arm_up_to_its_first_unit_still_waiting(where):
+def _below(units, cursor):
+    """Per arm, how many of ``units`` (assign's frame) have an id below ``cursor``."""
+    ids = units["unit"].to_numpy()
+    return {arm: int((ids[units["arm"].to_numpy() == arm] < cursor).sum())
+            for arm in ("a", "b", "c")}
+
+
+def test_status_counts_every_arm_up_to_the_first_unit_of_any_arm_still_waiting(where):
+    """One cursor for all arms (issue 23): each arm counts its units before the first unit
+    of *any* arm still waiting, so an arm whose own units all answered is still not counted
+    past another arm's waiting unit."""
     clock = Clock()
     with _create(where, clock, outcome_window=100.0) as exp:
         units = exp.assign(60)
         per_arm = _per_arm(units)
         # arm a: its 3rd unit waits; b: its 1st; c: all answered
-        answered = [u for arm, us in per_arm.items() for i, u in enumerate(us)
-                    if not (arm == "a" and i == 2) and not (arm == "b" and i == 0)]
+        wait_a, wait_b = per_arm["a"][2], per_arm["b"][0]
+        answered = [u for u in units["unit"] if u not in (wait_a, wait_b)]
         exp.record(answered, np.ones(len(answered)))
         status = exp.status()
         arms = status.arms
-        assert arms.loc["a", "counted"] == 2 and arms.loc["b", "counted"] == 0
-        assert arms.loc["c", "counted"] == len(per_arm["c"])
+        want = _below(units, min(wait_a, wait_b))
+        assert arms["counted"].tolist() == [want["a"], want["b"], want["c"]]
+        assert want["c"] < len(per_arm["c"])  # c's own units all answered, not all counted
         assert (arms["recorded"] == [len(per_arm["a"]) - 1, len(per_arm["b"]) - 1,
                                      len(per_arm["c"])]).all()
-        assert status.uncounted == len(answered) - 2 - len(per_arm["c"])
+        assert status.uncounted == len(answered) - sum(want.values())
         assert f"{status.uncounted} recorded outcome(s) not yet counted" in str(status)
-        assert np.isnan(arms.loc["b", "mean"]) and arms.loc["a", "mean"] == 1.0
+        assert "a unit still waiting" in str(status)
         old = exp.status(count="recorded").arms
         assert (old["counted"] == old["recorded"]).all()
-        exp.record([per_arm["a"][2]], [0])
+        exp.record([wait_a], [0])  # G moves to b's waiting unit, or stays there
         arms = exp.status().arms
-        assert arms.loc["a", "counted"] == len(per_arm["a"])
+        want = _below(units, wait_b)
+        assert arms["counted"].tolist() == [want["a"], want["b"], want["c"]]
+        assert want["b"] == 0 and np.isnan(arms.loc["b", "mean"])
+        clock.t += 100  # b's first unit resolves as 0: every arm's prefix reaches its end
+        arms = exp.status().arms
+        assert arms["counted"].tolist() == [len(per_arm[k]) for k in "abc"]
+        assert arms.loc["b", "imputed"] == 1
         assert arms.loc["a", "mean"] == pytest.approx(1 - 1 / len(per_arm["a"]))
-        clock.t += 100  # b's first unit resolves as 0: b's prefix reaches its end
-        arms = exp.status().arms
-        assert arms.loc["b", "counted"] == len(per_arm["b"]) and arms.loc["b", "imputed"] == 1
         assert exp.status().uncounted == 0
+        assert exp.verify() == 60
+
+
+def test_an_arms_outcomes_behind_another_arms_waiting_unit_wait_for_it(where):
+    """The first unit assigned waits; every other arm's outcomes, all recorded, stay
+    uncounted until it resolves, and then one call moves every arm at once."""
+    clock = Clock()
+    with _create(where, clock, outcome_window=100.0) as exp:
+        units = exp.assign(90)
+        first = int(units["unit"].min())
+        arm0 = units.loc[units["unit"] == first, "arm"].item()
+        rest = [u for u in units["unit"] if u != first]
+        exp.record(rest, np.ones(len(rest)))
+        status = exp.status()
+        assert (status.arms["counted"] == 0).all() and status.uncounted == 89
+        exp.record([first], [1])  # one call: G passes every arm's units
+        arms = exp.status().arms
+        assert arms["counted"].tolist() == [len(_per_arm(units)[k]) for k in "abc"]
+        assert (arms["mean"] == 1.0).all() and exp.status().uncounted == 0
+        assert arm0 in "abc"
+
+
+def test_the_counted_sets_equal_a_recount_after_random_out_of_order_resolutions(where):
+    """Random record / expire / window sequences in any order: after each call every arm's
+    counted outcomes, imputed zeros, mean and guardrail difference equal a brute-force
+    recount from the units table — its units with id below the first unit of any arm still
+    waiting."""
+    rng = np.random.default_rng(23)
+    clock = Clock()
+    rail = {"metric": "latency", "rule": "max_increase", "margin": 500, "range": [0, 1000]}
+    latency: dict[int, float] = {}
+    with _create(where, clock, outcome_window=50.0, guardrails=[rail]) as exp:
+        for step in range(12):
+            if step == 0 or rng.random() < 0.5:
+                exp.assign(int(rng.integers(1, 40)))
+            table = exp.units()
+            open_ = table[table["reward"].isna() & table["expired_at"].isna()]
+            if len(open_):
+                pick = rng.choice(open_["unit"].to_numpy(),
+                                  size=int(rng.integers(1, len(open_) + 1)), replace=False)
+                cut = int(rng.integers(0, len(pick) + 1))
+                if cut:
+                    values = rng.uniform(0, 1000, cut)
+                    latency.update(zip(pick[:cut].tolist(), values.tolist(), strict=True))
+                    exp.record(pick[:cut].tolist(), rng.integers(0, 2, cut).astype(float),
+                               metrics={"latency": values.tolist()})
+                if cut < len(pick) and rng.random() < 0.5:
+                    exp.expire(pick[cut:].tolist())
+            clock.t += float(rng.choice([0.0, 20.0, 60.0]))
+            status = exp.status()
+            table = exp.units()
+            waiting = table[table["reward"].isna() & table["expired_at"].isna()]
+            G = int(waiting["unit"].min()) if len(waiting) else int(table["unit"].max()) + 1
+            below = table[table["unit"] < G]
+            seen = {}
+            for arm in "abc":
+                mine = below[below["arm"] == arm]
+                assert status.arms.loc[arm, "counted"] == mine["reward"].notna().sum()
+                assert status.arms.loc[arm, "imputed"] == mine["imputed"].sum()
+                if mine["reward"].notna().any():
+                    assert status.arms.loc[arm, "mean"] == pytest.approx(
+                        mine["reward"].mean())
+                seen[arm] = [latency[u] for u in mine["unit"] if u in latency]
+            for _, row in status.guardrails.iterrows():
+                if seen[row["arm"]] and seen["a"] and row["arm"] != "a":
+                    assert row["diff"] == pytest.approx(
+                        np.mean(seen[row["arm"]]) - np.mean(seen["a"]))
+            recorded = table["reward"].notna().sum()
+            assert status.uncounted == recorded - below["reward"].notna().sum()
+            exp.verify()  # the stored prefix equals verify's recount from the units
 
 
 def test_status_refuses_an_unknown_count_by_name(tmp_path):
@@ -296,6 +380,40 @@ def test_a_format_5_file_is_upgraded_on_a_writable_open_and_refused_read_only(tm
         assert exp.status().outcome_window is None
 
 
+def test_a_format_8_file_has_its_prefix_rebuilt_to_the_one_cursor_on_upgrade(tmp_path):
+    """Format 8 summed each arm up to its own first waiting unit; format 9's sums mean
+    something else, so the upgrade rebuilds them from the units (here: format 8's sums, put
+    back by hand, counted the other arms past the first unit, which waits)."""
+    path = tmp_path / "old.sqlite"
+    with Experiment.create(path, **DEFINITION) as exp:
+        units = exp.assign(60)
+        first = int(units["unit"].min())
+        exp.record([u for u in units["unit"] if u != first], np.ones(59))
+        assert (exp.status().arms["counted"] == 0).all()
+    arm_of = dict(zip(units["unit"], units["arm_index"], strict=True))
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM prefix").fetchone()[0] == 0  # G: the first unit
+    # what format 8 stored: each arm up to its own first waiting unit (the other arms: all)
+    for arm in range(3):
+        n = sum(1 for u, a in arm_of.items() if a == arm and u != first)
+        conn.execute("INSERT INTO prefix (arm, cursor, n, reward, reward_sq) "
+                     "VALUES (?, ?, ?, ?, ?)",
+                     (arm, first if arm == arm_of[first] else max(arm_of) + 1, n, n, n))
+    conn.execute("UPDATE meta SET value = '8' WHERE key = 'format'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ExperimentError, match=r"format 8.*open it once for writing"):
+        Experiment.open(path, readonly=True)
+    with Experiment.open(path) as exp:
+        assert (exp.status().arms["counted"] == 0).all()
+        exp.verify()
+        exp.record([first], [1.0])
+        assert exp.status().arms["counted"].sum() == 60
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "9"
+    conn.close()
+
+
 def _downgrade(path: Path) -> None:
     """The file as banditkit's format 5 wrote it: no imputed column, no prefix tables, no
     window in its meta."""
@@ -319,7 +437,7 @@ _spec.loader.exec_module(bench)
 def test_conversions_at_once_and_zeros_at_the_window_give_no_false_verdicts(tmp_path):
     """30 null experiments (4 arms at 0.3, BatchedThompson) through Experiment, conversions
     recorded in the call of their assignment and zeros only when the window (6 calls) closes:
-    counting each arm's resolved prefix gives at most 4 runs with a false verdict (alpha =
+    counting the resolved prefix gives at most 4 runs with a false verdict (alpha =
     0.05: 1.5 expected; 5 or more has probability 0.02 under 0.05); counting everything
     recorded (the behaviour before windows) gives at least 6 (5 of 12 in a trial run)."""
     setting = bench.Setting("binary", ticks=16, per_tick=200, batch=400, window=6, rate=0.3)

@@ -129,3 +129,35 @@ def test_a_record_costs_in_proportion_to_its_units(tmp_path):
     (10,000 units: 9 s) until the spans were materialised."""
     small, large = _record_steps(tmp_path, 1_000), _record_steps(tmp_path, 10_000)
     assert large < 20 * small, (small, large)
+
+
+def _record_one_steps(tmp_path, n: int, which: int) -> int:
+    """SQLite steps of a ``record`` of one unit (index ``which``) among ``n`` just assigned
+    and all still waiting."""
+    exp = Experiment.create(tmp_path / f"one{n}-{which}.sqlite",
+                            algorithm="ReplicableElimination", arms=["a", "b", "c"], seed=7,
+                            horizon=30_000, params={"rho": 0.2})
+    got = exp.assign(n)
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    exp._journal.conn.set_progress_handler(count, 100)
+    try:
+        exp.record([int(got["unit"].iloc[which])], [1.0])
+    finally:
+        exp._journal.conn.set_progress_handler(None, 100)
+        exp.close()
+    return steps[0] * 100
+
+
+def test_a_record_of_one_unit_does_not_read_the_units_still_waiting(tmp_path):
+    """The one cursor G moves from its stored value to the next unit still waiting through
+    the primary key (issue 23): recording the first unit (G moves by one) or the last (G
+    stays) among 10,000 waiting units costs about what it costs among 1,000."""
+    for which in (0, -1):
+        small = _record_one_steps(tmp_path, 1_000, which)
+        large = _record_one_steps(tmp_path, 10_000, which)
+        assert large < 2 * small + 2_000, (which, small, large)

@@ -50,7 +50,7 @@ def test_the_prefix_keeps_the_plugin_sums_of_each_arm_in_assignment_order(tmp_pa
         stored = _prefix(exp)
         want = plugin_sums([np.array(rewards[0]), np.array(rewards[1])], exp.verdict_spec)
         np.testing.assert_allclose(stored.plugin, want, rtol=1e-10)
-        # before the low rewards arrived each arm's prefix stopped at its first waiting unit
+        # before the low rewards arrived the prefix stopped at the first unit still waiting
         assert (middle.plugin[:, 0] < stored.plugin[:, 0]).all()
         assert exp.verify() == 1200
         # status's intervals are the plug-in's on those sums
@@ -108,7 +108,7 @@ def test_a_format_7_file_is_upgraded_and_its_plugin_sums_rebuilt(tmp_path):
                                rtol=1e-12)
     conn = sqlite3.connect(path)
     assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'format'")
-                      .fetchone()[0]) == 8
+                      .fetchone()[0]) == 9
     conn.close()
 
 

@@ -20,7 +20,8 @@ call, so a batch never waits past the window. :meth:`Experiment.expire` withdraw
 are offered again by the next :meth:`~Experiment.assign`, so the algorithm still gets one reward
 per pull it asked for. A reward recorded later for a withdrawn or resolved unit is refused.
 
-What ``status`` counts is each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`).
+What ``status`` counts is each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`):
+its units before the first unit of any arm still waiting (one cursor for all arms).
 """
 
 from __future__ import annotations
@@ -425,8 +426,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         return experiment
 
     def _upgrade(self, conn: Connection) -> None:
-        """Bring a format 5 or 6 experiment to format 7 in the caller's transaction (see
-        :meth:`open`)."""
+        """Bring a format 5 to 8 experiment to :data:`FORMAT` in the caller's transaction (see
+        :meth:`open`): the columns it lacks, then the resolved prefix rebuilt from the units
+        (format 9 counts every arm to one cursor, G: an older file's sums follow each arm's
+        own cursor and are not kept)."""
         from .journal import upgrade_5_to_6, upgrade_6_to_7, upgrade_7_to_8
 
         old = self._journal.format
@@ -1231,7 +1234,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             d[4] += r not in (0.0, 1.0)
         for b, per_arm in deltas.items():
             self._add_totals(conn, b, {a: tuple(d) for a, d in per_arm.items()})
-        # each arm's resolved prefix moves on when its first waiting unit got its reward
+        # the one cursor G moves on (every arm with it) when the unit holding it got its reward
         _advance_prefix(conn, self._journal, {a for *_, a, _ in new}, len(self.guardrails),
                         report=False)
         self._observe_if_complete(conn)

@@ -36,9 +36,10 @@ the subtraction of two per-arm beta-binomial intervals at α/(G·K), two-sided: 
 arm to see a latency +10% that a fixed-n test sees in 390 (docs/experiment.md has the rerun).
 
 What is counted: each arm's **resolved prefix** (:mod:`banditkit.live.resolved_prefix`), the
-metric values of its units in assignment order up to its first unit still waiting for an
-outcome, as for the rewards: values recorded quickly (or slowly) because of what they are
-cannot bias the comparison. A harm that makes outcomes *disappear* (an arm that crashes the
+metric values of its units before the one cursor G, the first unit of *any* arm still waiting
+for an outcome, as for the rewards: the two arms compared are a prefix of their joint
+assignment order, so values recorded quickly (or slowly) because of what they are cannot bias
+the comparison. A harm that makes outcomes *disappear* (an arm that crashes the
 page, so its units never report anything) leaves no metric value to compare: it is seen by the
 missing-outcome check (:func:`banditkit.live.statistics.missing_outcome_warnings`; under
 ``missing="zero"`` also in the reward itself), not by the guardrails.

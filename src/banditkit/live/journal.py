@@ -46,8 +46,10 @@ Tables
     person resumed the experiment (``resumed_at``; NULL while it pauses the experiment).
 ``prefix``
     Per arm, the **resolved prefix** (:mod:`banditkit.live.resolved_prefix`): ``cursor``, the
-    arm's first unit (in assignment order, ``units.id``) still waiting for an outcome when it
-    was last advanced, and over the arm's units before it the outcomes counted (``n``, the
+    one cursor G — the first unit of any arm (in assignment order, ``units.id``) still waiting
+    for an outcome — when the arm was last advanced (the largest cursor is G now; the arm has
+    no unit between its own cursor and G), and over the arm's units before it the outcomes
+    counted (``n``, the
     imputed zeros among them, ``reward``, ``reward_sq``, ``non_binary``) and the units expired
     (``expired``), and the predictable plug-in's sums (``plugin_*``, format 8): what
     ``status`` reads its intervals and verdicts from, O(arms).
@@ -104,7 +106,11 @@ __all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_
 #:    default sequence, :mod:`banditkit.live.sequences`); a writable open of a format 5, 6
 #:    or 7 experiment brings it to 8 and rebuilds the prefix from its units
 #:    (:func:`upgrade_7_to_8`).
-FORMAT = 8
+#: 9: one cursor for all arms (issue 23): ``prefix`` holds, per arm, the sums of its units
+#:    before G, the first unit of *any* arm still waiting (format 8 summed each arm's units
+#:    before its own first waiting unit). The tables are unchanged; a writable open of a
+#:    format 5 to 8 experiment brings it to 9 and rebuilds the prefix from its units.
+FORMAT = 9
 
 #: The ``batch`` of the ``totals`` rows that sum the overflow and rollout units (per arm).
 OVERFLOW_TOTALS = -2

@@ -42,8 +42,8 @@ class Pausing:
     def _guardrail_check(self, conn: Connection, count: str = "resolved") -> Any:
         """Every guardrail against every arm (:func:`banditkit.live.guardrails.evaluate`):
         O(arms × guardrails). ``count="resolved"`` (what pauses the experiment): the metrics of
-        each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`: its units in
-        assignment order up to the first still waiting, an order their values cannot change);
+        each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`: its units before
+        the first unit of any arm still waiting, an order their values cannot change);
         ``"recorded"``: every value recorded so far (the running sums of all batches)."""
         G, K = len(self.guardrails), len(self.arm_names)
         control = self.arm_names.index(self.control)

@@ -88,13 +88,14 @@ class Reading:
             Error probability, in (0, 1); also that of the missing-outcome check.
         count : {"resolved", "recorded"}
             ``"resolved"`` (default): intervals, differences, verdicts and guardrails use each
-            arm's **resolved prefix** — its units in assignment order up to its first unit
-            still waiting for an outcome (:mod:`banditkit.live.resolved_prefix`), which stays
-            valid however outcomes arrive (conversions at once, zeros when the window closes);
-            outcomes recorded beyond it are shown in ``recorded`` and ``uncounted`` but not yet
-            counted. ``"recorded"``: every outcome recorded so far, the behaviour before
-            outcome windows — valid only when whether an outcome has arrived does not depend on
-            its value.
+            arm's **resolved prefix** — its units before the one cursor G, the first unit of
+            *any* arm still waiting for an outcome (:mod:`banditkit.live.resolved_prefix`):
+            every arm's and every pair's counted units are a prefix of the assignment order,
+            which stays valid however outcomes arrive (conversions at once, zeros when the
+            window closes); outcomes recorded beyond it are shown in ``recorded`` and
+            ``uncounted`` but not yet counted. ``"recorded"``: every outcome recorded so far,
+            the behaviour before outcome windows — valid only when whether an outcome has
+            arrived does not depend on its value.
         verdicts : dict, optional
             Show this look with other sequence options than the stored ones (keys of
             ``Experiment.create(verdicts=...)``, e.g. ``{"sequence": "msprt", "tau": 0.01}``),
@@ -402,11 +403,12 @@ def _counting_note(count: str, uncounted: int, waiting: Any) -> str:
     if count == "recorded":
         return ("counted: every outcome recorded so far (count='recorded'; valid only if when "
                 "an outcome arrives does not depend on its value)")
-    line = ("counted: each arm's units in assignment order up to its first unit still waiting "
-            "(the resolved prefix: each arm's interval valid however outcomes arrive)")
+    line = ("counted: every arm's units before the first unit of any arm still waiting "
+            "(the resolved prefix, one cursor for all arms: intervals, differences and "
+            "verdicts valid however outcomes arrive)")
     if uncounted:
-        line += (f"; {uncounted} recorded outcome(s) not yet counted: they follow a unit of "
-                 "their arm still waiting"
+        line += (f"; {uncounted} recorded outcome(s) not yet counted: they follow a unit "
+                 "still waiting"
                  + (f" (the oldest waiting resolves at {waiting.resolves_at})"
                     if waiting.resolves_at else "")
                  + "; counting outcomes as they arrive would favour those that arrive first "

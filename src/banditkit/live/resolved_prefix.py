@@ -9,34 +9,43 @@ arrive in such an order: a conversion is known at once, a non-conversion only wh
 window closes (:mod:`banditkit.live.outcome_window`). Counting whatever has been recorded
 favours the quick outcomes: in a null experiment with conversions recorded at once and zeros
 at the window's end, 56.7% of 60 runs showed a false verdict (issue 23). So ``status`` counts,
-per arm, the arm's units **in assignment order** (``units.id``) **up to its first unit not yet
-resolved** — neither recorded nor expired (nor resolved by the window's rule). That sequence is
-a prefix of the arm's units in an order fixed when they were assigned; a time-uniform
-confidence sequence holds at *every* prefix length at once, so it holds at this one, however
-its length came about (even though the length depends on which outcomes have arrived). Units
-expired inside the prefix carry no reward and are skipped; the missing-outcome check
+for every arm, its units with id below **one cursor G**: the smallest id (assignment order,
+``units.id``) of a unit of *any* arm not yet resolved — neither recorded nor expired (nor
+resolved by the window's rule) — or one past the last unit when none waits. For any set of
+arms (one arm, an arm and the control, all of them) the units counted are then a prefix of
+the assignment order restricted to those arms, an order fixed when they were assigned; a
+time-uniform confidence sequence holds at *every* prefix length at once, so it holds at this
+one, however G came about (even though G depends on which outcomes have arrived). So each
+arm's interval, each difference to the control, the verdicts and the guardrails are exact
+however outcomes arrive. (A cursor per arm, format 8, made each arm's interval exact but not
+the differences: two separately advanced prefixes are not in general a prefix of the pair's
+joint order.) Units expired below G carry no reward and are skipped; the missing-outcome check
 (:func:`banditkit.live.statistics.missing_outcome_warnings`) counts them as lost, so a variant
 that loses outcomes is seen there.
 
-State (table ``prefix``, :mod:`banditkit.live.journal`): per arm, ``cursor`` — the arm's first
-unit still waiting when last advanced (every unit of the arm below it is resolved and counted)
-— and the sums over the arm's units below it. A call that resolves units of an arm (``record``,
-``expire``, the window's rule) advances that arm's cursor to its next waiting unit, adding the
-units passed over (index ``units_arm`` on (arm, id)): each unit is added once, when its arm's
-prefix reaches it, so the work is in proportion to the units resolved, and ``status`` reads
-O(arms) rows.
+State (table ``prefix``, :mod:`banditkit.live.journal`): per arm, ``cursor`` — G when the arm
+was last advanced — and the sums over the arm's units below it. The largest cursor is G's
+stored value. A call that resolves units (``record``, ``expire``, the window's rule) moves G
+from there to the next unit still waiting (a walk on the primary key that passes only the
+units G passes over) and adds, to each arm with units in [old G, new G), those units, its
+cursor becoming the new G. An arm with no unit there keeps its old cursor: none of its units
+lies between that cursor and G, so "its units below its cursor" (what the plug-in's catch-up
+and winsorisation read) are its units below G. Each unit is added once, so the work is in
+proportion to the units resolved, and ``status`` reads O(arms) rows.
 
 The predictable plug-in's sums (format 8: the exact default sequence,
-:mod:`banditkit.live.sequences`) follow the same order, but each reward's λ_i depends on the
-arm's rewards before it, so they are summed in Python, not by the set-based SQL. To cost no
-round trip, they run one call behind: ``plugin_cursor`` says how far they go; every call of
-the experiment reads, with its first round trip (:data:`banditkit.live.reads.PLUGIN_BEHIND`),
-the rewards between ``plugin_cursor`` and ``cursor``, and :func:`plugin_catch_up` brings the
-sums to ``cursor`` (stored with the call's writes; a read-only call uses them without
-storing). ``status`` catches up again after resolving units by the window's rule.
+:mod:`banditkit.live.sequences`) follow each arm's units in the same order, but each reward's
+λ_i depends on the arm's rewards before it, so they are summed in Python, not by the set-based
+SQL. To cost no round trip, they run one call behind: ``plugin_cursor`` says how far they go;
+every call of the experiment reads, with its first round trip
+(:data:`banditkit.live.reads.PLUGIN_BEHIND`), the rewards between ``plugin_cursor`` and
+``cursor``, and :func:`plugin_catch_up` brings the sums to ``cursor`` (stored with the call's
+writes; a read-only call uses them without storing). ``status`` catches up again after
+resolving units by the window's rule.
 
 What other modules use: :func:`read_prefix` (per-arm counts and sums, a
-:class:`ResolvedPrefix`), :func:`advance` (after a call resolved units of some arms) and
+:class:`ResolvedPrefix`), :func:`advance` (after a call resolved units: G moves for all arms),
+:func:`frontier` (G, computed from the units) and
 :func:`rebuild` (every arm from the start: an upgraded file, or :meth:`verify`).
 """
 
@@ -53,8 +62,8 @@ from .statistics import ArmSums
 from .store_base import Connection, Store
 from .verdict_spec import VerdictSpec
 
-__all__ = ["PLUGIN_UPDATE", "PluginTuning", "ResolvedPrefix", "advance", "plugin_catch_up",
-           "plugin_state", "read_prefix", "rebuild", "scan"]
+__all__ = ["PLUGIN_UPDATE", "PluginTuning", "ResolvedPrefix", "advance", "frontier",
+           "plugin_catch_up", "plugin_state", "read_prefix", "rebuild", "scan"]
 
 
 @dataclass(frozen=True)
@@ -89,9 +98,6 @@ class PluginTuning:
         return np.stack(plugin_terms(x, n_tune=self.n_tune, level=self.level, prior=prior),
                         axis=-1).sum(axis=0)
 
-#: Arms per ``IN (...)`` list (SQLite's variable limit, as :data:`banditkit.live.store.CHUNK`).
-_CHUNK = 900
-
 
 @dataclass(frozen=True)
 class ResolvedPrefix:
@@ -100,8 +106,9 @@ class ResolvedPrefix:
     Attributes
     ----------
     cursor : ndarray of int
-        The arm's first unit id not counted (its oldest unit still waiting when last advanced;
-        0 before any).
+        G (the first unit of any arm still waiting) when the arm was last advanced: the
+        arm's units below it are counted, none of its units lies between it and G now (0
+        before any; the largest is G).
     n : ndarray of int
         Outcomes counted: recorded rewards, the window's imputed zeros included.
     imputed : ndarray of int
@@ -196,13 +203,14 @@ def _check(arm: object, K: int) -> None:
 
 def scan(conn: Connection, store: Store, arm: int, start: int, n_guardrails: int
          ) -> tuple[int, tuple, list[tuple[int, float, float]]]:
-    """Where arm ``arm``'s prefix ends now, and what its units from id ``start`` to there add.
+    """Where the one cursor G is now (counting from ``start``), and what arm ``arm``'s units
+    from id ``start`` to there add.
 
     Returns
     -------
     end : int
-        The arm's first unit at or after ``start`` still waiting (no reward, not expired); when
-        none waits, one past the experiment's last unit id (units assigned later come after).
+        G: the first unit of *any* arm at or after ``start`` still waiting (no reward, not
+        expired); when none waits, one past the experiment's last unit id (:func:`frontier`).
     sums : tuple
         Over the arm's units in [start, end): (counted rewards, imputed, expired, reward sum,
         reward² sum, non-binary rewards, then the sums :data:`PREFIX_7` names: Σx, Σx², Σxy of
@@ -210,13 +218,7 @@ def scan(conn: Connection, store: Store, arm: int, start: int, n_guardrails: int
     metrics : list of (n, total, total of squares)
         Per guardrail, over the same units.
     """
-    (end,) = conn.execute(
-        "SELECT MIN(id) FROM units WHERE arm = ? AND id >= ? AND reward IS NULL AND "
-        "expired_at IS NULL", (arm, start)).fetchone()
-    if end is None:
-        (end,) = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM units").fetchone()
-        end = max(int(end), start)
-    end = int(end)
+    end = frontier(conn, start)
     if end == start:
         return (end, (0, 0, 0, 0.0, 0.0, 0) + (0.0,) * len(PREFIX_7),
                 [(0, 0.0, 0.0)] * n_guardrails)
@@ -242,43 +244,44 @@ def scan(conn: Connection, store: Store, arm: int, start: int, n_guardrails: int
                        for j in range(n_guardrails)]
 
 
-def _spans(store: Store, n_arms: int) -> str:
-    """The CTEs ``todo`` (the ``n_arms`` arms given as parameters), ``span`` (each arm's
-    cursor ``s`` and first unit still waiting ``e0``) and ``moved`` (``e``: where its prefix
-    ends now, never before ``s``): :func:`scan`'s two look-ups, for many arms in one
-    statement."""
-    values = ", ".join(["(?)"] * n_arms)
-    return (f"WITH todo (arm) AS (VALUES {values}), "
-            "span AS (SELECT t.arm AS arm, COALESCE(p.cursor, 0) AS s, COALESCE("
-            "(SELECT MIN(w.id) FROM units w WHERE w.arm = t.arm AND w.id >= COALESCE(p.cursor, 0) "
-            "AND w.reward IS NULL AND w.expired_at IS NULL), "
-            "(SELECT COALESCE(MAX(x.id), 0) + 1 FROM units x)) AS e0 "
-            "FROM todo t LEFT JOIN prefix p ON p.arm = t.arm), "
-            # materialised: else SQLite re-evaluates the spans' correlated look-ups for each
-            # unit joined to them (a record of 10,000 units took 9 s instead of 0.1 s)
-            "moved AS MATERIALIZED (SELECT arm, s, CASE WHEN e0 > s THEN e0 ELSE s END AS e "
+def _spans(store: Store) -> str:
+    """The CTEs ``span`` (``s``: the one cursor G as last stored — the largest of the arms'
+    cursors, every one of which was G when last set — and ``e0``: the first unit of any arm
+    still waiting at or after it) and ``moved`` (``e``: where G is now, never before ``s``):
+    :func:`frontier`'s look-up inside the server. The walk from ``s`` reads the primary key
+    from G's old value and stops at the first waiting unit: the units it passes are those
+    G passes over, each once in the experiment's life."""
+    return ("WITH base AS MATERIALIZED (SELECT COALESCE(MAX(cursor), 0) AS s FROM prefix), "
+            "span AS MATERIALIZED (SELECT b.s AS s, COALESCE("
+            "(SELECT w.id FROM units w WHERE w.id >= b.s AND w.reward IS NULL "
+            "AND w.expired_at IS NULL ORDER BY w.id LIMIT 1), "
+            "(SELECT COALESCE(MAX(x.id), 0) + 1 FROM units x)) AS e0 FROM base b), "
+            # materialised: else SQLite re-evaluates the look-ups for each unit joined to them
+            "moved AS MATERIALIZED (SELECT s, CASE WHEN e0 > s THEN e0 ELSE s END AS e "
             "FROM span) ")
 
 
-def _advance_sql(store: Store, n_arms: int, report: bool) -> str:
-    """One upsert of ``prefix``: each arm whose prefix moves gets its new cursor and the sums
-    of its units passed over (:func:`scan`'s counts, set-based)."""
+def _advance_sql(store: Store, report: bool) -> str:
+    """One upsert of ``prefix``: each arm with units in [G's old value, G's new one) gets the
+    new G as its cursor and the sums of its units there (:func:`scan`'s counts, set-based).
+    An arm with no unit there keeps its cursor: none of its units lies between that and G,
+    so "the arm's units below its cursor" are still its units below G."""
     # a unit's covariate and denominator count with its reward (NULL reward: not counted),
     # the same sums as :func:`scan`'s
     x = "(CASE WHEN u.reward IS NULL THEN 0 ELSE COALESCE(u.covariate, 0) END)"
     d = "(CASE WHEN u.reward IS NULL THEN 0 ELSE COALESCE(u.denominator, 0) END)"
     extra = "".join(f", {store.total(v)}" for v in (
         x, f"{x} * {x}", f"{x} * u.reward", d, f"{d} * {d}", f"{d} * u.reward"))
-    return (_spans(store, n_arms)
+    return (_spans(store)
             + "INSERT INTO prefix (arm, cursor, n, imputed, expired, reward, reward_sq, "
             f"non_binary, {', '.join(PREFIX_7)}) "
-            "SELECT m.arm, m.e, COUNT(u.reward), COALESCE(SUM(u.imputed), 0), "
+            "SELECT u.arm, m.e, COUNT(u.reward), COALESCE(SUM(u.imputed), 0), "
             f"COUNT(u.expired_at), {store.total('u.reward')}, "
             f"{store.total('u.reward * u.reward')}, "
             "COALESCE(SUM(CASE WHEN u.reward <> 0 AND u.reward <> 1 THEN 1 ELSE 0 END), 0)"
             f"{extra} "
-            "FROM moved m LEFT JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
-            "WHERE m.e > m.s GROUP BY m.arm, m.e "
+            "FROM moved m JOIN units u ON u.id >= m.s AND u.id < m.e "
+            "WHERE m.e > m.s GROUP BY u.arm, m.e "
             "ON CONFLICT (arm) DO UPDATE SET "
             "cursor = excluded.cursor, n = prefix.n + excluded.n, "
             "imputed = prefix.imputed + excluded.imputed, "
@@ -290,17 +293,17 @@ def _advance_sql(store: Store, n_arms: int, report: bool) -> str:
             + (" RETURNING arm" if report else ""))
 
 
-def _advance_metrics_sql(store: Store, n_arms: int, n_guardrails: int) -> str:
+def _advance_metrics_sql(store: Store, n_guardrails: int) -> str:
     """One upsert of ``prefix_metrics`` over the same spans (run before :func:`_advance_sql`
     moves the cursors): per (arm, guardrail), the metric values passed over and their sum."""
     sums = "".join(f", {store.total(v)} AS t{j}, {store.total(f'({v}) * ({v})')} AS q{j}"
                    for j in range(n_guardrails) for v in [store.json_item('u.metrics', j)])
     rows = " UNION ALL ".join(f"SELECT arm, {j} AS guardrail, n, t{j} AS total, q{j} AS "
                               "total_sq FROM msums WHERE n > 0" for j in range(n_guardrails))
-    return (_spans(store, n_arms)
-            + f", msums AS (SELECT m.arm AS arm, COUNT(u.metrics) AS n{sums} "
-            "FROM moved m JOIN units u ON u.arm = m.arm AND u.id >= m.s AND u.id < m.e "
-            "WHERE m.e > m.s GROUP BY m.arm) "
+    return (_spans(store)
+            + f", msums AS (SELECT u.arm AS arm, COUNT(u.metrics) AS n{sums} "
+            "FROM moved m JOIN units u ON u.id >= m.s AND u.id < m.e "
+            "WHERE m.e > m.s GROUP BY u.arm) "
             "INSERT INTO prefix_metrics (arm, guardrail, n, total, total_sq) "
             f"SELECT arm, guardrail, n, total, total_sq FROM ({rows}) r WHERE true "
             "ON CONFLICT (arm, guardrail) DO UPDATE SET n = prefix_metrics.n + excluded.n, "
@@ -350,36 +353,50 @@ def plugin_state(conn: Connection, arm: int, end: int, plugin: PluginTuning) -> 
 
 def advance(conn: Connection, store: Store, arms: Iterable[int], n_guardrails: int,
             report: bool = True) -> bool:
-    """Advance the prefix of each of ``arms`` (arms some of whose units were just resolved)
-    to its first unit still waiting, in the caller's transaction. Returns whether any moved
+    """Advance the one cursor G to the first unit of any arm still waiting, in the caller's
+    transaction, after a call resolved units of ``arms`` (G moves only when a unit is
+    resolved: with ``arms`` empty nothing is done). Every arm with units between G's old and
+    new values gets the new G as its cursor and their sums. Returns whether any arm moved
     (with ``report``; without, ``True`` whenever ``arms`` is not empty: the caller needs no
     answer, and the statements are then writes only, which a pipelined connection sends
     without waiting — no round trip).
 
-    One statement per chunk of arms (two with guardrails), set-based: :func:`scan`'s reads
-    (the cursor, the first waiting unit, the units passed over) run inside the server, which
-    is what keeps ``record`` within its round trips on PostgreSQL (issue 26). Cost: the
-    units passed over (each once in the experiment's life) and O(log units) an arm.
+    One statement (two with guardrails), set-based: G's look-up (the largest stored cursor,
+    the first waiting unit from there on the primary key) and the units passed over run
+    inside the server, which is what keeps ``record`` within its round trips on PostgreSQL
+    (issue 26). Cost: the units passed over (each once in the experiment's life) and
+    O(arms) to read G's old value.
 
     The predictable plug-in's sums do not move here (they need the rewards passed over in
     order, in Python: a read that would cost ``record`` a round trip): the next call's
     first round trip reads them ahead (:func:`plugin_catch_up`).
     """
-    todo = sorted({int(a) for a in arms})
-    moved = False
-    for i in range(0, len(todo), _CHUNK):
-        chunk = todo[i: i + _CHUNK]
-        if n_guardrails:
-            conn.execute(_advance_metrics_sql(store, len(chunk), n_guardrails), chunk)
-        cursor = conn.execute(_advance_sql(store, len(chunk), report), chunk)
-        moved = moved or (bool(cursor.fetchall()) if report else True)
-    return moved
+    if not {int(a) for a in arms}:
+        return False
+    if n_guardrails:
+        conn.execute(_advance_metrics_sql(store, n_guardrails))
+    cursor = conn.execute(_advance_sql(store, report))
+    return bool(cursor.fetchall()) if report else True
+
+
+def frontier(conn: Connection, start: int = 0) -> int:
+    """The one cursor G: the smallest id at or after ``start`` of a unit of any arm still
+    waiting (no reward, not expired), or one past the experiment's last unit id when none
+    waits (units assigned later come after); never below ``start``. With ``start`` the
+    stored G, the walk passes only the units G passes over."""
+    row = conn.execute(
+        "SELECT id FROM units WHERE id >= ? AND reward IS NULL AND expired_at IS NULL "
+        "ORDER BY id LIMIT 1", (start,)).fetchone()
+    if row is None:
+        row = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM units").fetchone()
+    return max(int(row[0]), start)
 
 
 def rebuild(conn: Connection, store: Store, n_arms: int, n_guardrails: int) -> None:
-    """The prefix of every arm computed afresh from the units (O(units)): a file brought from
-    an older format, which kept none (its plug-in sums start from ``plugin_cursor`` 0: the
-    caller catches them up)."""
+    """The prefix of every arm computed afresh from the units (O(units)): G from the first
+    unit, every arm's units below it (a file brought from an older format, whose prefix
+    followed another rule; its plug-in sums start from ``plugin_cursor`` 0: the caller
+    catches them up)."""
     conn.execute("DELETE FROM prefix")
     conn.execute("DELETE FROM prefix_metrics")
     advance(conn, store, range(n_arms), n_guardrails)

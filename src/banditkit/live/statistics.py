@@ -173,9 +173,7 @@ def describe(intervals: str, alpha: float, n_arms: int,
     spec = spec if spec is not None else check_verdicts(None, None, None, reward_range)
     return (f"intervals: anytime-valid {level} (confidence sequences: every difference and "
             f"verdict holds at every look together; each arm's interval at alpha/{n_arms}; "
-            f"{spec.describe()}; where outcomes arrive in an order that depends on their "
-            "values, each arm's interval is still exact, its differences measured valid, not "
-            "proved: docs/experiment.md)")
+            f"{spec.describe()})")
 
 
 def arm_table(names: list[str], sums: ArmSums, reward_range: tuple[float, float] | None,

@@ -125,7 +125,7 @@ class Verification:
     def _verify_prefix(self, conn: Connection) -> None:
         """Each arm's resolved prefix (:mod:`banditkit.live.resolved_prefix`) recomputed from
         its units from the first: the counts and sums status reads must be those of the arm's
-        units before its first one still waiting."""
+        units before G, the first unit of any arm still waiting."""
         K, G = len(self.arm_names), len(self.guardrails)
         stored = read_prefix(conn, K, G)
         for a in range(K):
@@ -148,7 +148,7 @@ class Verification:
                 raise ExperimentError(
                     f"{self._journal.label} is damaged: the resolved prefix of arm "
                     f"{self.arm_names[a]!r} (counted, imputed, expired, non-binary) is "
-                    f"{kept} but its units before its first one still waiting give "
+                    f"{kept} but its units before the first unit still waiting give "
                     f"{(n, imputed, expired, odd)} (edited by hand?)")
             tuning = self._plugin_tuning
             if tuning is not None:
