@@ -83,9 +83,9 @@ def test_cuped_on_winsorised_rewards_is_the_estimator_on_the_capped_counted_unit
         spec = exp.verdict_spec
     ids, arm, y, x, _ = _rows(path)
     arm = arm.astype(int)
-    waiting = {a: ids[(arm == a) & np.isnan(y) & (x != 1e9)].min(initial=10 ** 12)
-               for a in (0, 1)}
-    counted = ~np.isnan(y) & np.array([i < waiting[a] for i, a in zip(ids, arm, strict=True)])
+    # one cursor for all arms: every unit before the first unit of any arm still waiting
+    first_waiting = ids[np.isnan(y) & (x != 1e9)].min(initial=10 ** 12)
+    counted = ~np.isnan(y) & (ids < first_waiting)
     assert 0 < (~counted & ~np.isnan(y)).sum() < 400  # the prefix rule left some out
     for frame, keep in ((state, counted), (recorded, ~np.isnan(y))):
         y_cap, x_cap, sums = _capped_cuped(arm[keep], x[keep], y[keep], 0.9)
