@@ -55,7 +55,7 @@ postgresql:
 # public API (test_typing.py).
 test: $(STAMP_TEST) chromium postgresql
 	$(BIN)/ruff check src tests benchmarks examples docs/_gen
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	$(BIN)/python -m pytest -n 2 --dist loadscope -q
 
 # The documentation site into site/ (open site/index.html; nothing is fetched, at build or when
 # viewed). The gallery's --quick figures are drawn once into build/docs-gallery (about two

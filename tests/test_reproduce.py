@@ -30,11 +30,6 @@ def _has_movielens() -> bool:
     return True
 
 
-#: The tests of one quick run: on one xdist worker (``make test`` runs ``--dist loadgroup``),
-#: else each worker runs the minute-long reproduction of the ``quick`` fixture again.
-ONE_RUN = pytest.mark.xdist_group("reproduce-quick")
-
-
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """The whole quick reproduction, through the command line, with its wall time."""
@@ -63,7 +58,6 @@ def _tables(md: str) -> dict[str, list[list[str]]]:
     return out
 
 
-@ONE_RUN
 def test_the_report_lists_every_figure_and_reference_with_source_ours_and_verdict(quick):
     md = quick["md"]
     assert "**QUICK RUN**" in md and "`banditkit reproduce all --quick --workers 2" in md
@@ -91,7 +85,6 @@ def test_the_report_lists_every_figure_and_reference_with_source_ours_and_verdic
     assert md.count("Sources: [1] paper text: ") == sum(bool(e.references) for e in entries)
 
 
-@ONE_RUN
 def test_the_summary_counts_agree_with_the_rows(quick):
     md = quick["md"]
     rows = [r for t in _tables(md).values() for r in t]
@@ -115,7 +108,6 @@ def test_the_summary_counts_agree_with_the_rows(quick):
     assert len(paper_rows) == len(PAPERS)
 
 
-@ONE_RUN
 def test_quick_comparisons_are_real_where_the_quick_point_is_the_papers(quick):
     tables = _tables(quick["md"])
     # rage:fig1d's quick point d = 20 is the paper's (the horizon is only a cap): RAGE,
@@ -150,7 +142,6 @@ def test_quick_comparisons_are_real_where_the_quick_point_is_the_papers(quick):
     assert checked == 12
 
 
-@ONE_RUN
 def test_figures_needing_data_are_skipped_with_the_command_or_run(quick):
     md = quick["md"]
     for figure in ("rage:fig2b", "p1-rage:fig2b"):
@@ -164,7 +155,6 @@ def test_figures_needing_data_are_skipped_with_the_command_or_run(quick):
                        for r in _tables(md)[figure])
 
 
-@ONE_RUN
 def test_the_markdown_copy_links_the_docs_from_where_it_is(quick):
     assert quick["copy"].replace("../../docs/", "DOCS/") != quick["md"]  # its own links
     links = re.findall(r"\]\(([^)]+\.md#[^)]+)\)", quick["copy"])
@@ -172,7 +162,6 @@ def test_the_markdown_copy_links_the_docs_from_where_it_is(quick):
         assert (quick["out"] / "copy" / link.split("#")[0]).resolve().name.endswith(".md")
 
 
-@ONE_RUN
 def test_the_html_page_is_self_contained_and_its_plots_load_in_a_browser(quick, tmp_path):
     page = quick["page"]
     images = re.findall(r'<img [^>]*src="([^"]*)"', page)
@@ -221,7 +210,6 @@ SUBSET = ["rage:fig1d", "p1-rage:fig2a", "replicable-bandits:infinite",
           "replicable-constrained:unconstrained"]
 
 
-@ONE_RUN
 def test_a_two_worker_dask_cluster_gives_the_same_numbers(quick, tmp_path):
     """The subset on a 2-worker local Dask cluster against the same figures of the quick run
     above (the processes backend with 2 workers): identical summaries, pairs and
