@@ -284,3 +284,20 @@ DOWNGRADE_TO_5 = (
     "'overflow', 'create_warnings', 'overflow_drawn')",
     "UPDATE meta SET value = '5' WHERE key = 'format'",
 )
+
+
+def vm_steps(exp: Any, call) -> int:
+    """SQLite virtual-machine steps ``call()`` takes on ``exp``'s connection, in hundreds (a
+    measure of work that does not depend on the machine's load)."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    exp._journal.conn.set_progress_handler(count, 100)
+    try:
+        call()
+    finally:
+        exp._journal.conn.set_progress_handler(None, 100)
+    return steps[0]

@@ -21,6 +21,7 @@ import pytest
 
 from banditkit import Experiment, ExperimentError
 from banditkit.cli import main
+from live_support import vm_steps
 
 CLI = [sys.executable, "-m", "banditkit", "experiment"]
 
@@ -200,32 +201,15 @@ def test_units_by_id_and_unanswered_are_the_rows_of_the_full_list(tmp_path):
             exp.units(ids=pd.Series([f"user-{i}" for i in range(1000)]))
 
 
-def _vm_steps(exp: Experiment, call) -> int:
-    """SQLite virtual-machine steps a call takes (a measure of work that does not depend on
-    the machine's load)."""
-    steps = [0]
-
-    def count() -> int:
-        steps[0] += 1
-        return 0
-
-    exp._journal.conn.set_progress_handler(count, 100)
-    try:
-        call()
-    finally:
-        exp._journal.conn.set_progress_handler(None, 100)
-    return steps[0]
-
-
 def test_units_by_id_cost_does_not_grow_with_the_units_assigned(tmp_path):
     path = _create(tmp_path / "ab.sqlite", rho=0.02, horizon=10**8)
     with Experiment.open(path) as exp:
         exp.assign(5_000)
-        small = _vm_steps(exp, lambda: exp.units(ids=[5, 17, 4000]))
-        full_small = _vm_steps(exp, exp.units)
+        small = vm_steps(exp, lambda: exp.units(ids=[5, 17, 4000]))
+        full_small = vm_steps(exp, exp.units)
         exp.assign(50_000)
-        large = _vm_steps(exp, lambda: exp.units(ids=[5, 17, 4000]))
-        full_large = _vm_steps(exp, exp.units)
+        large = vm_steps(exp, lambda: exp.units(ids=[5, 17, 4000]))
+        full_large = vm_steps(exp, exp.units)
     assert full_large > 5 * full_small  # the full list grows with the units...
     assert large <= small + 2  # ...a lookup by id does not
 

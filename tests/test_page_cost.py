@@ -15,6 +15,7 @@ import pytest
 
 from banditkit import Experiment
 from banditkit.service.page import render_page
+from live_support import vm_steps
 
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 11,
               "horizon": 1_000_000, "params": {"rho": 0.3, "beta": 3}}
@@ -108,19 +109,10 @@ def _record_steps(tmp_path, n: int) -> int:
     exp = Experiment.create(tmp_path / f"r{n}.sqlite", algorithm="ReplicableElimination",
                             arms=["a", "b", "c"], seed=7, horizon=30_000, params={"rho": 0.2})
     got = exp.assign(n)
-    steps = [0]
-
-    def count() -> int:
-        steps[0] += 1
-        return 0
-
-    exp._journal.conn.set_progress_handler(count, 100)
     try:
-        exp.record(got["unit"].tolist(), [1.0] * len(got))
+        return 100 * vm_steps(exp, lambda: exp.record(got["unit"].tolist(), [1.0] * len(got)))
     finally:
-        exp._journal.conn.set_progress_handler(None, 100)
         exp.close()
-    return steps[0] * 100
 
 
 def test_a_record_costs_in_proportion_to_its_units(tmp_path):
@@ -138,19 +130,10 @@ def _record_one_steps(tmp_path, n: int, which: int) -> int:
                             algorithm="ReplicableElimination", arms=["a", "b", "c"], seed=7,
                             horizon=30_000, params={"rho": 0.2})
     got = exp.assign(n)
-    steps = [0]
-
-    def count() -> int:
-        steps[0] += 1
-        return 0
-
-    exp._journal.conn.set_progress_handler(count, 100)
     try:
-        exp.record([int(got["unit"].iloc[which])], [1.0])
+        return 100 * vm_steps(exp, lambda: exp.record([int(got["unit"].iloc[which])], [1.0]))
     finally:
-        exp._journal.conn.set_progress_handler(None, 100)
         exp.close()
-    return steps[0] * 100
 
 
 def test_a_record_of_one_unit_does_not_read_the_units_still_waiting(tmp_path):
