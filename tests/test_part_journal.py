@@ -6,12 +6,14 @@ A real SQLite store; no Experiment."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
-from parts_support import Setup
 
 from banditkit.live.errors import ExperimentError
+from banditkit.live.journal.replay import Journal, build_algorithm
+from parts_support import Setup
 
 
 @pytest.fixture
@@ -76,13 +78,13 @@ def test_a_store_edited_by_hand_is_refused_by_name(setup):
         s.journal.observe_if_complete(conn)
     with s.transaction() as conn:  # the totals kept with the units, edited
         conn.execute("UPDATE totals SET reward = reward + 1 WHERE batch = 0 AND arm = 1")
-    with pytest.raises(ExperimentError, match="damaged.*batch 0.*edited by hand"), \
+    with pytest.raises(ExperimentError, match=r"damaged.*batch 0.*edited by hand"), \
             s.transaction(s.fresh_journal()):
         pass
     with s.transaction() as conn:
         conn.execute("UPDATE totals SET reward = reward - 1 WHERE batch = 0 AND arm = 1")
         # the stored runs of batch 0, edited: the algorithm asks for other pulls
-        arms, counts = conn.execute("SELECT arms, counts FROM runs WHERE batch = 0").fetchone()
+        _, counts = conn.execute("SELECT arms, counts FROM runs WHERE batch = 0").fetchone()
         edited = np.frombuffer(counts, dtype="<i8").copy()
         edited[0] += 1
         conn.execute("UPDATE runs SET counts = ? WHERE batch = 0", (edited.tobytes(),))
@@ -139,3 +141,18 @@ def test_the_horizon_cuts_the_last_batch(tmp_path):
             assert "horizon of 20 pulls is spent" in s.journal.finished_reason()
     finally:
         s.close()
+
+
+def test_the_journal_cuts_an_algorithm_that_does_not_know_the_horizon(setup):
+    """An algorithm built without the horizon (an identifier that would go on) is cut by the
+    journal: its last batch is the prefix that reaches the horizon, then nothing."""
+    s = setup
+    journal = Journal(replace(s.definition, horizon=20), s.store, s.clock)
+    journal.adopt(build_algorithm(s.definition.replay_meta(), s.definition.problem))
+    first = journal.ask()
+    assert first.n_pulls == 12
+    journal.algorithm.observe(first, np.zeros(first.n_runs))
+    last = journal.ask()
+    assert last.n_pulls == 8 and last.is_prefix_of(journal.algorithm.next_batch())
+    journal.algorithm.observe(last, np.zeros(last.n_runs))
+    assert journal.ask() is None
