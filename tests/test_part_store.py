@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from parts_support import Setup
 
 from banditkit.live.errors import ExperimentError
 from banditkit.live.store import check_location, delete_store
 from banditkit.live.store.codec import micros, pack_runs, parse_stamp, stamp, unpack_runs
 from banditkit.live.store.schema import ALL_BATCHES, OVERFLOW_TOTALS
 from banditkit.live.store.totals import add_metric_totals, add_totals
+from parts_support import Setup
 
 
 def test_running_totals(tmp_path):

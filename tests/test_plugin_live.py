@@ -13,7 +13,7 @@ import pytest
 from banditkit import Experiment
 from banditkit.live.errors import ExperimentError
 from banditkit.live.outcomes.resolved_prefix import read_prefix
-from banditkit.live.readout.sequences import PluginSums, plugin_difference, plugin_sequence
+from banditkit.live.readout.plugin import PluginSums, plugin_difference, plugin_sequence
 from banditkit.live.readout.statistics import plugin_sums
 from live_support import DOWNGRADE_TO_7
 

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from banditkit.live.readout.anytime import confidence_sequence
-from banditkit.live.readout.sequences import (
+from banditkit.live.readout.plugin import (
     PluginSums,
     plugin_difference,
     plugin_level,
     plugin_sequence,
     plugin_terms,
-    psi_e,
 )
+from banditkit.live.readout.sequences import psi_e
 from banditkit.live.readout.statistics import compare, plugin_sums
 from banditkit.live.readout.sums import ArmSums
 from banditkit.live.readout.verdict_spec import check_verdicts

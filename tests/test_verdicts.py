@@ -17,6 +17,7 @@ from banditkit import Experiment, ExperimentError
 from banditkit.live.problem import LiveArms
 from banditkit.live.readout.anytime import confidence_sequence
 from banditkit.live.readout.plan import plan
+from banditkit.live.readout.plugin import plugin_level, plugin_terms
 from banditkit.live.readout.sequences import (
     asymptotic_difference,
     asymptotic_mean,
@@ -26,8 +27,6 @@ from banditkit.live.readout.sequences import (
     log_e_value,
     mixture,
     msprt_difference,
-    plugin_level,
-    plugin_terms,
     psi_e,
     psi_scaled,
 )

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ExperimentError
-from ..readout.sequences import plugin_level, plugin_terms
+from ..readout.plugin import plugin_level, plugin_terms
 from ..readout.sums import ArmSums
 from ..readout.verdict_spec import VerdictSpec
 from ..store.base import Connection, Store
@@ -71,7 +71,7 @@ __all__ = ["PLUGIN_UPDATE", "PluginTuning", "ResolvedPrefix", "advance", "fronti
 @dataclass(frozen=True)
 class PluginTuning:
     """How an experiment's prefix accumulates the predictable plug-in's sums
-    (:func:`banditkit.live.readout.sequences.plugin_terms`): rewards rescaled by ``(x − low)/span``,
+    (:func:`banditkit.live.readout.plugin.plugin_terms`): rewards rescaled by ``(x − low)/span``,
     λ tuned at ``n_tune`` units per arm and ``level`` = log(1/α'). Fixed at create (the
     stored spec's range and ``tune_n``, the number of arms): a ``status(verdicts=...)`` with
     another ``tune_n`` still reads the sums accumulated at this one (valid at any α: any

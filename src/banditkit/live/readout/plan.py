@@ -36,10 +36,10 @@ import numpy as np
 from ...rng import stream
 from ..errors import ExperimentError
 from ..outcomes.resolved_prefix import PluginTuning
-from .sequences import plugin_terms
+from .plugin import plugin_terms
 from .statistics import check_alpha, compare
 from .sums import ArmSums
-from .verdict_spec import check_verdicts
+from .verdict_spec import VerdictSpec, check_verdicts
 
 __all__ = ["Plan", "cuped_factor", "plan"]
 
@@ -161,40 +161,9 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
     mde = _positive(mde, "mde")
     daily_units = _positive(daily_units, "daily_units")
     alpha = check_alpha(alpha)
-    if base_rate is not None:
-        if mean is not None or variance is not None:
-            raise ExperimentError("give base_rate (binary rewards) or mean and variance, not "
-                                  "both")
-        p = _positive(base_rate, "base_rate")
-        if not p < 1:
-            raise ExperimentError(f"base_rate must be a rate in (0, 1), got {base_rate!r}")
-        if not p + mde < 1:
-            raise ExperimentError(f"base_rate + mde must be < 1 (rates), got {p + mde:g}")
-        mu, var, kind = p, p * (1 - p), "binary"
-    else:
-        if mean is None or variance is None:
-            raise ExperimentError("give base_rate, or both mean and variance")
-        if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(
-                mean):
-            raise ExperimentError(f"mean must be a finite number, got {mean!r}")
-        mu, var = float(mean), _positive(variance, "variance")
-        kind = "continuous" if reward_range is None else "bounded"
+    mu, var, kind = _metric(mde, base_rate, mean, variance, reward_range)
     factor = 1.0 if cuped_rho is None else cuped_factor(cuped_rho, sequence)
-    options: dict = {"tune_n": tune_n}
-    if sequence is not None or cuped_rho is not None:
-        options["sequence"] = sequence or "asymptotic"
-    if sequence == "msprt":
-        options["tau"] = mde  # the mixture's scale at the effect sought
-    spec = check_verdicts(kind, reward_range, options, None)
-    if spec.reward_range is not None and not (
-            spec.reward_range[0] <= mu and mu + mde <= spec.reward_range[1]):
-        raise ExperimentError(f"mean and mean + mde must lie in reward_range "
-                              f"{spec.reward_range}")
-    if spec.reward_range is not None and kind == "bounded" and not (
-            var <= (mu - spec.reward_range[0]) * (spec.reward_range[1] - mu)):
-        raise ExperimentError(f"variance must be <= (mean - lo)(hi - mean) = "
-                              f"{(mu - spec.reward_range[0]) * (spec.reward_range[1] - mu):g} "
-                              f"(the largest a reward in reward_range can have), got {var:g}")
+    spec = _spec(kind, mu, var, mde, reward_range, sequence, tune_n, cuped_rho)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 10:
         raise ExperimentError(f"runs must be an integer >= 10, got {runs!r}")
     z = NormalDist().inv_cdf
@@ -207,9 +176,65 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
     if step < 1:
         raise ExperimentError(f"look_every must be >= 1, got {look_every!r}")
     cap = int(max_units) if max_units is not None else int(20 * fixed) + step
-    rng = stream(seed, "plan")
-    means = np.array([mu, mu + mde])
-    sds = np.sqrt([var, var_treat])
+    units, decided = _simulate(stream(seed, "plan"), kind, np.array([mu, mu + mde]), var,
+                               np.sqrt([var, var_treat]), spec, alpha, runs, step, cap)
+    days = units * 2 / daily_units
+    return Plan(float(units.mean()), float(np.percentile(units, 90, method="inverted_cdf")),
+                float(days.mean()), float(np.percentile(days, 90, method="inverted_cdf")),
+                float(fixed), float(decided.mean()), runs, spec.sequence, int(seed),
+                None if cuped_rho is None else float(cuped_rho))
+
+
+def _metric(mde: float, base_rate: float | None, mean: float | None,
+            variance: float | None, reward_range: tuple[float, float] | None
+            ) -> tuple[float, float, str]:
+    """The control's (mean, per-unit variance, reward type) from ``plan``'s arguments."""
+    if base_rate is not None:
+        if mean is not None or variance is not None:
+            raise ExperimentError("give base_rate (binary rewards) or mean and variance, not "
+                                  "both")
+        p = _positive(base_rate, "base_rate")
+        if not p < 1:
+            raise ExperimentError(f"base_rate must be a rate in (0, 1), got {base_rate!r}")
+        if not p + mde < 1:
+            raise ExperimentError(f"base_rate + mde must be < 1 (rates), got {p + mde:g}")
+        return p, p * (1 - p), "binary"
+    if mean is None or variance is None:
+        raise ExperimentError("give base_rate, or both mean and variance")
+    if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(
+            mean):
+        raise ExperimentError(f"mean must be a finite number, got {mean!r}")
+    return (float(mean), _positive(variance, "variance"),
+            "continuous" if reward_range is None else "bounded")
+
+
+def _spec(kind: str, mu: float, var: float, mde: float,
+          reward_range: tuple[float, float] | None, sequence: str | None, tune_n: float,
+          cuped_rho: float | None) -> VerdictSpec:
+    """The verdict spec the plan simulates, its reward range checked against the metric."""
+    options: dict = {"tune_n": tune_n}
+    if sequence is not None or cuped_rho is not None:
+        options["sequence"] = sequence or "asymptotic"
+    if sequence == "msprt":
+        options["tau"] = mde  # the mixture's scale at the effect sought
+    spec = check_verdicts(kind, reward_range, options, None)
+    bounds = spec.reward_range
+    if bounds is not None and not (bounds[0] <= mu and mu + mde <= bounds[1]):
+        raise ExperimentError(f"mean and mean + mde must lie in reward_range {bounds}")
+    if bounds is not None and kind == "bounded" and not (
+            var <= (mu - bounds[0]) * (bounds[1] - mu)):
+        raise ExperimentError(f"variance must be <= (mean - lo)(hi - mean) = "
+                              f"{(mu - bounds[0]) * (bounds[1] - mu):g} "
+                              f"(the largest a reward in reward_range can have), got {var:g}")
+    return spec
+
+
+def _simulate(rng: np.random.Generator, kind: str, means: np.ndarray, var: float,
+              sds: np.ndarray, spec: VerdictSpec, alpha: float, runs: int, step: int,
+              cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """``runs`` two-arm experiments looked at every ``step`` units per arm up to ``cap``:
+    the units per arm at each run's ``better`` verdict (``cap`` if none) and whether it
+    came."""
     # the plug-in's λ_i depends on the rewards before i: it is simulated reward by reward
     draw = _reward_draws(kind, means, var, spec.reward_range) if spec.sequence == "exact" \
         else None
@@ -250,8 +275,4 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
         hit = np.flatnonzero(live)[verdict == "better"]
         units[hit] = per_arm
         decided[hit] = True
-    days = units * 2 / daily_units
-    return Plan(float(units.mean()), float(np.percentile(units, 90, method="inverted_cdf")),
-                float(days.mean()), float(np.percentile(days, 90, method="inverted_cdf")),
-                float(fixed), float(decided.mean()), runs, spec.sequence, int(seed),
-                None if cuped_rho is None else float(cuped_rho))
+    return units, decided

@@ -40,8 +40,8 @@ import pandas as pd
 from ..errors import ExperimentError
 from .adjusted import adjusted_estimates
 from .anytime import confidence_sequence
+from .plugin import PluginSums, plugin_difference, plugin_level, plugin_sequence, plugin_terms
 from .sequences import (
-    PluginSums,
     asymptotic_difference,
     asymptotic_from,
     asymptotic_mean,
@@ -50,10 +50,6 @@ from .sequences import (
     msprt_difference,
     msprt_from,
     normal_sequence,
-    plugin_difference,
-    plugin_level,
-    plugin_sequence,
-    plugin_terms,
 )
 from .sums import ArmSums
 from .verdict_spec import VerdictSpec, check_verdicts
@@ -79,7 +75,7 @@ def plugin_sums(rewards: list[np.ndarray], spec: VerdictSpec, *, cumulative: boo
                 ) -> np.ndarray:
     """The :attr:`ArmSums.plugin` sums of K arms' rewards, each arm's in assignment order
     (``rewards[a]``: shape (..., n_a), the last axis the order), rescaled from the spec's
-    range to [0, 1] and tuned at its ``tune_n`` and :func:`plugin_level` (K).
+    range to [0, 1] and tuned at its ``tune_n`` and :func:`~.plugin.plugin_level` (K).
 
     Returns
     -------
@@ -295,7 +291,7 @@ def _arm_sequence(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, binary
     """One arm's sequence on [0, 1]: the beta-binomial mixture
     (:mod:`banditkit.live.readout.anytime`;
     exact for 0/1 rewards, tightest at small n) where every reward is 0/1; otherwise the
-    predictable plug-in (:func:`~banditkit.live.readout.sequences.plugin_sequence`) when its sums
+    predictable plug-in (:func:`~banditkit.live.readout.plugin.plugin_sequence`) when its sums
     are given, else the empirical-Bernstein λ-mixture (:mod:`banditkit.live.readout.sequences`)."""
     a, b = confidence_sequence(total, n, alpha)
     if plugin is not None:

@@ -34,8 +34,8 @@ class ArmSums:
     plugin : ndarray, optional
         Shape (..., K, 4): the predictable plug-in's sums Λ, Σλx, P^L, P^U of each arm's
         rewards rescaled to [0, 1], in assignment order, tuned at the spec's ``tune_n`` and
-        :func:`~banditkit.live.readout.sequences.plugin_level` (K)
-        (:func:`banditkit.live.readout.sequences.plugin_terms`;
+        :func:`~banditkit.live.readout.plugin.plugin_level` (K)
+        (:func:`banditkit.live.readout.plugin.plugin_terms`;
         :func:`~banditkit.live.readout.statistics.plugin_sums` computes them). With them the
         ``"exact"`` sequence is the plug-in; without (sums that lost the rewards' order: every
         recorded outcome, a dashboard's past points), the λ-mixture, which needs only

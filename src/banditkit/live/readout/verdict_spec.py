@@ -138,6 +138,26 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
                    algorithm_range: tuple[float, float] | None) -> VerdictSpec:
     """The checked :class:`VerdictSpec` of ``Experiment.create``; one ExperimentError naming the
     parameter and the rule otherwise."""
+    reward_type, reward_range = _check_rewards(reward_type, reward_range, algorithm_range)
+    if verdicts is None:
+        verdicts = {}
+    if not isinstance(verdicts, Mapping):
+        raise ExperimentError(f"verdicts must be a dict with keys among {list(_KEYS)}, got "
+                              f"{type(verdicts).__name__}")
+    unknown = sorted(map(str, set(verdicts) - set(_KEYS)))
+    if unknown:
+        raise ExperimentError(f"verdicts: unknown key(s) {unknown}; the keys are {list(_KEYS)}")
+    sequence, tune_n, tau, share, alternative, margin = _check_sequence(
+        verdicts, reward_type, reward_range)
+    winsorize, cuped, ratio = _check_adjustments(verdicts, sequence)
+    return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share, alternative,
+                       margin, winsorize, cuped, ratio)
+
+
+def _check_rewards(reward_type: object, reward_range: object,
+                   algorithm_range: tuple[float, float] | None
+                   ) -> tuple[str, tuple[float, float] | None]:
+    """``reward_type`` and ``reward_range`` checked, with their defaults."""
     if reward_range is not None:
         pair = (None, None)
         if isinstance(reward_range, (list, tuple, np.ndarray)) and len(reward_range) == 2:
@@ -167,14 +187,13 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     elif reward_type == "continuous" and reward_range is not None:
         raise ExperimentError("reward_range: reward_type='continuous' rewards are unbounded; "
                               "give reward_type='bounded' to declare a range")
-    if verdicts is None:
-        verdicts = {}
-    if not isinstance(verdicts, Mapping):
-        raise ExperimentError(f"verdicts must be a dict with keys among {list(_KEYS)}, got "
-                              f"{type(verdicts).__name__}")
-    unknown = sorted(map(str, set(verdicts) - set(_KEYS)))
-    if unknown:
-        raise ExperimentError(f"verdicts: unknown key(s) {unknown}; the keys are {list(_KEYS)}")
+    return reward_type, reward_range  # type: ignore[return-value]
+
+
+def _check_sequence(verdicts: Mapping[str, Any], reward_type: str,
+                    reward_range: tuple[float, float] | None) -> tuple:
+    """The sequence and its options: (sequence, tune_n, tau, control_share, alternative,
+    margin)."""
     default = "asymptotic" if reward_type == "continuous" else "exact"
     sequence = verdicts.get("sequence", default)
     if sequence not in SEQUENCES:
@@ -218,6 +237,12 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
                 "verdicts['margin'] must be a number > 0" + (
                     f" and < hi − lo = {span:g} (a difference of means in the range)"
                     if span is not None else "") + f", got {verdicts.get('margin')!r}")
+    return sequence, tune_n, tau, share, alternative, margin
+
+
+def _check_adjustments(verdicts: Mapping[str, Any], sequence: str
+                       ) -> tuple[float | None, bool, bool]:
+    """(winsorize, cuped, ratio): each needs a normal sequence; a ratio takes neither."""
     winsorize = verdicts.get("winsorize")
     if winsorize is not None:
         winsorize = _real(winsorize)
@@ -241,8 +266,7 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     if flags["ratio"] and (flags["cuped"] or winsorize is not None):
         raise ExperimentError("verdicts['ratio'] takes neither 'cuped' nor 'winsorize' (a ratio "
                               "of sums is compared as it is)")
-    return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share, alternative,
-                       margin, winsorize, flags["cuped"], flags["ratio"])
+    return winsorize, flags["cuped"], flags["ratio"]
 
 
 def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float] | None

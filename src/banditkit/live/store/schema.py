@@ -138,7 +138,7 @@ _PREFIX_7 = "".join(f",\n    {c} {{real}} NOT NULL DEFAULT 0" for c in PREFIX_7)
 _METRICS_7 = "\n    total_sq {real} NOT NULL DEFAULT 0,"
 
 #: The sums format 8 adds to ``prefix``: the predictable plug-in's Λ = Σλ_i, Σλ_i·x_i and its
-#: two penalties (:data:`banditkit.live.readout.sequences.PLUGIN_SUMS`, rewards rescaled to [0, 1]),
+#: two penalties (:data:`banditkit.live.readout.plugin.PLUGIN_SUMS`, rewards rescaled to [0, 1]),
 #: over the arm's counted rewards in assignment order before ``plugin_cursor`` (a unit id:
 #: they follow the prefix's ``cursor`` one call behind,
 #:mod:`banditkit.live.outcomes.resolved_prefix`).
