@@ -1,4 +1,4 @@
-"""The predictable plug-in empirical-Bernstein sequence (banditkit.live.readout.sequences, "The
+"""The predictable plug-in empirical-Bernstein sequence (banditkit.live.readout.plugin, "The
 plug-in"; Waudby-Smith & Ramdas 2023, Theorem 2) checked against its definition: the terms by a
 plain loop, the ends where the brute-forced log e-value reaches log(1/α), the supermartingale's
 expectation by exact enumeration, the α split in compare, and coverage near the range's ends and
