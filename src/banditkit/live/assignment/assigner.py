@@ -13,6 +13,7 @@ whose outcome window closed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ class Assigner:
         batches = [batch_id] * (len(ids) + len(extra_ids))
         ids, arms = ids + extra_ids, np.concatenate([arms, extra_arms])
         if keys is None:
-            rows: tuple[list, ...] = (ids, arms.tolist(), batches, None, None)  # type: ignore[assignment]
+            rows: tuple[Any, ...] = (ids, arms.tolist(), batches, None, None)
         else:
             rows = self._keyed_rows(conn, keys, known, ids, arms.tolist(), batches)
         if covariates is not None:
@@ -296,12 +297,12 @@ class Assigner:
                            "algorithm waits for their rewards; overflow units are not shown "
                            "to it")
 
-    def _serve(self, conn: Connection, batch_id: int, count: int, **rule: object
+    def _serve(self, conn: Connection, batch_id: int, count: int, **rule: Any
                ) -> tuple[list[int], np.ndarray]:
         """:func:`~banditkit.live.assignment.overflow.serve` at the experiment's clock, its
         units counted in the overflow totals."""
         ids, arms, _ = serve(conn, self._store.last_id_sql, self._def.seed, batch_id, count,
-                             now=self._clock.stamp(), **rule)  # type: ignore[arg-type]
+                             now=self._clock.stamp(), **rule)
         per_arm = np.bincount(arms)
         add_totals(conn, OVERFLOW_TOTALS, {int(a): (int(per_arm[a]), 0, 0.0, 0.0, 0)
                                            for a in np.flatnonzero(per_arm)})
