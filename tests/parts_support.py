@@ -3,6 +3,8 @@ from a checked definition, a clock the test moves, and the journal; no Experimen
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,24 +44,15 @@ class Setup:
         self.clock = LiveClock(self.seconds)
         self.journal = Journal(self.definition, self.store, self.clock)
 
-    def transaction(self, journal: Journal | None = None) -> Any:
+    @contextmanager
+    def transaction(self, journal: Journal | None = None) -> Iterator[Any]:
         """A write transaction with ``journal`` (default: the setup's) brought up to date, as
         a call of the coordinator opens it."""
-        store = self.store
         journal = self.journal if journal is None else journal
-
-        class _Call:
-            def __enter__(self) -> Any:
-                self._block = store.transaction([])
-                conn = self._block.__enter__()
-                journal.begin_call()
-                journal.sync(conn)
-                return conn
-
-            def __exit__(self, *exc: Any) -> Any:
-                return self._block.__exit__(*exc)
-
-        return _Call()
+        with self.store.transaction([]) as conn:
+            journal.begin_call()
+            journal.sync(conn)
+            yield conn
 
     def units(self, conn: Any, batch: int, arms: list[int], kind: int = 0) -> list[int]:
         """Insert units as assignment would (slots 0, 1, ... of ``batch``), their totals too."""
