@@ -10,7 +10,7 @@ units of each batch go out in a shuffled order (the experiment's default) and co
 record calls of ``--call-size`` units; after every record call the user reads the status. The
 simulation is exact from the experiment's sufficient statistics: after each call it takes each
 arm's count and sum of rewards — what ``status()`` aggregates from its SQL table — and feeds
-them, for every look of every run at once, to :func:`banditkit.live.statistics.compare`, the
+them, for every look of every run at once, to :func:`banditkit.live.readout.statistics.compare`, the
 function ``status()`` itself calls. A run *errs* when any look shows an interval that excludes
 the truth: an arm's mean (``low``/``high``) or an arm's difference to the control
 (``diff_low``/``diff_high``). Measured for the anytime-valid intervals (default) and the fixed-n
@@ -38,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from banditkit.live.problem import LiveArms
-from banditkit.live.statistics import ArmSums, compare, losing_arms
+from banditkit.live.readout.statistics import compare, losing_arms
+from banditkit.live.readout.sums import ArmSums
 from banditkit.registry import make_policy
 from banditkit.rng import stream
 
@@ -166,7 +167,7 @@ def missing_outcome_looks(runs: int, K: int, units: int, call_size: int, loss: f
                           ) -> tuple[np.ndarray, np.ndarray]:
     """For each run: whether it ever warned and the units assigned by its first warning (NaN
     if none), with the looks (after each call) evaluated by
-    :func:`banditkit.live.statistics.losing_arms`, the decision ``status()`` warns on.
+    :func:`banditkit.live.readout.statistics.losing_arms`, the decision ``status()`` warns on.
 
     A unit is *resolved* once answered (``delay`` calls at most after its call, uniformly) or
     expired (``expire_after`` calls after its call, if never answered); what ``status()``

@@ -34,7 +34,7 @@ change: two per-arm beta-binomial sequences at α/(G·K), subtracted. Units per 
 beside the fixed-n units (one-sided and two-sided z-test at 80% power).
 
 **winsor**: the null level of winsorised verdicts with the cap moving at every look, on arrays
-(not through ``Experiment``: its cap is :func:`banditkit.live.winsorize.winsorized_sums`'
+(not through ``Experiment``: its cap is :func:`banditkit.live.readout.winsorize.winsorized_sums`'
 order statistic, reproduced here on the same numbers): 2 equal arms, lognormal(0, σ) rewards
 for σ = 1, 1.5, 2, 20 looks of 500 units per arm, each look's rewards capped at the pooled
 0.99 quantile of all rewards so far, status's own ``compare`` with the asymptotic sequence
@@ -76,7 +76,7 @@ from statistics import NormalDist
 import numpy as np
 
 from banditkit import Experiment
-from banditkit.live.anytime import bounded_sequence, difference_bounds
+from banditkit.live.readout.anytime import bounded_sequence, difference_bounds
 from banditkit.rng import stream
 
 #: The revenue model (module docstring).
@@ -217,10 +217,10 @@ def plan_cuped_run(path: Path, seed: int, run: int, *, step: int, cap: int, mde:
 
 
 def plan_cuped(args: argparse.Namespace) -> dict:
-    """``plan-cuped``: :func:`banditkit.live.plan.plan` with ``cuped_rho`` against
+    """``plan-cuped``: :func:`banditkit.live.readout.plan.plan` with ``cuped_rho`` against
     :func:`plan_cuped_run` through ``Experiment`` (mean units per arm; undecided runs at the
     cap, as the planner counts them)."""
-    from banditkit.live.plan import plan
+    from banditkit.live.readout.plan import plan
 
     step, cap, mde = args.step or 250, args.cap or 40_000, args.mde
     tune_n = args.tune_n or 5_000
@@ -306,8 +306,9 @@ def winsor_null(runs: int, seed: int, *, looks: int = 20, step: int = 500, q: fl
                 ) -> dict[str, dict[str, int]]:
     """False verdicts of winsorised and plain asymptotic verdicts under the null (module
     docstring)."""
-    from banditkit.live.statistics import ArmSums, compare
-    from banditkit.live.verdict_spec import check_verdicts
+    from banditkit.live.readout.statistics import compare
+    from banditkit.live.readout.sums import ArmSums
+    from banditkit.live.readout.verdict_spec import check_verdicts
 
     capped_spec = check_verdicts("continuous", None, {"winsorize": q, "tune_n": 5000}, None)
     plain_spec = check_verdicts("continuous", None, {"tune_n": 5000}, None)

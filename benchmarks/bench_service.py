@@ -92,7 +92,7 @@ def sqlite_store(where: str | None) -> Iterator[Store]:
 
 @contextmanager
 def postgres_store(url: str | None) -> Iterator[Store]:
-    from banditkit.live.postgres_store import safe_url
+    from banditkit.live.store.postgres import safe_url
 
     if url is not None:
         yield Store("postgres", url, f"PostgreSQL at {safe_url(url)}")

@@ -23,8 +23,8 @@ lognormal(3.5, 1), about $54), the treatment lifting the purchase value by 10% (
 visitor from $2.73 to $3.00). ``reward_type="continuous"``: the asymptotic sequence; units to
 ``better`` against the fixed-n sample size at 80% power.
 
-**plan**: :func:`banditkit.live.plan.plan` (its own simulation on sums) against the units the
-speed runs took through ``Experiment`` (runs undecided by the cap count at the cap in both).
+**plan**: :func:`banditkit.live.readout.plan.plan` (its own simulation on sums) against the units
+the speed runs took through ``Experiment`` (runs undecided by the cap count at the cap in both).
 
 **floor**: BatchedThompson's control floor (:func:`control_floor`): control units, verdicts
 and reward per unit for each floor.
@@ -199,7 +199,7 @@ def main() -> None:
                           "fixed_n_80_power": fixed_n(math.sqrt(m2 - m1 ** 2), 0.1 * m1),
                           **summary(result)}, indent=1))
     elif args.what == "plan":
-        from banditkit.live.plan import plan
+        from banditkit.live.readout.plan import plan
 
         result = speed(args.runs, args.seed, tau=args.tau, methods=("exact",), **common)
         u = result.units["exact"]
@@ -229,7 +229,8 @@ def control_floor(runs: int, seed: int, floors: tuple[float, ...] = (0.0, 0.1, 0
     horizon, the first batch at which it is (median over runs that get there), and the mean
     reward per unit (what the floor costs)."""
     from banditkit.live.problem import LiveArms
-    from banditkit.live.statistics import ArmSums, compare
+    from banditkit.live.readout.statistics import compare
+    from banditkit.live.readout.sums import ArmSums
     from banditkit.registry import make_policy
 
     K = len(means)
@@ -273,7 +274,8 @@ def coverage(runs: int, seed: int, means: tuple[float, ...], horizon: int = 10_0
     every batch end: the share of runs in which any exact difference interval ever excludes
     the true difference, and the control's units at the end (median)."""
     from banditkit.live.problem import LiveArms
-    from banditkit.live.statistics import ArmSums, compare
+    from banditkit.live.readout.statistics import compare
+    from banditkit.live.readout.sums import ArmSums
     from banditkit.registry import make_policy
 
     mu = np.asarray(means, dtype=float)

@@ -13,11 +13,11 @@
    (the default: any reward in [0, 1]), 0.05, and the rewards' true 0.0082.
 3. **Betting** (``ville`` 0.1.0's ``BettingCS``, Waudby-Smith & Ramdas 2023's hedged capital,
    if installed: the test extra): one Beta(1, 9) mean at 5,000 values, its width ÷ fixed-n,
-   beside :func:`banditkit.live.sequences.bernstein_sequence` tuned at 1/4 and at the true
+   beside :func:`banditkit.live.readout.sequences.bernstein_sequence` tuned at 1/4 and at the true
    variance. (Only 5 runs: a betting sequence over 5,000 values on a grid is slow.)
 
-**mixture** (issue 23's widths, the choices of :mod:`banditkit.live.sequences`): the
-difference's width ÷ fixed-n through :func:`banditkit.live.statistics.compare` (what status
+**mixture** (issue 23's widths, the choices of :mod:`banditkit.live.readout.sequences`): the
+difference's width ÷ fixed-n through :func:`banditkit.live.readout.statistics.compare` (what status
 computes), 0/1 rewards (0.10 vs 0.11) at 1,000 / 5,000 / 20,000 / 80,000 / 300,000 per arm and
 Beta rewards (same means, concentration 10) at 1,000 / 5,000 / 20,000, ``tune_n`` 10,000, for:
 the sequence before the scaling (every increment pays ψ_E(λ): :func:`psi_scaled` patched to
@@ -26,7 +26,7 @@ b = 1), the robust share ε = 0.25 over the whole grid, ε = 0.25 from ρ up, an
 sees the same sums.
 
 **plugin** (the exact default since the predictable plug-in): the difference's width ÷ fixed-n
-through :func:`banditkit.live.statistics.compare` for the plug-in (``sequence="exact"``, its
+through :func:`banditkit.live.readout.statistics.compare` for the plug-in (``sequence="exact"``, its
 sums from each arm's rewards in order) and the λ-mixture (``sequence="mixture"``) on the same
 rewards: 0/1 rewards (0.10 vs 0.11) at 1,000 / 5,000 / 10,000 / 20,000 / 80,000 / 300,000 per
 arm and Beta rewards (same means, concentration 10) at 1,000 ... 80,000, ``tune_n`` 10,000.
@@ -41,9 +41,10 @@ import json
 
 import numpy as np
 
-import banditkit.live.sequences as sq
-from banditkit.live.statistics import ArmSums, compare
-from banditkit.live.verdict_spec import check_verdicts
+import banditkit.live.readout.sequences as sq
+from banditkit.live.readout.statistics import compare
+from banditkit.live.readout.sums import ArmSums
+from banditkit.live.readout.verdict_spec import check_verdicts
 
 
 def _beta_sums(rng: np.random.Generator, n: int, runs: int) -> tuple[np.ndarray, ...]:
@@ -170,7 +171,7 @@ def mixture_choices(seed: int, runs: int) -> dict[str, dict[str, list[float]]]:
 
 def plugin_against_mixture(seed: int, runs: int) -> dict[str, dict[str, list[float]]]:
     """The ``plugin`` check (module docstring): both exact sequences on the same rewards."""
-    from banditkit.live.statistics import plugin_sums
+    from banditkit.live.readout.statistics import plugin_sums
 
     rng = np.random.default_rng(seed)
     mu = np.array([0.10, 0.11])

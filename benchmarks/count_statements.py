@@ -74,7 +74,7 @@ def main() -> int:
                         "last call of each case")
     args = parser.parse_args()
 
-    import banditkit.live.postgres_store as ps
+    import banditkit.live.store.postgres as ps
     from postgres_support import start_server
     from roundtrip_proxy import RoundTripProxy
 

@@ -1,6 +1,6 @@
 """Which commit rule a live experiment should default to: share of the horizon on the best arm
 under each rule of ReplicableElimination (Esfandiari et al. 2023, Algorithm 2), on the
-README's A/B/n instance and four others (banditkit.live.defaults).
+README's A/B/n instance and four others (banditkit.live.journal.defaults).
 
     python benchmarks/live_defaults.py [--seeds 20] [--rho 0.2]
 

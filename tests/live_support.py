@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.envs.base import Environment, Outcome
-from banditkit.live.journal import unpack_draws, unpack_runs
+from banditkit.live.store.codec import unpack_draws, unpack_runs
 from banditkit.protocol import Batch
 
 
@@ -98,7 +98,7 @@ class _PostgresTables:
     def __init__(self, url: str, name: str) -> None:
         import psycopg
 
-        from banditkit.live.postgres_store import schema_name
+        from banditkit.live.store.postgres import schema_name
 
         # autocommit: each statement sees what the experiment committed (a cached connection
         # holds no snapshot), and a tampering UPDATE is in at once

@@ -17,9 +17,10 @@ import pytest
 from scipy import integrate, stats
 
 from banditkit import Experiment, ExperimentError
-from banditkit.live.anytime import PRIOR, confidence_sequence, log_mixture
-from banditkit.live.sequences import bernstein_sequence, difference_sequence
-from banditkit.live.statistics import ArmSums, arm_table, missing_outcome_warnings
+from banditkit.live.readout.anytime import PRIOR, confidence_sequence, log_mixture
+from banditkit.live.readout.sequences import bernstein_sequence, difference_sequence
+from banditkit.live.readout.statistics import arm_table, missing_outcome_warnings
+from banditkit.live.readout.sums import ArmSums
 
 ROOT = Path(__file__).parent.parent
 _spec = importlib.util.spec_from_file_location("bench_anytime",
@@ -86,7 +87,7 @@ def test_a_sequence_covers_iid_means_at_every_n_simultaneously():
 # -- the table status shows ---------------------------------------------------------------------
 def test_each_arm_gets_alpha_over_k_and_differences_get_their_own_sequences():
     # arms' intervals: the beta-binomial sequence at alpha/K (0/1 rewards); differences: the
-    # direct sequence (banditkit.live.sequences) at alpha(1 - s)/(K - 1), with the control's
+    # direct sequence (banditkit.live.readout.sequences) at alpha(1 - s)/(K - 1), with the control's
     # own sequence at alpha*s bounding the nuisance (s = control_share = 0.05)
     sums = _sums([100, 80, 120], [30, 40, 20])
     frame = arm_table(["a", "b", "c"], sums, (0.0, 1.0), intervals="anytime", alpha=0.05,

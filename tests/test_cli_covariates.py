@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment
-from banditkit.live.adjusted import cuped
+from banditkit.live.readout.adjusted import cuped
 
 CLI = [sys.executable, "-m", "banditkit", "experiment"]
 

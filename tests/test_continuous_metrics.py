@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
-from banditkit.live.adjusted import cuped, ratio
-from banditkit.live.sequences import asymptotic_from, asymptotic_rho2
-from banditkit.live.statistics import ArmSums, compare
-from banditkit.live.verdict_spec import check_verdicts
+from banditkit.live.readout.adjusted import cuped, ratio
+from banditkit.live.readout.sequences import asymptotic_from, asymptotic_rho2
+from banditkit.live.readout.statistics import compare
+from banditkit.live.readout.sums import ArmSums
+from banditkit.live.readout.verdict_spec import check_verdicts
 from banditkit.rng import stream
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -124,7 +125,7 @@ def test_the_one_sided_asymptotic_end_is_where_the_half_normal_mixture_reaches_1
     # independent of the closed form: integrate the one-sided normal mixture numerically
     from scipy.integrate import quad
 
-    from banditkit.live.sequences import one_sided_from
+    from banditkit.live.readout.sequences import one_sided_from
 
     for N, alpha, n_tune in ((2_000, 0.05, 1_000), (50_000, 0.01, 10_000), (400, 0.2, 5_000)):
         n = np.array([N / 2, N / 2])

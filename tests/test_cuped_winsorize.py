@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment
-from banditkit.live.adjusted import cuped, ratio
-from banditkit.live.statistics import ArmSums, compare
-from banditkit.live.verdict_spec import check_verdicts
+from banditkit.live.readout.adjusted import cuped, ratio
+from banditkit.live.readout.statistics import compare
+from banditkit.live.readout.sums import ArmSums
+from banditkit.live.readout.verdict_spec import check_verdicts
 from banditkit.rng import stream
 
 
@@ -160,8 +161,8 @@ def test_through_experiment_null_runs_keep_their_level_and_cuped_narrows_the_cap
 
 
 def test_capping_the_covariate_too_keeps_more_of_its_correlation():
-    # why the covariate is capped as well (banditkit.live.winsorize): on the revenue model the
-    # capped reward correlates more with the capped covariate than with the raw one
+    # why the covariate is capped as well (banditkit.live.readout.winsorize): on the revenue model
+    # the capped reward correlates more with the capped covariate than with the raw one
     got = _bench().capped_correlation(24, n=400_000)
     assert got["capped_both"] > got["capped_reward_raw_covariate"] + 0.03
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError, simulate
-from banditkit.live.defaults import params_in_force
+from banditkit.live.journal.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
 from live_support import (

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
-from banditkit.live.guardrails import Guardrail, evaluate
+from banditkit.live.readout.guardrails import Guardrail, evaluate
 from live_support import as_where, reward_table, unit_rewards
 
 ARMS = ["a", "b", "c"]
@@ -104,7 +104,7 @@ def test_rule_direction_and_alpha_split():
     assert np.isinf(one.diff_high[0, 1:]).all() and np.isfinite(one.diff_low[0, 1:]).all()
     # the verdicts' exact sequence on each difference, one-sided, α split over G × (K − 1):
     # the control's own sequence at α·0.1/G, each difference at α·0.9/(G(K − 1))
-    from banditkit.live.sequences import bernstein_sequence, difference_sequence
+    from banditkit.live.readout.sequences import bernstein_sequence, difference_sequence
     two = evaluate([up, up], np.vstack([n, n]), np.vstack([total, total]),
                    np.vstack([total, total]), 0, 0.05)
     c_low, c_high = bernstein_sequence(400.0, 80.0, 80.0, 0.05 * 0.1 / 2)
@@ -118,7 +118,7 @@ def test_rule_direction_and_alpha_split():
 
 
 def test_a_continuous_guardrail_uses_the_one_sided_asymptotic_sequence():
-    from banditkit.live.sequences import one_sided_from
+    from banditkit.live.readout.sequences import one_sided_from
     latency = Guardrail("latency", "max_increase", 0.0, None, None)
     n = np.full((1, 3), 2000)
     mean, sd = np.array([200.0, 200.0, 220.0]), 100.0

@@ -253,7 +253,7 @@ def test_a_live_experiment_asks_what_the_class_asks(tmp_path, name):
     """Fed the same rewards, a live experiment on the arms' features assigns the arms the
     class plays with ξ = the experiment's seed (the same numbers on the live path), built with
     the parameters in force (a live LinTS takes v = R)."""
-    from banditkit.live.defaults import params_in_force
+    from banditkit.live.journal.defaults import params_in_force
 
     policy = make_policy(name, UNIT, as_generator(11), horizon=80,
                          **params_in_force(name, {})[0])

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
-from banditkit.live.journal import pack_draws, unpack_draws
-from banditkit.live.slots import slot_order
+from banditkit.live.journal.slots import slot_order
+from banditkit.live.store.codec import pack_draws, unpack_draws
 from banditkit.registry import get_policy, policy_names
 from banditkit.rng import as_generator
 
@@ -89,7 +89,7 @@ def test_slot_order_is_the_same_whatever_the_call_sizes_and_keyed_by_seed_and_ba
 def test_slot_order_of_a_few_slots_in_python_integers_equals_numpy(n, monkeypatch):
     """Calls of a few positions (an ``assign(1)``) go through Python integers: the same slots,
     position by position and in any call size, as the numpy path gives them."""
-    from banditkit.live import slots
+    from banditkit.live.journal import slots
 
     span = min(n, 300)
     short = [slot_order(seed, 2, n, p, 1)[0] for seed in (5, 2**62 + 1) for p in range(span)]

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from banditkit import Experiment
-from banditkit.live.defaults import LIVE_DEFAULTS, LIVE_FOLLOWS, params_in_force
+from banditkit.live.journal.defaults import LIVE_DEFAULTS, LIVE_FOLLOWS, params_in_force
 from banditkit.registry import get_policy, policy_names
 
 README = Path(__file__).resolve().parent.parent / "README.md"

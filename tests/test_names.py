@@ -14,7 +14,7 @@ import pytest
 
 from banditkit import Experiment
 from banditkit.envs.instances import make_instance
-from banditkit.live.defaults import params_in_force
+from banditkit.live.journal.defaults import params_in_force
 from banditkit.protocol import Algorithm
 from banditkit.registry import ALIASES, get_policy, make_policy, policy_names
 

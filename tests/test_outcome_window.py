@@ -1,6 +1,6 @@
-"""The outcome window (banditkit.live.outcome_window) and the resolved prefix status counts
-(banditkit.live.resolved_prefix), through the real Experiment on both stores, with an injected
-clock instead of sleeping: refusals by name, the stored and shown window, the exact window
+"""The outcome window (banditkit.live.outcomes.window) and the resolved prefix status counts
+(banditkit.live.outcomes.resolved_prefix), through the real Experiment on both stores, with an
+injected clock instead of sleeping: refusals by name, the stored and shown window, the exact window
 comparison, both rules, a batch that goes on after the window, the prefix rule in status and
 guardrails, replay and verify, the upgrade of a format 5 file, and a fast version of
 benchmarks/bench_reporting.py."""

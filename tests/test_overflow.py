@@ -1,4 +1,5 @@
-"""Every visitor gets an arm (banditkit.live.overflow): ``assign(n)`` returns n units every call
+"""Every visitor gets an arm (banditkit.live.assignment.overflow): ``assign(n)`` returns n units
+every call
 on both backends; units beyond the algorithm's slots are overflow units (while it waits) or
 rollout units (once finished or stopped), stored with their propensity and kind, never shown
 to the algorithm, which decides exactly as ``simulate`` on the same rewards; their arms come
@@ -12,8 +13,8 @@ import pytest
 
 from banditkit import Experiment, simulate
 from banditkit.live import ExperimentError
-from banditkit.live.defaults import params_in_force
-from banditkit.live.overflow import design_shares, draw_arms
+from banditkit.live.assignment.overflow import design_shares, draw_arms
+from banditkit.live.journal.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator, stream
 from live_support import DOWNGRADE_TO_5, TableBandit, check_consistent, reward_table, unit_rewards

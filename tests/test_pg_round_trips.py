@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-import banditkit.live.postgres_store as ps
+import banditkit.live.store.postgres as ps
 from banditkit import Experiment, ExperimentError
 from roundtrip_proxy import RoundTripProxy
 

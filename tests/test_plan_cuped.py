@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from banditkit import ExperimentError
-from banditkit.live.plan import plan
+from banditkit.live.readout.plan import plan
 
 BASE = {"mean": 5.0, "variance": 4.0, "mde": 0.2, "daily_units": 500, "look_every": 250,
         "tune_n": 5000, "runs": 200, "seed": 3}

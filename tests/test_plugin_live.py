@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment
-from banditkit.live.journal import ExperimentError
-from banditkit.live.resolved_prefix import read_prefix
-from banditkit.live.sequences import PluginSums, plugin_difference, plugin_sequence
-from banditkit.live.statistics import plugin_sums
+from banditkit.live.errors import ExperimentError
+from banditkit.live.outcomes.resolved_prefix import read_prefix
+from banditkit.live.readout.plugin import PluginSums, plugin_difference, plugin_sequence
+from banditkit.live.readout.statistics import plugin_sums
 from live_support import DOWNGRADE_TO_7
 
 
@@ -116,7 +116,7 @@ def _expected_ends(rewards, spec):
     """The difference's ends from the one-pass plug-in sums of each arm's rewards in order."""
     want = plugin_sums([np.asarray(rewards[0]), np.asarray(rewards[1])], spec)
     n = np.array([len(rewards[0]), len(rewards[1])], dtype=float)
-    from banditkit.live.anytime import confidence_sequence
+    from banditkit.live.readout.anytime import confidence_sequence
 
     S0 = float(np.sum(rewards[0]))
     cl, ch = confidence_sequence(S0, n[0], 0.05 * 0.05)

@@ -1,4 +1,4 @@
-"""The predictable plug-in empirical-Bernstein sequence (banditkit.live.sequences, "The
+"""The predictable plug-in empirical-Bernstein sequence (banditkit.live.readout.plugin, "The
 plug-in"; Waudby-Smith & Ramdas 2023, Theorem 2) checked against its definition: the terms by a
 plain loop, the ends where the brute-forced log e-value reaches log(1/α), the supermartingale's
 expectation by exact enumeration, the α split in compare, and coverage near the range's ends and
@@ -12,17 +12,18 @@ import math
 import numpy as np
 import pytest
 
-from banditkit.live.anytime import confidence_sequence
-from banditkit.live.sequences import (
+from banditkit.live.readout.anytime import confidence_sequence
+from banditkit.live.readout.plugin import (
     PluginSums,
     plugin_difference,
     plugin_level,
     plugin_sequence,
     plugin_terms,
-    psi_e,
 )
-from banditkit.live.statistics import ArmSums, compare, plugin_sums
-from banditkit.live.verdict_spec import check_verdicts
+from banditkit.live.readout.sequences import psi_e
+from banditkit.live.readout.statistics import compare, plugin_sums
+from banditkit.live.readout.sums import ArmSums
+from banditkit.live.readout.verdict_spec import check_verdicts
 
 
 def _psi(lam: float, b: float) -> float:

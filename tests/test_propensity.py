@@ -9,7 +9,7 @@ import sqlite3
 import numpy as np
 
 from banditkit import Experiment
-from banditkit.live.propensity import batch_propensities
+from banditkit.live.assignment.propensity import batch_propensities
 
 MEANS = np.array([0.2, 0.5, 0.8])
 

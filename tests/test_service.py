@@ -20,7 +20,7 @@ import pytest
 
 from banditkit import simulate
 from banditkit.live import ExperimentStatus
-from banditkit.live.defaults import params_in_force
+from banditkit.live.journal.defaults import params_in_force
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator
 from live_support import TableBandit, Where, check_consistent, reward_table, unit_rewards

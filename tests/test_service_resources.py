@@ -154,7 +154,7 @@ def test_a_refused_call_keeps_the_replayed_algorithm_and_changes_no_decision(tmp
     import numpy as np
 
     from banditkit import Experiment, ExperimentError, simulate
-    from banditkit.live.defaults import params_in_force
+    from banditkit.live.journal.defaults import params_in_force
     from banditkit.registry import make_policy
     from banditkit.rng import as_generator
     from live_support import TableBandit, Where, reward_table, unit_rewards
@@ -224,7 +224,7 @@ def test_a_reader_answers_not_found_for_an_experiment_deleted_while_it_had_it_op
     another server) is opened again before the error is answered: 404, as from a reader that
     never had it open, rather than a 400 naming the deletion (which reader a request reaches
     is chance)."""
-    import banditkit.live.postgres_store as ps
+    import banditkit.live.store.postgres as ps
     from banditkit import Experiment
     from banditkit.service.catalog import NotFound
     from banditkit.service.readers import ReadSpec, _Reader

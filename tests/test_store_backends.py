@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from banditkit import Experiment, ExperimentError
-from banditkit.live.journal import ExperimentExists, ExperimentNotFound
+from banditkit.live.errors import ExperimentExists, ExperimentNotFound
 from banditkit.live.store import experiment_exists, list_experiments
 
 HERE = Path(__file__).parent
@@ -216,7 +216,7 @@ def test_a_connection_lost_between_calls_is_opened_again(pg_experiment, monkeypa
     call, of which nothing had run, reconnects and goes on; the experiment is intact."""
     import psycopg
 
-    from banditkit.live import postgres_store
+    from banditkit.live.store import postgres as postgres_store
 
     # the experiment's own connection, not a pool a service test of this process left for
     # the same URL (pooled connections are borrowed per call)

@@ -1,5 +1,5 @@
-"""Live verdicts (issue 23 §2-4): the confidence sequences of banditkit.live.sequences against
-brute force and a second implementation (ville), their coverage under adaptive allocation,
+"""Live verdicts (issue 23 §2-4): the confidence sequences of banditkit.live.readout.sequences
+against brute force and a second implementation (ville), their coverage under adaptive allocation,
 reward types declared at create, FixedAllocation, the control floor and the planner."""
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment, ExperimentError
-from banditkit.live.anytime import confidence_sequence
-from banditkit.live.plan import plan
 from banditkit.live.problem import LiveArms
-from banditkit.live.sequences import (
+from banditkit.live.readout.anytime import confidence_sequence
+from banditkit.live.readout.plan import plan
+from banditkit.live.readout.plugin import plugin_level, plugin_terms
+from banditkit.live.readout.sequences import (
     asymptotic_difference,
     asymptotic_mean,
     asymptotic_rho2,
@@ -26,13 +27,12 @@ from banditkit.live.sequences import (
     log_e_value,
     mixture,
     msprt_difference,
-    plugin_level,
-    plugin_terms,
     psi_e,
     psi_scaled,
 )
-from banditkit.live.statistics import ArmSums, compare
-from banditkit.live.verdict_spec import check_verdicts
+from banditkit.live.readout.statistics import compare
+from banditkit.live.readout.sums import ArmSums
+from banditkit.live.readout.verdict_spec import check_verdicts
 from banditkit.registry import make_policy
 from banditkit.rng import stream
 
@@ -517,7 +517,7 @@ def test_the_mixture_weights_sum_to_one_and_cover_the_grid():
 def test_the_mixtures_uniform_part_sits_on_the_coarse_grid_from_rho_up():
     # weights (1 - eps) * half-normal cell masses + eps uniform over every 4th point (from
     # lam = 1/2 down) at lam >= rho: 7 points at V* = 5,000 (rho = 0.044)
-    from banditkit.live.sequences import ROBUST_SHARE
+    from banditkit.live.readout.sequences import ROBUST_SHARE
     v_tune, alpha = 5000.0, 0.0225
     mix = mixture(v_tune, alpha)
     rho = math.sqrt(asymptotic_rho2(v_tune, alpha))
@@ -558,7 +558,7 @@ def test_margins_give_equivalence_and_non_inferiority_decisions():
 
 
 def test_one_sided_decisions_spend_all_of_alpha_on_the_lower_end():
-    from banditkit.live.verdict_spec import check_verdicts
+    from banditkit.live.readout.verdict_spec import check_verdicts
     n = np.full(2, 10_000.0)
     S = np.array([1000.0, 1120.0])
     sums = ArmSums(n, n, S, S, np.ones(2, bool))

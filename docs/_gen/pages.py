@@ -276,7 +276,7 @@ def api_pages() -> None:
                "      show_root_heading: false\n      show_root_toc_entry: false\n\n"
                f"::: {obj.__module__}.{obj.__qualname__}\n    options:\n"
                "      heading_level: 2\n      show_root_heading: false\n"
-               # Experiment's reading and pausing methods live in mixins (live/reading.py...)
+               # a class's inherited public methods are part of its page
                "      inherited_members: true\n")
         summary = strip_roles((inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " "))
         index.append(f"* [`banditkit.{name}`]({name}.md) — {summary}")

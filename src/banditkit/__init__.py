@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["Algorithm", "Batch", "DecisionLog", "Engine", "Experiment", "ExperimentError",
            "Trial", "__version__", "simulate", "simulate_trials"]

@@ -45,10 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .trial import Trial
+from typing import Any
 
 __all__ = ["ENGINE_CHOICES", "Engine", "check_engine"]
 
@@ -56,9 +53,10 @@ __all__ = ["ENGINE_CHOICES", "Engine", "check_engine"]
 #: the protocol loop when it declares none) or ``"reference"`` (always the protocol loop).
 ENGINE_CHOICES = ("auto", "reference")
 
-RunOne = Callable[..., "Trial"]
-RunMany = Callable[[Sequence[Any], Sequence[Any], Sequence[Any], "int | None", Any],
-                   "list[Trial]"]
+# an engine returns banditkit.trial.Trial objects; typed Any here because trial.py imports the
+# protocol, which imports this module: naming Trial would close an import cycle
+RunOne = Callable[..., Any]
+RunMany = Callable[[Sequence[Any], Sequence[Any], Sequence[Any], "int | None", Any], list[Any]]
 
 
 @dataclass(frozen=True)

@@ -290,7 +290,7 @@ def _label(exp: Any) -> str:
 def _plan(args: argparse.Namespace) -> int:
     import json
 
-    from ..live.plan import plan
+    from ..live.readout.plan import plan
 
     result = plan(mde=args.mde, daily_units=args.daily_units, base_rate=args.base_rate,
                   mean=args.mean, variance=args.variance, alpha=args.alpha,

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .journal import ExperimentError
+from .errors import ExperimentError
 
 __all__ = ["MAX_KEY_LENGTH", "as_ids", "as_keys", "brief", "numbers", "units_frame"]
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..envs.base import Environment, Outcome
 from ..protocol import Batch
-from .journal import ExperimentError
+from .errors import ExperimentError
 
 __all__ = ["LiveArms", "arm_names"]
 

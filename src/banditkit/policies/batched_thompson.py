@@ -20,7 +20,7 @@ Each batch of n pulls:
    arms' shares scaled down to 1 − f. Differences to the control are what a live experiment's
    verdicts compare, and without a floor Thompson sampling starves the control once another arm
    leads (a median of 1,103 of 40,000 units in issue 23): a live experiment takes
-   f = 0.2 (:data:`banditkit.live.defaults.LIVE_DEFAULTS`, measured there).
+   f = 0.2 (:data:`banditkit.live.journal.defaults.LIVE_DEFAULTS`, measured there).
 4. Pulls s_k from w by the design apportionment of Fiez et al. (2019, Appendix B;
    :func:`banditkit.design.rounding.round_allocation`): Σ s = n, and s_k ≥ (n − K)·w_k, so
    each arm gets at least (n − K)·m pulls of the batch.

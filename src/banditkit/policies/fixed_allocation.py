@@ -5,7 +5,7 @@ This is the design every practitioner tool runs by default (GrowthBook, Eppo, St
 Optimizely: a fixed traffic split, analysed by a sequential test; /work/shared/research/
 live-experiments.md) and the baseline a bandit is compared with. It learns nothing: the
 verdicts come from :meth:`banditkit.Experiment.status`'s confidence sequences on the
-differences to the control (:mod:`banditkit.live.sequences`).
+differences to the control (:mod:`banditkit.live.readout.sequences`).
 
 Each batch of n pulls gives arm k round(n·w_k) pulls by the design apportionment of Fiez et al.
 (2019, Appendix B; :func:`banditkit.design.rounding.round_allocation`): Σ = n exactly, each arm

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..live import Experiment, ExperimentError
-from ..live.journal import ExperimentExists, ExperimentNotFound
+from ..live.errors import ExperimentExists, ExperimentNotFound
 from ..live.store import list_experiments
 from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
 from .limits import Limits
@@ -29,12 +29,12 @@ class ExperimentDatabase(Catalog):
     at once when the database cannot be reached.
 
     Every experiment of the process shares one pool of at most ``limits.pool_size``
-    connections (psycopg_pool, :func:`banditkit.live.postgres_store.use_pool`): a call borrows
+    connections (psycopg_pool, :func:`banditkit.live.store.postgres.use_pool`): a call borrows
     one for its transaction, so 1,000 experiments cost ``pool_size`` sessions, not 1,000; at
     most ``limits.max_open`` experiments (their replayed algorithms) stay in memory."""
 
     def __init__(self, url: str, limits: Limits | None = None) -> None:
-        from ..live.postgres_store import use_pool
+        from ..live.store.postgres import use_pool
 
         try:
             list_experiments(url)  # reach it now: a wrong URL is refused at start-up
@@ -102,7 +102,7 @@ class ExperimentDatabase(Catalog):
         """``action()``, with a failure to reach the database told apart from the request's
         own mistakes: it is 503 (try again), not 400, and the client is not told where the
         database is."""
-        from ..live.postgres_store import DatabaseUnreachable
+        from ..live.store.postgres import DatabaseUnreachable
 
         try:
             return action()
@@ -124,6 +124,6 @@ class ExperimentDatabase(Catalog):
 
 
 def _without_password(url: str) -> str:
-    from ..live.postgres_store import safe_url
+    from ..live.store.postgres import safe_url
 
     return safe_url(url)

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..live import Experiment, ExperimentError
-from ..live.journal import file_identity
 from ..live.store import NAME_PATTERN
+from ..live.store.codec import file_identity
 from .catalog import Catalog, Conflict, NotFound
 from .limits import Limits
 

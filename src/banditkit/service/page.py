@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 
 from ..live import Experiment, ExperimentError
-from ..live.history import History
-from ..live.statistics import ArmSums, compare
-from ..live.verdict_spec import spec_from_meta
+from ..live.readout.history import History
+from ..live.readout.statistics import compare
+from ..live.readout.sums import ArmSums
+from ..live.readout.verdict_spec import spec_from_meta
 from .jsonable import to_json
 
 __all__ = ["render_page", "write_page"]
@@ -292,8 +293,8 @@ def _means_title(status: Any) -> str:
 def _means_plot(ax: Any, history: History, names: list[str],
                 bounds: tuple[float, float] | None, status: Any) -> None:
     """Each arm's mean with its interval (as ``status`` computes them:
-    :func:`banditkit.live.statistics.compare`) on the rewards of the batches observed by each
-    group's observation, one call for all points; the last point is the status now (its
+    :func:`banditkit.live.readout.statistics.compare`) on the rewards of the batches observed by
+    each group's observation, one call for all points; the last point is the status now (its
     counted outcomes, the interval it shows)."""
     _, observed, start, end = _clock(history)
     done = ~np.isnan(observed)

@@ -67,7 +67,7 @@ class _Reader:
         self.pages: OrderedDict[str, tuple[str, float, str]] = OrderedDict()
         self.identity: dict[str, Any] = {}  # name -> the file's identity when opened
         if spec.url is not None:
-            from ..live.postgres_store import use_pool
+            from ..live.store.postgres import use_pool
 
             use_pool(spec.url, 1)  # one session per reader, whatever it reads
 
@@ -78,13 +78,13 @@ class _Reader:
                 self.open.move_to_end(name)
                 return experiment
             self._forget(name)
-        from ..live.journal import ExperimentNotFound
+        from ..live.errors import ExperimentNotFound
 
         try:
             if self.spec.root is not None:
                 from pathlib import Path
 
-                from ..live.journal import file_identity
+                from ..live.store.codec import file_identity
                 from .folder import SUFFIX
 
                 path = Path(self.spec.root) / f"{name}{SUFFIX}"
@@ -105,7 +105,7 @@ class _Reader:
         """False when the file was deleted or replaced since it was opened (reopen it)."""
         if experiment.path is None:
             return True
-        from ..live.journal import file_identity
+        from ..live.store.codec import file_identity
 
         return self.identity.get(name) == file_identity(experiment.path)
 
@@ -171,8 +171,8 @@ class _Reader:
             raise
         except ExperimentError as error:
             if self.spec.url is not None:
-                from ..live.postgres_store import DatabaseUnreachable
                 from ..live.store import list_experiments
+                from ..live.store.postgres import DatabaseUnreachable
 
                 if isinstance(error, DatabaseUnreachable):
                     raise Unavailable("the experiments' database cannot be reached now "

@@ -1,8 +1,8 @@
 """The operator's routes: stop (and roll out), pause, archive, delete, the audit log, CSV exports,
 the HTML list of experiments at ``/``, the interactive API page at ``/docs`` and Prometheus
 metrics at ``/metrics``. Registered by :func:`banditkit.service.app.create_app`; each route makes
-one call of :class:`banditkit.Experiment` (:mod:`banditkit.live.operations`) through the same
-worker thread, token check and error answers as the other routes (:class:`Context`).
+one call of :class:`banditkit.Experiment` (:mod:`banditkit.live.assignment.operations`) through the
+same worker thread, token check and error answers as the other routes (:class:`Context`).
 
 Who acts, in the audit log: ``token:<first 12 hex digits of the token's SHA-256>`` when the
 request carries a bearer token (never the token itself), else ``anonymous``.

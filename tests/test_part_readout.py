@@ -1,0 +1,128 @@
+"""The readout part alone (banditkit.live.readout: Readout, Guard, read_history, verify):
+status counts the resolved prefix and shows what is not yet counted, units carry their
+propensities, a guardrail breach is stored once, the history's groups, and verify finds an
+edit. A real SQLite store with the journal, outcomes and operations it reads through; no
+Experiment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from banditkit.live.assignment.assigner import Assigner
+from banditkit.live.assignment.operations import Operations
+from banditkit.live.errors import ExperimentError
+from banditkit.live.outcomes.recorder import Outcomes
+from banditkit.live.readout.guard import Guard
+from banditkit.live.readout.history import read_history
+from banditkit.live.readout.reader import Readout, check_status, check_units
+from banditkit.live.readout.verify import verify
+from parts_support import Setup
+
+LATENCY = {"metric": "latency", "rule": "max_increase", "margin": 0.1, "range": [0, 1]}
+
+
+class Part:
+    def __init__(self, folder, **given):
+        s = self.s = Setup(folder, **given)
+        d, store, clock, journal = s.definition, s.store, s.clock, s.journal
+        self.ops = Operations(d, clock, journal)
+        self.guard = Guard(d, store, clock, journal)
+        self.outcomes = Outcomes(d, store, clock, journal, journal.observe_if_complete,
+                                 self.guard.pause_on_breach)
+        self.assigner = Assigner(d, store, clock, journal, self.ops)
+        self.readout = Readout(d, store, journal, self.outcomes, self.ops, self.guard)
+
+    def assign(self, n):
+        with self.s.transaction() as conn:
+            return self.assigner.assign(conn, n, None, None)
+
+    def record(self, units, rewards, metrics=None):
+        inputs = self.outcomes.record_inputs(units, rewards, None, metrics)
+        with self.s.transaction() as conn:
+            self.outcomes.record(conn, *inputs)
+
+    def status(self, **given):
+        args = check_status(given.get("intervals", "anytime"), 0.05,
+                            given.get("count", "resolved"), None,
+                            self.s.definition.verdict_spec(self.s.journal.reward_range))
+        with self.s.transaction() as conn:
+            self.outcomes.plugin_catch_up(conn)
+            return self.readout.status(conn, *args)
+
+
+@pytest.fixture
+def part(tmp_path):
+    p = Part(tmp_path)
+    yield p
+    p.s.close()
+
+
+def test_status_counts_the_resolved_prefix(part):
+    got = part.assign(12)
+    rng = np.random.default_rng(3)
+    rewards = rng.integers(0, 2, 12).astype(float)
+    part.record(got.unit[1:], rewards[1:].tolist())  # the first unit still waits
+    waiting = part.status()
+    assert waiting.uncounted == 11 and int(waiting.arms["counted"].sum()) == 0
+    assert waiting.waiting == 1 and not waiting.finished
+    part.record(got.unit[:1], rewards[:1].tolist())
+    done = part.status()
+    arms = np.asarray(got.arm_index)
+    means = [rewards[arms == a].mean() for a in range(3)]
+    np.testing.assert_allclose(done.arms["mean"].to_numpy(float), means)
+    assert done.uncounted == 0 and done.batches_observed == 1
+    assert done.arms["counted"].tolist() == [4, 4, 4]
+    assert done.control == "a" and done.arms.index.tolist() == ["a", "b", "c"]
+
+
+def test_arguments_are_refused_by_name():
+    spec = None
+    with pytest.raises(ExperimentError, match="count must be 'resolved'"):
+        check_status("anytime", 0.05, "all", None, spec)
+    with pytest.raises(ExperimentError, match="limit must be an integer >= 1"):
+        check_units(None, False, None, 0)
+
+
+def test_units_carry_their_propensities(part):
+    part.assign(14)  # 12 slots of the batch, 2 overflow units
+    with part.s.transaction() as conn:
+        frame = part.readout.unit_frame(*part.readout.unit_rows(conn, None, False, None, None))
+    assert frame["kind"].tolist() == ["algorithm"] * 12 + ["overflow"] * 2
+    np.testing.assert_allclose(frame["propensity"].iloc[:12], 1 / 3)
+    np.testing.assert_allclose(frame["propensity"].iloc[12:], 1 / 3)  # the design's shares
+    assert frame["arm"].tolist() == [["a", "b", "c"][i] for i in frame["arm_index"]]
+
+
+def test_a_breach_is_stored_once_and_pauses(tmp_path):
+    p = Part(tmp_path, guardrails=[LATENCY], params={"batch_size": 300})
+    try:
+        got = p.assign(300)
+        arms = np.asarray(got.arm_index)
+        latency = (arms == 1).astype(float)  # arm b doubles the latency: always 1 vs 0
+        p.record(got.unit, [1.0] * 300, metrics={"latency": latency.tolist()})
+        with p.s.transaction() as conn:
+            p.guard.pause_on_breach(conn)  # again: the breach is stored once
+            rows = conn.execute("SELECT guardrail, arm FROM pauses").fetchall()
+            frame = p.guard.frame(conn)
+            assert "paused by its guardrails" in p.ops.paused(conn)
+        assert rows == [(0, 1)]
+        assert frame["breached"].tolist() == [True, False]
+        assert frame["pausing"].tolist() == [True, False]
+    finally:
+        p.s.close()
+
+
+def test_the_history_and_verify(part):
+    for _ in range(3):
+        got = part.assign(12)
+        part.record(got.unit, [1.0] * 12)
+    with part.s.transaction() as conn:
+        history = read_history(conn, 2, 3, part.s.store.label)
+        assert verify(conn, part.s.definition, part.s.store, part.outcomes.plugin_tuning) == 36
+    assert history.first_batch.tolist() == [0, 2] and history.last_batch.tolist() == [1, 2]
+    assert history.assigned.sum(axis=1).tolist() == [24, 12]
+    with part.s.transaction() as conn:
+        conn.execute("UPDATE units SET reward = 0 WHERE id = 5")
+        with pytest.raises(ExperimentError, match="edited by hand"):
+            verify(conn, part.s.definition, part.s.store, part.outcomes.plugin_tuning)
