@@ -34,7 +34,7 @@ def test_the_readme_http_quick_start_runs_as_printed(tmp_path):
     assert activate.startswith("source .venv/bin/activate")
     assert serve == 'mkdir exps && banditkit serve --db exps --port 8750 --token "$SECRET" &'
     (tmp_path / "exps").mkdir()
-    secret = "s3cret"
+    secret = "s3cret-long-enough"
     server = Server(tmp_path / "exps", token=secret)
     try:
         env = {**os.environ, "SECRET": secret}

@@ -39,7 +39,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from . import routes_calls, routes_health, routes_ops, routes_reads
-from .auth import Access
+from .auth import SESSION_SECONDS, Access, Key
 from .catalog import Catalog
 from .context import Context
 from .fast import FastPath
@@ -47,6 +47,7 @@ from .guard import Guard
 from .limits import Limits
 from .metrics import Metrics
 from .readers import Readers, ReadSpec
+from .signin import SignIn
 
 __all__ = ["ROUTE_MODULES", "create_app"]
 
@@ -64,7 +65,8 @@ ROUTE_MODULES: tuple[Callable[[Context], list[Route]], ...] = (
 def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | None = None,
                limits: Limits | None = None, max_body: int | None = None,
                bound: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = (),
-               readers: bool = True, fast: bool = True) -> Starlette:
+               readers: bool = True, fast: bool = True, keys: tuple[Key, ...] = (),
+               session_seconds: float = SESSION_SECONDS) -> Starlette:
     """The service over ``catalog``.
 
     Parameters
@@ -74,6 +76,11 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     token, read_token : str, optional
         With ``token``, every route but ``GET /health`` needs ``Authorization: Bearer
         <token>``; ``read_token`` may only read (:mod:`.auth`).
+    keys : tuple of Key
+        More tokens, named and scoped (a tokens file, :mod:`.tokens`); the app's
+        ``state.access.reload`` replaces them.
+    session_seconds : float
+        How long a browser session lasts.
     limits : Limits, optional
         Bounds and timeouts (:class:`~banditkit.service.limits.Limits`); ``max_body``, when
         given, replaces ``limits.max_body``.
@@ -90,7 +97,7 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     if max_body is not None:
         limits = replace(limits, max_body=max_body)
     access = Access(token=token, read_token=read_token, bound=bound,
-                    allowed_hosts=allowed_hosts)
+                    allowed_hosts=allowed_hosts, keys=keys, session_seconds=session_seconds)
     spec = ReadSpec(root=str(getattr(catalog, "root", "")) or None,
                     url=getattr(catalog, "url", None), max_open=limits.max_open)
     reader_pool = Readers(spec, limits) if readers else None
@@ -108,8 +115,10 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
         catalog.close()  # the experiments' connections, on the thread that opened them
 
     app = _App(routes=routes, exception_handlers={HTTPException: _http_error},
-               lifespan=lifespan, middleware=[Middleware(Guard, access=access)])
+               lifespan=lifespan,
+               middleware=[Middleware(Guard, access=access, sign_in=SignIn(access))])
     app.add_middleware(metrics.middleware)  # type: ignore[arg-type]
+    app.state.access = access  # the tokens, reloaded on SIGHUP (cli/serve.py)
     if fast:
         app.fast = FastPath({"assign": partial(routes_calls.assigned, ctx),
                              "record": partial(routes_calls.recorded, ctx)},

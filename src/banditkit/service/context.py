@@ -5,9 +5,9 @@ wrapper that turns a refusal into its JSON error. :func:`banditkit.service.app.c
 makes one and hands it to each route module (:data:`banditkit.service.app.ROUTE_MODULES`).
 
 Status of a refusal (:data:`STATUS`): 404 unknown experiment, 409 a name taken, 413 a body
-too large, 408 a body too slow, 503 (with ``Retry-After``) the store unreachable or the
-writer busy, 400 any other refusal of the library; 500 only for a bug (logged in full, one line
-to the client).
+too large, 408 a body too slow, 507 (with ``Retry-After``) the experiments' disk full, 503
+(with ``Retry-After``) the store unreachable or the writer busy, 400 any other refusal of the
+library; 500 only for a bug (logged in full, one line to the client).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response
 from ..live import Experiment, ExperimentError
 from . import bodies as body
 from .answers import Answers
-from .bodies import TooLarge, TooSlow
-from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
+from .bodies import Forbidden, TooLarge, TooSlow
+from .catalog import Busy, Catalog, Conflict, InsufficientStorage, NotFound, Unavailable
 from .deadlines import Deadlines
 from .limits import RESERVE, Limits, descriptors_left
 from .readers import Readers
@@ -37,8 +37,8 @@ log = logging.getLogger("banditkit.service")
 Handler = Callable[[Request], Awaitable[Response]]
 
 #: A refusal's HTTP status, by kind (the first that matches).
-STATUS = ((NotFound, 404), (Conflict, 409), (TooLarge, 413), (TooSlow, 408),
-          (Unavailable, 503), (ExperimentError, 400))
+STATUS = ((NotFound, 404), (Conflict, 409), (Forbidden, 403), (TooLarge, 413), (TooSlow, 408),
+          (InsufficientStorage, 507), (Unavailable, 503), (ExperimentError, 400))
 #: Seconds ``/health`` keeps saying "degraded" after the process ran out of descriptors.
 DEGRADED_FOR = 30.0
 
@@ -129,7 +129,7 @@ class Context:
     def refused(self, error: ExperimentError) -> tuple[int, dict[str, Any], dict[str, str]]:
         """``(status, JSON answer, headers)`` of a refusal: the library's one-line message."""
         code = next(c for kind, c in STATUS if isinstance(error, kind))
-        headers = {"retry-after": "1"} if code == 503 else {}
+        headers = {"retry-after": "1"} if code in (503, 507) else {}
         return code, {"error": self.catalog.public(one_line(error))}, headers
 
     def answer(self, handler: Handler) -> Handler:

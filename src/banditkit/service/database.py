@@ -109,6 +109,7 @@ class ExperimentDatabase(Catalog):
         except (ExperimentNotFound, ExperimentExists):
             raise
         except DatabaseUnreachable as error:
+            self.database_errors += 1
             log.error("the database cannot be reached: %s", error)
             raise Unavailable("the experiments' database cannot be reached now (logged by "
                               "the server); try again") from None
@@ -116,11 +117,27 @@ class ExperimentDatabase(Catalog):
             try:
                 list_experiments(self.url)
             except ExperimentError as unreachable:
+                self.database_errors += 1
                 log.error("the database cannot be reached: %s (the call failed with: %s)",
                           unreachable, error)
                 raise Unavailable("the experiments' database cannot be reached now (logged by "
                                   "the server); try again") from None
             raise
+
+
+    def public(self, message: str) -> str:
+        """No user, host, port or database name: the URL (as messages print it, without its
+        password) becomes "the database"."""
+        return message.replace(f"'{_without_password(self.url)}'", "the database").replace(
+            _without_password(self.url), "the database")
+
+    def ping(self) -> str | None:
+        try:
+            list_experiments(self.url)
+        except ExperimentError as error:
+            log.error("readiness: the database cannot be reached: %s", error)
+            return "the experiments' database does not answer"
+        return None
 
 
 def _without_password(url: str) -> str:

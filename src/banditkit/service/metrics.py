@@ -1,6 +1,7 @@
 """Prometheus text-format metrics of one server process (``GET /metrics``, :mod:`.routes_ops`):
-requests by method, route and status, their latency (histogram), the writer's queue, the
-experiments open. What each one means for an operator: docs/service.md, "Operating banditkit".
+requests by method, route and status, their latency (histogram), refusals by status, the
+store's errors, the writer's queue (depth, and the age of its oldest call), the experiments
+open. What each one means for an operator: docs/service.md, "Operating banditkit".
 """
 
 from __future__ import annotations
@@ -66,6 +67,16 @@ class Metrics:
         for (method, route, code), n in sorted(self.requests.items()):
             lines.append(f"banditkit_requests_total{{method={q(method)},route={q(route)},"
                          f"code=\"{code}\"}} {n}")
+        refusals: dict[int, int] = {}
+        for (_, _, code), n in self.requests.items():
+            if 400 <= code < 600 and code != 500:
+                refusals[code] = refusals.get(code, 0) + n
+        lines += ["# HELP banditkit_refusals_total Requests refused, by status (401 no or a "
+                  "wrong token, 403 scope, 429 too many wrong tokens, 503 busy or store down, "
+                  "507 disk full, ...; 500s, bugs, are not refusals).",
+                  "# TYPE banditkit_refusals_total counter"]
+        lines += [f"banditkit_refusals_total{{code=\"{code}\"}} {n}"
+                  for code, n in sorted(refusals.items())]
         lines += ["# HELP banditkit_request_seconds Time to answer a request, by route.",
                   "# TYPE banditkit_request_seconds histogram"]
         for route, row in sorted(self.latency.items()):
@@ -79,6 +90,18 @@ class Metrics:
         lines += ["# HELP banditkit_queue_depth Calls waiting for the worker thread.",
                   "# TYPE banditkit_queue_depth gauge",
                   f"banditkit_queue_depth {self.catalog.queue_depth()}",
+                  "# HELP banditkit_writer_queue_age_seconds How long the oldest call waiting "
+                  "for the writer has waited (0: none waits).",
+                  "# TYPE banditkit_writer_queue_age_seconds gauge",
+                  f"banditkit_writer_queue_age_seconds {self.catalog.queue_age():.3f}",
+                  "# HELP banditkit_writer_busy_seconds How long the writer has been on its "
+                  "current calls (0: idle).",
+                  "# TYPE banditkit_writer_busy_seconds gauge",
+                  f"banditkit_writer_busy_seconds {self.catalog.running_for():.3f}",
+                  "# HELP banditkit_database_errors_total Calls refused because the store "
+                  "could not be reached or its disk was full.",
+                  "# TYPE banditkit_database_errors_total counter",
+                  f"banditkit_database_errors_total {self.catalog.database_errors}",
                   "# HELP banditkit_open_experiments Experiments this process holds open.",
                   "# TYPE banditkit_open_experiments gauge",
                   f"banditkit_open_experiments {self.catalog.open_count()}"]

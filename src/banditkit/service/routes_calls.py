@@ -14,12 +14,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..live import ExperimentError
 from ..live.assignment import Assignment
 from . import bodies as body
 from .context import Context, who_of
 from .jsonable import to_json
 
-__all__ = ["assigned", "recorded", "routes"]
+__all__ = ["RECORD_PART", "assigned", "recorded", "routes"]
 
 
 def _assign_answer(units: Assignment) -> dict[str, Any]:
@@ -39,17 +40,83 @@ async def assigned(ctx: Context, name: str, fields: dict[str, Any]) -> dict[str,
 
 
 async def recorded(ctx: Context, name: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """``POST /experiments/{name}/record``'s answer (as :func:`assigned`)."""
-    units, rewards, costs, metrics, covariates, denominators = body.record_arguments(
-        fields, ctx.limits.max_units)
+    """``POST /experiments/{name}/record``'s answer (as :func:`assigned`).
+
+    A record of more than :data:`RECORD_PART` units runs as parts of that many, each its own
+    call on the writer, so that the other experiments' calls run between them: one call of
+    100,000 units held the writer 6.2 s, and every other experiment's writes waited
+    (``benchmarks/bench_fair_writes.py``). Recording is idempotent (a unit recorded again with
+    the same values is skipped), so a part that is refused leaves the parts before it
+    recorded, says so, and the whole call may be sent again."""
+    arguments = body.record_arguments(fields, ctx.limits.max_units)
+    parts = _parts(arguments)
+    if len(parts) == 1:
+        return {"recorded": await _record(ctx, name, *arguments)}
+    count = 0
+    for start, end in parts:
+        try:
+            count += await _record(ctx, name, *(_cut(a, start, end) for a in arguments))
+        except ExperimentError as error:
+            if start == 0:
+                raise
+            raise type(error)(
+                f"units {start + 1} to {end} of this call: {error} (the first {start} units "
+                f"of the call are recorded, {count} of them newly; sending the whole call "
+                "again records the rest: units recorded with the same values are skipped)"
+                ) from None
+    return {"recorded": count}
+
+
+#: Units of one part of a large record (:func:`recorded`): about 70 ms of the writer on the
+#: shared 2-core machine, so another experiment's call waits at most about that long.
+RECORD_PART = 500
+
+
+def _parts(arguments: tuple[Any, ...]) -> list[tuple[int, int]]:
+    """``[(start, end), ...]`` of a record's parts: one part unless it has more than
+    :data:`RECORD_PART` units, distinct, with every per-unit list as long as ``units`` (any
+    other record runs as one call, which the library then accepts or refuses whole)."""
+    units = arguments[0]
+    n = len(units)
+    if n <= RECORD_PART:
+        return [(0, n)]
+    lists = [a for a in arguments[1:] if isinstance(a, list)]
+    metrics = arguments[3]
+    if isinstance(metrics, dict):
+        lists += list(metrics.values())
+    if not isinstance(arguments[1], list) or any(len(a) != n for a in lists) or (
+            arguments[2] is not None and not isinstance(arguments[2], list)):
+        return [(0, n)]
+    try:
+        if len(set(units)) != n:
+            return [(0, n)]
+    except TypeError:  # not unit ids: the library says so
+        return [(0, n)]
+    return [(start, min(n, start + RECORD_PART)) for start in range(0, n, RECORD_PART)]
+
+
+def _cut(argument: Any, start: int, end: int) -> Any:
+    if isinstance(argument, list):
+        return argument[start:end]
+    if isinstance(argument, dict):
+        return {k: v[start:end] for k, v in argument.items()}
+    return argument
+
+
+async def _record(ctx: Context, name: str, units: Any, rewards: Any, costs: Any,
+                  metrics: Any, covariates: Any, denominators: Any) -> int:
+    """One ``Experiment.record`` call on the writer: the count of units newly recorded."""
     if costs is None and metrics is None and covariates is None and denominators is None:
         # served with the other plain records waiting (catalog.py)
-        count = await ctx.waited(ctx.catalog.submit_record(name, units, rewards))
-    else:
-        count = await ctx.on(name, lambda e: e.record(units, rewards, costs, metrics=metrics,
-                                                      covariates=covariates,
-                                                      denominators=denominators))
-    return {"recorded": count}
+        return await ctx.waited(ctx.catalog.submit_record(name, units, rewards))
+    return await ctx.on(name, lambda e: e.record(units, rewards, costs, metrics=metrics,
+                                                 covariates=covariates,
+                                                 denominators=denominators))
+
+
+def _prefix(request: Request) -> str:
+    """The experiment-name prefix of the request's token (``""``: every experiment)."""
+    return (request.scope.get("state") or {}).get("prefix") or ""
 
 
 def routes(ctx: Context) -> list[Route]:
@@ -58,12 +125,18 @@ def routes(ctx: Context) -> list[Route]:
 
     @answer
     async def list_experiments(request: Request) -> Response:
-        return JSONResponse({"experiments": await ctx.run(catalog.names)})
+        prefix = _prefix(request)
+        names = await ctx.run(catalog.names)
+        return JSONResponse({"experiments": [n for n in names if n.startswith(prefix)]})
 
     @answer
     async def create(request: Request) -> Response:
         name, arguments = body.create_arguments(await ctx.read(request))
         catalog.check_name(name)
+        prefix = _prefix(request)
+        if not name.startswith(prefix):
+            raise body.Forbidden(f"this token creates only experiments whose names start "
+                                 f"with {prefix!r}, got {name!r}")
         who = who_of(request)
 
         def call() -> dict[str, Any]:

@@ -21,6 +21,7 @@ from starlette.routing import Route
 from ..live import ExperimentError
 from .bodies import BadRequest, _fields
 from .context import Context, who_of
+from .csvcells import to_csv
 from .jsonable import frame_records
 
 __all__ = ["ops_routes", "routes"]
@@ -78,14 +79,13 @@ def routes(ctx: Context) -> list[Route]:
         unanswered = request.query_params.get("unanswered", "false").lower()
         if unanswered not in ("true", "false"):
             raise BadRequest(f"unanswered must be true or false, got {unanswered!r}")
-        text = await on(name, lambda e: e.units(unanswered=unanswered == "true")
-                        .to_csv(index=False))
+        text = await on(name, lambda e: to_csv(e.units(unanswered=unanswered == "true")))
         return _csv(text, f"{name}-units.csv")
 
     @answer
     async def status_csv(request: Request) -> Response:
         name = request.path_params["name"]
-        text = await on(name, lambda e: e.status().arms.to_csv())
+        text = await on(name, lambda e: to_csv(e.status().arms, index=True))
         return _csv(text, f"{name}-status.csv")
 
     @answer
