@@ -28,6 +28,7 @@ WRITER = "writer-token-0123456789"
 READER = "reader-token-0123456789"
 PREFIXED = "prefixed-token-0123456789"
 DEFINITION = {"algorithm": "ThompsonSampling", "arms": ["a", "b"], "seed": 3}
+SESSION = 8  # seconds a browser session of the shared server lasts
 
 
 def _tokens(path: Path, lines: list[str]) -> None:
@@ -38,7 +39,7 @@ def _tokens(path: Path, lines: list[str]) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """A server over a folder with a tokens file (admin, write, read, and a write token for
-    the experiments named ``shop-*``), browser sessions of 3 s; experiments ``ab`` and
+    the experiments named ``shop-*``), browser sessions of 8 s; experiments ``ab`` and
     ``shop-1``."""
     root = tmp_path_factory.mktemp("operator")
     folder = root / "exps"
@@ -46,7 +47,7 @@ def served(tmp_path_factory):
     tokens = root / "tokens"
     _tokens(tokens, [f"ops admin {ADMIN}", f"web write {WRITER}", f"board read {READER}",
                      f"shop write {PREFIXED} shop-"])
-    server = Server(folder, options=("--tokens", str(tokens), "--session-timeout", "3"))
+    server = Server(folder, options=("--tokens", str(tokens), "--session-timeout", str(SESSION)))
     for name in ("ab", "shop-1"):
         assert call(server.port, "POST", "/experiments", {"name": name, **DEFINITION},
                     token=ADMIN)[0] == 201
@@ -131,19 +132,23 @@ def test_every_html_answer_carries_the_security_headers(served):
 
 def test_sessions_expire_end_at_logout_and_are_http_only(served):
     server, _, _ = served
+    signed = time.monotonic()
     code, headers, cookie = _sign_in(server.port, READER)
     assert code == 303
     flags = headers["set-cookie"]
-    assert "HttpOnly" in flags and "SameSite=Strict" in flags and "Max-Age=3" in flags
+    assert "HttpOnly" in flags and "SameSite=Strict" in flags and f"Max-Age={SESSION}" in flags
     assert "Secure" not in flags  # plain HTTP (over TLS: test_tls_serves_https_and_secure_cookies)
     page = "/experiments/ab/status"
     assert _request(server.port, "GET", page, headers={"Cookie": cookie})[0] == 200
     code, _, _ = _request(server.port, "POST", "/logout", headers={"Cookie": cookie})
     assert code == 303
     assert _request(server.port, "GET", page, headers={"Cookie": cookie})[0] == 401
+    # refused for the logout, not for its age
+    assert time.monotonic() - signed < SESSION, "too slow to tell revocation from expiry"
+    signed = time.monotonic()
     _, _, other = _sign_in(server.port, READER)
     assert _request(server.port, "GET", page, headers={"Cookie": other})[0] == 200
-    time.sleep(3.2)
+    time.sleep(max(0.0, signed + SESSION + 0.2 - time.monotonic()))
     assert _request(server.port, "GET", page, headers={"Cookie": other})[0] == 401
     # a forged cookie (another expiry, the same MAC) is no session
     ident, expires, nonce, mac = other.partition("=")[2].split(".")
