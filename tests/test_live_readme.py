@@ -157,5 +157,14 @@ def test_the_readme_shell_block_runs_as_printed(tmp_path):
     answers = pd.read_csv(tmp_path / "answers1.csv")
     assert list(answers.columns) == ["unit", "reward"] and len(answers) == 3000
     assert set(answers["reward"]) <= {0, 1}
-    assert done.stdout.splitlines()[0].startswith(("RUNNING", "WAITING", "FINISHED")) or \
-        "leader" in done.stdout, done.stdout[:500]
+    # readable in ten seconds: the leader first, then per arm what counts (never more counted
+    # than assigned), then what waits, each said once
+    text = done.stdout[done.stdout.index("RUNNING; leader: "):]
+    lines = text.splitlines()
+    header = lines[2].split()
+    rows = [line.split() for line in lines[4:7]]
+    at = {name: header.index(name) + 1 for name in ("assigned", "counted")}
+    assert all(int(r[at["assigned"]]) >= int(r[at["counted"]]) for r in rows), text[:800]
+    assert sum(int(r[at["assigned"]]) for r in rows) == 3000
+    assert "pull(s) not yet assigned, 0 assigned and waiting for a reward" in text
+    assert text.count("waiting for a reward") == 1 and "pull(s) waiting" not in text

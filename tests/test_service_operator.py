@@ -256,10 +256,21 @@ def test_ambiguous_requests_are_refused(served):
     assert code == 400 and "repeats the key 'n'" in answer["error"], answer
 
 
-def test_files_are_for_the_servers_user_only(served):
+def test_files_are_for_the_servers_user_only(served, tmp_path):
     _, folder, _ = served
     for path in folder.glob("ab.sqlite*"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    # the library's own files too, whatever the umask (they hold the users' keys)
+    from banditkit import Experiment
+
+    old = os.umask(0o022)
+    try:
+        with Experiment.create(tmp_path / "lib.sqlite", **DEFINITION) as exp:
+            exp.assign(2)
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+    finally:
+        os.umask(old)
+    assert modes and set(modes.values()) == {0o600}, modes
 
 
 def test_units_come_in_pages(served):
@@ -296,6 +307,12 @@ def test_wrong_tokens_are_slowed_per_address(tmp_path):
     from banditkit.service.auth import Throttle
     from banditkit.service.folder import ExperimentFolder
 
+    bucket = Throttle()  # the rule itself: BURST failures at once, not one more
+    for _ in range(Throttle.BURST - 1):
+        bucket.failed("a")
+    assert bucket.wait("a") == 0 and bucket.wait("b") == 0
+    bucket.failed("a")
+    assert 0 < bucket.wait("a") <= Throttle.EVERY and bucket.wait("b") == 0
     with app_server(create_app(ExperimentFolder(tmp_path), token=ADMIN,
                                readers=False)) as port:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)

@@ -128,8 +128,9 @@ def _number(value: Any) -> str:
 def _state(status: Any, names: list[str]) -> str:
     arms = status.arms
     rows = [("state", "finished" if status.finished else
-             f"batch {status.batches_observed + 1} running: {status.waiting} pull(s) waiting "
-             f"for a reward, {status.unassigned} not yet assigned"),
+             f"batch {status.batches_observed + 1} running: {status.unassigned} pull(s) not "
+             f"yet assigned, {status.waiting - status.unassigned} assigned and waiting for a "
+             "reward"),
             ("batches observed", status.batches_observed),
             ("pulls observed", status.pulls_observed),
             ("budget left", "no horizon" if status.budget_left is None else status.budget_left),

@@ -33,6 +33,11 @@ def _csv(text: str, name: str) -> Response:
 
 def routes(ctx: Context) -> list[Route]:
     """The routes of this module (see its docstring)."""
+    return _lifecycle(ctx) + _views(ctx)
+
+
+def _lifecycle(ctx: Context) -> list[Route]:
+    """Stop, pause, archive and delete (admin)."""
     answer, on = ctx.answer, ctx.on
 
     @answer
@@ -67,6 +72,18 @@ def routes(ctx: Context) -> list[Route]:
         who = who_of(request)
         await ctx.run(lambda: ctx.catalog.delete(name, who=who))
         return JSONResponse({"deleted": name})
+
+    return [
+        Route("/experiments/{name}", delete, methods=["DELETE"]),
+        Route("/experiments/{name}/stop", stop, methods=["POST"]),
+        Route("/experiments/{name}/pause", pause, methods=["POST"]),
+        Route("/experiments/{name}/archive", archive, methods=["POST"]),
+    ]
+
+
+def _views(ctx: Context) -> list[Route]:
+    """The audit, the CSV exports, the list at ``/``, ``/docs`` and ``/metrics``."""
+    answer, on = ctx.answer, ctx.on
 
     @answer
     async def audit(request: Request) -> Response:
@@ -117,10 +134,6 @@ def routes(ctx: Context) -> list[Route]:
         Route("/", home, methods=["GET"]),
         Route("/docs", docs, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        Route("/experiments/{name}", delete, methods=["DELETE"]),
-        Route("/experiments/{name}/stop", stop, methods=["POST"]),
-        Route("/experiments/{name}/pause", pause, methods=["POST"]),
-        Route("/experiments/{name}/archive", archive, methods=["POST"]),
         Route("/experiments/{name}/audit", audit, methods=["GET"]),
         Route("/experiments/{name}/units.csv", units_csv, methods=["GET"]),
         Route("/experiments/{name}/status.csv", status_csv, methods=["GET"]),
