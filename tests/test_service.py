@@ -90,7 +90,8 @@ def _drive(ports: list[int], path: Where, name: str, table: np.ndarray, seed: in
     rng = np.random.default_rng(seed)
     waiting = []
     if adopt:
-        status, units = call(ports[0], "GET", f"/experiments/{name}/units", token=token)
+        status, units = call(ports[0], "GET", f"/experiments/{name}/units?limit=100000",
+                             token=token)
         assert status == 200
         waiting = [u["unit"] for u in units["units"]
                    if u["reward"] is None and u["expired_at"] is None]
@@ -146,7 +147,7 @@ def test_the_api_round_trip_through_two_servers_makes_the_decisions_of_simulate(
         assert [a["arm"] for a in state["arms"]] == ["a", "b", "c"]
         # every field of ExperimentStatus is there, whatever others add to it
         assert {f.name for f in dataclasses.fields(ExperimentStatus)} <= set(state)
-        _, units = call(ports[0], "GET", "/experiments/ab/units", token=TOKEN)
+        _, units = call(ports[0], "GET", "/experiments/ab/units?limit=100000", token=TOKEN)
         assert len(units["units"]) == trial.n_pulls
         with store.where("ab").open() as exp:
             assert exp.decisions().same_as(trial.decisions)
