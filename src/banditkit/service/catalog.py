@@ -42,8 +42,9 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -53,12 +54,33 @@ from ..live.store import NAME_PATTERN, NAME_RULE
 from .limits import RESERVE, Limits, descriptors_left
 
 __all__ = ["GROUP_MAX", "Busy", "Catalog", "Conflict", "InsufficientStorage", "NotFound",
-           "Unavailable"]
+           "Unavailable", "pinned", "service_clock"]
 
 T = TypeVar("T")
 
 #: The most requests one commit answers (a bound on how long the first of them waits).
 GROUP_MAX = 64
+
+_PINNED = threading.local()
+
+
+def service_clock() -> float:
+    """The clock of every experiment a server opens (``clock=`` of ``Experiment.open``):
+    :func:`time.time`, unless the worker runs a call under :func:`pinned`."""
+    at = getattr(_PINNED, "at", None)
+    return time.time() if at is None else at
+
+
+@contextmanager
+def pinned(at: float) -> Iterator[None]:
+    """Within, :func:`service_clock` on this thread says ``at``: the parts of one large record
+    (:mod:`.routes_calls`) are each checked at the time the request arrived, as the one call
+    would have been (an outcome window closing while the parts run refuses nothing)."""
+    _PINNED.at = at
+    try:
+        yield
+    finally:
+        _PINNED.at = None
 
 
 @dataclass

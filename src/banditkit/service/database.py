@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from ..live import Experiment, ExperimentError
 from ..live.journal import ExperimentExists, ExperimentNotFound
 from ..live.store import list_experiments
-from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
+from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable, service_clock
 from .limits import Limits
 
 __all__ = ["ExperimentDatabase"]
@@ -55,7 +55,8 @@ class ExperimentDatabase(Catalog):
         if experiment is None:
             self._room_to_open()
             try:
-                experiment = self._reachable(lambda: Experiment.open(self.url, name=name))
+                experiment = self._reachable(lambda: Experiment.open(self.url, name=name,
+                                                              clock=service_clock))
             except ExperimentNotFound:
                 raise NotFound(f"no experiment named {name!r}") from None
             self._keep(name, experiment)
@@ -69,7 +70,8 @@ class ExperimentDatabase(Catalog):
         self._room_to_open()
         try:
             experiment = self._reachable(
-                lambda: Experiment.create(self.url, name=name, **definition))
+                lambda: Experiment.create(self.url, name=name, clock=service_clock,
+                                          **definition))
         except ExperimentExists:
             raise Conflict(f"an experiment named {name!r} exists already") from None
         self.forget(name)

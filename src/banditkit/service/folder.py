@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from ..live import Experiment, ExperimentError
 from ..live.journal import file_identity
 from ..live.store import NAME_PATTERN
-from .catalog import Catalog, Conflict, InsufficientStorage, NotFound
+from .catalog import Catalog, Conflict, InsufficientStorage, NotFound, service_clock
 from .limits import Limits
 
 __all__ = ["MIN_FREE", "ExperimentFolder"]
@@ -69,7 +69,7 @@ class ExperimentFolder(Catalog):
         if identity is None:
             raise NotFound(f"no experiment named {name!r}")
         self._room_to_open()
-        experiment = Experiment.open(path)
+        experiment = Experiment.open(path, clock=service_clock)
         self._identity[name] = identity
         self._keep(name, experiment)
         return experiment
