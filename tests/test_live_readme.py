@@ -140,3 +140,31 @@ def test_a_live_lints_takes_v_equal_to_r_unless_given(tmp_path):
         state = exp.status()
         assert state.params["v"] == 1.0 and state.live_defaults == ["v"]
         assert "[live default]" in str(state)
+
+
+def test_the_readme_shell_block_runs_as_printed(tmp_path):
+    """The README's shell block, as printed, in a fresh shell in an empty folder (only
+    ``banditkit`` on the PATH, as an install puts it): it says how its answers file is made,
+    and ends with the status."""
+    text = README.read_text()
+    section = text[text.index("From the shell:"):]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.DOTALL).group(1)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
+                                 f"{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    answers = pd.read_csv(tmp_path / "answers1.csv")
+    assert list(answers.columns) == ["unit", "reward"] and len(answers) == 3000
+    assert set(answers["reward"]) <= {0, 1}
+    # readable in ten seconds: the leader first, then per arm what counts (never more counted
+    # than assigned), then what waits, each said once
+    text = done.stdout[done.stdout.index("RUNNING; leader: "):]
+    lines = text.splitlines()
+    header = lines[2].split()
+    rows = [line.split() for line in lines[4:7]]
+    at = {name: header.index(name) + 1 for name in ("assigned", "counted")}
+    assert all(int(r[at["assigned"]]) >= int(r[at["counted"]]) for r in rows), text[:800]
+    assert sum(int(r[at["assigned"]]) for r in rows) == 3000
+    assert "pull(s) not yet assigned, 0 assigned and waiting for a reward" in text
+    assert text.count("waiting for a reward") == 1 and "pull(s) waiting" not in text

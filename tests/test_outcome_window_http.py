@@ -15,7 +15,7 @@ from banditkit.cli import main
 from service_support import Server, call
 from test_service import Store, _store
 
-TOKEN = "s3cret"
+TOKEN = "s3cret-long-enough"
 #: A real window on the server's clock: long enough for a loaded machine to assign and record
 #: the README experiment's first batch (13,824 units) inside it.
 WINDOW = 5.0

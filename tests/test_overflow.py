@@ -191,6 +191,8 @@ def test_a_finished_experiment_shows_its_decision_first(tmp_path):
         state = exp.status()
     text = str(state)
     assert text.splitlines()[0].startswith(f"FINISHED: winner {state.leader}")
+    table = text[text.index("per arm: "):].splitlines()[1]
+    assert "active" not in table and "assigned" in table  # the winner alone gets units now
     d = state.decision
     assert d["control"] == "a" and d["diff_low"] <= d["diff"] <= d["diff_high"]
     assert d["diff"] == pytest.approx(state.arms.loc[state.leader, "diff"])

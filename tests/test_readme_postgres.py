@@ -42,14 +42,14 @@ def test_the_readme_serve_on_postgres_line_starts_a_server(postgres_server):
     assert words[3].startswith("postgresql://") and words[4:6] == ["--port", "8750"]
     assert words[6] == "--token"
     url = postgres_server.create_database(socket=True)
-    server = Server(url, token="s3cret")  # the same command, on a free port
+    server = Server(url, token="s3cret-long-enough")  # the same command, on a free port
     try:
         status, answer = call(server.port, "POST", "/experiments", {
             "name": "ab", "algorithm": "ReplicableElimination", "arms": ["a", "b", "c"],
-            "seed": 7, "horizon": 30_000, "params": {"rho": 0.2}}, token="s3cret")
+            "seed": 7, "horizon": 30_000, "params": {"rho": 0.2}}, token="s3cret-long-enough")
         assert status == 201, answer
         status, answer = call(server.port, "POST", "/experiments/ab/assign", {"n": 3},
-                              token="s3cret")
+                              token="s3cret-long-enough")
         assert status == 200 and len(answer["units"]) == 3, answer
     finally:
         server.stop()

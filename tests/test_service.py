@@ -26,7 +26,7 @@ from banditkit.rng import as_generator
 from live_support import TableBandit, Where, check_consistent, reward_table, unit_rewards
 from service_support import Server, call
 
-TOKEN = "s3cret"
+TOKEN = "s3cret-long-enough"
 MEANS = [0.2, 0.5, 0.8]
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,
               "horizon": 3000, "params": {"rho": 0.3, "beta": 3},
@@ -90,7 +90,8 @@ def _drive(ports: list[int], path: Where, name: str, table: np.ndarray, seed: in
     rng = np.random.default_rng(seed)
     waiting = []
     if adopt:
-        status, units = call(ports[0], "GET", f"/experiments/{name}/units", token=token)
+        status, units = call(ports[0], "GET", f"/experiments/{name}/units?limit=100000",
+                             token=token)
         assert status == 200
         waiting = [u["unit"] for u in units["units"]
                    if u["reward"] is None and u["expired_at"] is None]
@@ -146,7 +147,7 @@ def test_the_api_round_trip_through_two_servers_makes_the_decisions_of_simulate(
         assert [a["arm"] for a in state["arms"]] == ["a", "b", "c"]
         # every field of ExperimentStatus is there, whatever others add to it
         assert {f.name for f in dataclasses.fields(ExperimentStatus)} <= set(state)
-        _, units = call(ports[0], "GET", "/experiments/ab/units", token=TOKEN)
+        _, units = call(ports[0], "GET", "/experiments/ab/units?limit=100000", token=TOKEN)
         assert len(units["units"]) == trial.n_pulls
         with store.where("ab").open() as exp:
             assert exp.decisions().same_as(trial.decisions)
@@ -368,14 +369,15 @@ def test_a_huge_body_without_a_length_is_cut_at_the_limit(served):
 
 
 def test_reads_need_the_token_too_and_the_token_can_come_from_the_environment(tmp_path):
-    server = Server(tmp_path, env={"BANDITKIT_TOKEN": "from-env"})
+    server = Server(tmp_path, env={"BANDITKIT_TOKEN": "from-env-long-enough"})
     try:
         assert call(server.port, "POST", "/experiments", {"name": "e", **DEFINITION},
                     token=TOKEN)[0] == 401
         assert call(server.port, "POST", "/experiments", {"name": "e", **DEFINITION},
-                    token="from-env")[0] == 201
+                    token="from-env-long-enough")[0] == 201
         assert call(server.port, "GET", "/experiments/e/status")[0] == 401
-        assert call(server.port, "GET", "/experiments/e/status", token="from-env")[0] == 200
+        assert call(server.port, "GET", "/experiments/e/status",
+                    token="from-env-long-enough")[0] == 200
     finally:
         server.stop()
 
@@ -533,6 +535,9 @@ def test_a_database_that_goes_away_is_503_and_the_server_recovers_when_it_is_bac
             assert status == 503, answer
             assert list(answer) == ["error"] and "cannot be reached" in answer["error"]
             assert str(cluster.port) not in answer["error"]
+        status, answer = call(server.port, "GET", "/ready")  # no traffic for it now
+        assert status == 503 and answer["ready"] is False, answer
+        assert str(cluster.port) not in answer["reason"]
         # pg_ctl restart starts a stopped server with the options it last ran with
         subprocess.run([*pg_ctl, "-l", str(cluster.socket_dir / "log"), "restart"],
                        check=True, capture_output=True)
@@ -544,6 +549,14 @@ def test_a_database_that_goes_away_is_503_and_the_server_recovers_when_it_is_bac
         _, state = call(server.port, "GET", "/experiments/ab/status", token=TOKEN)
         assert sum(arm["assigned"] for arm in state["arms"]) == 4
         assert call(server.port, "GET", "/experiments", token=TOKEN)[1] == {"experiments": ["ab"]}
+        assert call(server.port, "GET", "/ready") == (200, {"ready": True})
+        # a restart while the server idles leaves its pooled connections dead: the first
+        # create once answered 400 with the database's user, host, port and name
+        subprocess.run([*pg_ctl, "-l", str(cluster.socket_dir / "log"), "restart"],
+                       check=True, capture_output=True)
+        status, answer = call(server.port, "POST", "/experiments", {"name": "cd", **DEFINITION},
+                              token=TOKEN)
+        assert status == 201, answer
     finally:
         if server is not None:
             server.kill()

@@ -29,7 +29,7 @@ def _block() -> list[str]:
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_the_production_set_up_runs_as_printed(tmp_path):
-    secret = "pr0d-s3cret"
+    secret = "pr0d-s3cret-long-enough"
     server = Server(tmp_path, token=secret)
     try:
         env = {**os.environ, "U": f"http://127.0.0.1:{server.port}",

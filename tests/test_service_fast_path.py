@@ -21,7 +21,7 @@ import pytest
 
 from service_support import app_server, folder_snapshot
 
-TOKEN, READ = "w-s3cret", "r-s3cret"
+TOKEN, READ = "w-s3cret-long-enough", "r-s3cret-long-enough"
 MAX_BODY, MAX_UNITS, MAX_DEPTH = 2048, 50, 8
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,
               "horizon": 3000, "params": {"rho": 0.3, "beta": 3}}

@@ -23,7 +23,7 @@ from browser_support import chromium
 from live_support import TableBandit, Where, check_consistent, reward_table, unit_rewards
 from service_support import Server, call
 
-TOKEN = "s3cret"
+TOKEN = "s3cret-long-enough"
 WHO = "token:" + hashlib.sha256(TOKEN.encode()).hexdigest()[:12]
 MEANS = [0.2, 0.5, 0.8]
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 3,

@@ -21,6 +21,8 @@ Bad input is refused before any work with a message naming the parameter (exit s
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -76,7 +78,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``banditkit`` command; returns the exit status."""
+    """Entry point of the ``banditkit`` command; returns the exit status.
+
+    A reader that goes away (``banditkit experiment status x.sqlite | head -1``) ends the
+    command quietly, as it ends other Unix tools: the rest of the output is dropped, with the
+    exit status 141 of a command ended by SIGPIPE, and no traceback."""
     args = build_parser().parse_args(argv)
-    return int(args._run(args))
+    try:
+        status = int(args._run(args))
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then an error we can catch
+    except BrokenPipeError:
+        return _pipe_closed()
+    return status
+
+
+def _pipe_closed() -> int:
+    # Python flushes stdout once more at exit, which would fail again and print "Exception
+    # ignored": send what is left to /dev/null instead (the recipe of Python's signal docs)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + 13  # SIGPIPE, as a shell reports a command a closed pipe ended
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -69,6 +70,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--read-token", default=None,
                         help="a second token that may only read (status, units, the page): "
                              f"for dashboards (default: {READ_TOKEN_VARIABLE})")
+    parser.add_argument("--tokens", default=None, metavar="FILE",
+                        help="a file of named tokens, one 'NAME SCOPE TOKEN [PREFIX]' a line "
+                             "(scope read, write or admin; prefix: only the experiments whose "
+                             "names start with it), reread on SIGHUP; mode 600")
+    parser.add_argument("--session-timeout", type=_seconds, default=8 * 3600.0,
+                        metavar="SECONDS", help="how long a browser's sign-in lasts "
+                                                "(default 28800: 8 hours)")
+    parser.add_argument("--certfile", default=None, metavar="PEM",
+                        help="serve HTTPS with this certificate (chain) file, with --keyfile")
+    parser.add_argument("--keyfile", default=None, metavar="PEM",
+                        help="the private key of --certfile")
     parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                         help="a Host name clients use to reach this server, beyond its address "
                              "and localhost (repeat for several; '*' for any, when a proxy in "
@@ -111,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
 
         from ..service.app import create_app
         from ..service.timeouts import with_header_timeout
+        from ..service.tokens import load_keys, reload_keys
     except ImportError as error:
         return _refuse(f"the service needs the 'serve' extra: pip install 'banditkit[serve]' "
                        f"({error})")
@@ -121,10 +134,20 @@ def run(args: argparse.Namespace) -> int:
                   else os.environ.get(READ_TOKEN_VARIABLE) or None)
     if read_token is not None and not read_token.strip():
         return _refuse("argument --read-token: must not be empty or blank")
+    from ..service.auth import MIN_TOKEN
+
+    for option, value in (("--token", token), ("--read-token", read_token)):
+        if value is not None and len(value.strip()) < MIN_TOKEN:
+            return _refuse(f"argument {option}: must have at least {MIN_TOKEN} characters "
+                           f"(got {len(value.strip())}); make one with: python -c 'import "
+                           "secrets; print(secrets.token_urlsafe(32))'")
+    if (args.certfile is None) != (args.keyfile is None):
+        return _refuse("argument --certfile/--keyfile: give both (the certificate and its key)")
     if not is_loopback(args.host):
-        if token is None:
+        if token is None and args.tokens is None:
             return _refuse(f"argument --host: {args.host} is reachable from other machines; "
-                           "give a --token (or BANDITKIT_TOKEN), or bind 127.0.0.1")
+                           "give a --token (or BANDITKIT_TOKEN) or --tokens, or bind "
+                           "127.0.0.1")
         if not args.allowed_host:
             return _refuse(f"argument --allowed-host: with --host {args.host}, name the host "
                            "names clients use to reach this server (or '*' behind a proxy "
@@ -136,10 +159,14 @@ def run(args: argparse.Namespace) -> int:
                         max_reads=args.max_reads, pool_size=args.pool_size,
                         header_timeout=args.header_timeout, body_timeout=args.body_timeout,
                         queue_timeout=args.queue_timeout)
+        keys = () if args.tokens is None else load_keys(args.tokens)
+        # the experiments' files (they hold the users' keys) and folders: this user's only
+        os.umask(0o077)
         catalog = _catalog(args.db, limits)
         app = create_app(catalog, token=token, read_token=read_token, limits=limits,
                          bound=args.host, allowed_hosts=tuple(args.allowed_host),
-                         readers=limits.readers > 0)
+                         readers=limits.readers > 0, keys=keys,
+                         session_seconds=args.session_timeout)
     except ExperimentError as error:
         return _refuse(str(error))
     try:
@@ -154,13 +181,18 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, OverflowError) as error:
         return _refuse(f"cannot listen on {args.host}:{args.port} ({error})")
     host, port = sock.getsockname()[:2]
-    print(f"banditkit serve: listening on http://{host}:{port} "
-          f"({'token required' if token else 'no token'}"
+    scheme = "https" if args.certfile else "http"
+    print(f"banditkit serve: listening on {scheme}://{host}:{port} "
+          f"({'token required' if token or args.tokens else 'no token'}"
           f"{'; read token' if read_token else ''}; {catalog.where})",
           file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level=args.log_level, access_log=False,
                             timeout_graceful_shutdown=5,
-                            http=with_header_timeout(limits.header_timeout))
+                            http=with_header_timeout(limits.header_timeout),
+                            ssl_certfile=args.certfile, ssl_keyfile=args.keyfile)
+    if args.tokens is not None:  # rotation without a restart (uvicorn leaves SIGHUP alone)
+        tokens = args.tokens
+        signal.signal(signal.SIGHUP, lambda *_: reload_keys(app.state.access, tokens))
     # what start-up made (modules, the app, numpy's and pandas' tables: about 66,000 objects)
     # lives as long as the process: out of the collector's sight, a full collection no longer
     # walks it (over 3,000 round trips, full collections took 0.067 s of the server's CPU on

@@ -15,6 +15,7 @@ from .deadlines import Deadlines
 
 __all__ = [
     "BadRequest",
+    "Forbidden",
     "Gone",
     "TooLarge",
     "TooSlow",
@@ -32,6 +33,10 @@ __all__ = [
 
 class BadRequest(ExperimentError):
     """A body that is not the JSON a route takes (HTTP 400)."""
+
+
+class Forbidden(ExperimentError):
+    """A call the request's token may not make (HTTP 403): an experiment outside its prefix."""
 
 
 class TooLarge(ExperimentError):
@@ -122,6 +127,8 @@ def parse_body(raw: bytes, max_depth: int = 32) -> dict[str, Any]:
         # bytes decoded as json.loads decodes them (UTF-8, -16 or -32 by their first bytes)
         text = raw.decode(json.detect_encoding(raw), "surrogatepass")
         body = _DECODER.decode(text)
+    except BadRequest:  # a repeated key (_unique_keys): its own message
+        raise
     except (ValueError, UnicodeDecodeError) as error:
         raise BadRequest(f"the body is not valid JSON ({error})") from None
     except RecursionError:
@@ -163,7 +170,23 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all distinct: JSON allows ``{"n": 1, "n": 1000}`` and most
+    parsers keep the last, a proxy or a log the first, so a repeated key is refused by name
+    rather than read as one of its values."""
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                break
+            seen.add(key)
+        raise BadRequest(f"the body repeats the key {key[:100]!r}: each key may appear "
+                         "once in an object")
+    return found
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
 
 
 def _fields(body: Mapping[str, Any], required: tuple[str, ...], optional: tuple[str, ...],
@@ -290,7 +313,8 @@ def resume_arguments(body: Mapping[str, Any]) -> None:
 def units_arguments(query: Mapping[str, str], accept: str) -> tuple[bool, Any, Any, bool]:
     """``(unanswered, after, limit, csv)`` of ``GET /experiments/{name}/units?unanswered=true
     &after=ID&limit=N&format=csv`` (CSV also with ``Accept: text/csv``); the library checks
-    ``after`` and ``limit`` by name."""
+    ``after`` and ``limit`` by name. Without ``limit`` a page holds :data:`UNITS_PAGE` units
+    (the next starts after ``next_after``): a list of 100,000 units was 30 MB in one answer."""
     unknown = sorted(set(query) - {"unanswered", "after", "limit", "format"})
     if unknown:
         raise BadRequest(f"units: unknown query parameter(s) {unknown}; it takes after, format, "
@@ -312,4 +336,8 @@ def units_arguments(query: Mapping[str, str], accept: str) -> tuple[bool, Any, A
     if kind not in (None, "json", "csv"):
         raise BadRequest(f"format must be json or csv, got {kind!r}")
     csv = kind == "csv" or (kind is None and "text/csv" in accept)
-    return flags[text], numbers[0], numbers[1], csv
+    return flags[text], numbers[0], UNITS_PAGE if numbers[1] is None else numbers[1], csv
+
+
+#: Units in a page of ``GET /experiments/{name}/units`` without ``limit``.
+UNITS_PAGE = 1000

@@ -41,9 +41,10 @@ import queue
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -52,12 +53,34 @@ from ..live.assignment import Assignment
 from ..live.store import NAME_PATTERN, NAME_RULE
 from .limits import RESERVE, Limits, descriptors_left
 
-__all__ = ["GROUP_MAX", "Busy", "Catalog", "Conflict", "NotFound", "Unavailable"]
+__all__ = ["GROUP_MAX", "Busy", "Catalog", "Conflict", "InsufficientStorage", "NotFound",
+           "Unavailable", "pinned", "service_clock"]
 
 T = TypeVar("T")
 
 #: The most requests one commit answers (a bound on how long the first of them waits).
 GROUP_MAX = 64
+
+_PINNED = threading.local()
+
+
+def service_clock() -> float:
+    """The clock of every experiment a server opens (``clock=`` of ``Experiment.open``):
+    :func:`time.time`, unless the worker runs a call under :func:`pinned`."""
+    at = getattr(_PINNED, "at", None)
+    return time.time() if at is None else at
+
+
+@contextmanager
+def pinned(at: float) -> Iterator[None]:
+    """Within, :func:`service_clock` on this thread says ``at``: the parts of one large record
+    (:mod:`.routes_calls`) are each checked at the time the request arrived, as the one call
+    would have been (an outcome window closing while the parts run refuses nothing)."""
+    _PINNED.at = at
+    try:
+        yield
+    finally:
+        _PINNED.at = None
 
 
 @dataclass
@@ -70,6 +93,7 @@ class _Job:
     name: str | None
     action: Callable[..., Any]
     future: Future = field(default_factory=Future)
+    queued: float = field(default_factory=time.monotonic)  # when it was submitted
     assign: int | None = None
     answer: Callable[[Assignment], Any] | None = None
     record: tuple[Any, Any] | None = None  # a plain record's (units, rewards)
@@ -86,6 +110,12 @@ class Conflict(ExperimentError):
 class Unavailable(ExperimentError):
     """The store cannot be reached now (HTTP 503): the database is down or unreachable, or
     the process is out of file descriptors."""
+
+
+class InsufficientStorage(Unavailable):
+    """The disk holding the experiments is full (HTTP 507 with ``Retry-After``): nothing of
+    the call was written (SQLite rolled it back); ``/ready`` says not ready until space is
+    freed."""
 
 
 class Busy(Unavailable):
@@ -108,6 +138,10 @@ class Catalog(ABC):
         #: when this process last ran out of file descriptors (``time.monotonic()``)
         self.exhausted_at: float | None = None
         self._waiting = 0  # calls submitted and not yet started (the bounded queue)
+        #: database errors (the store unreachable, a full disk) since the start, for /metrics
+        self.database_errors = 0
+        self._queued: deque[float] = deque()  # when each call waiting was submitted, FIFO
+        self._running_since: float | None = None  # when the writer began what it runs now
         self._count = threading.Lock()
         # one thread owns every connection (see the module docstring)
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
@@ -125,17 +159,33 @@ class Catalog(ABC):
                            f"limit, --max-queue {self.limits.max_queue}); nothing was done: "
                            "retry in a moment")
             self._waiting += 1
+            self._queued.append(job.queued)
         self._jobs.put(job)
         return job.future
 
     def _started(self, count: int) -> None:
         with self._count:
             self._waiting -= count
+            for _ in range(min(count, len(self._queued))):
+                self._queued.popleft()
 
     @property
     def waiting(self) -> int:
         """Calls waiting for the worker now."""
         return self._waiting
+
+    def queue_age(self) -> float:
+        """Seconds the oldest call still waiting for the writer has waited (0 when none)."""
+        try:
+            return time.monotonic() - self._queued[0]
+        except IndexError:  # none waiting (or taken meanwhile)
+            return 0.0
+
+    def running_for(self) -> float:
+        """Seconds the writer has been on its current group of calls (0 when idle): a writer
+        stuck on one call (a lock held elsewhere, a disk that stalls) shows here."""
+        since = self._running_since
+        return 0.0 if since is None else time.monotonic() - since
 
     def submit_call(self, name: str, action: Callable[[Experiment], T]) -> Future[T]:
         """Run ``action(experiment)`` on the experiment ``name`` on the worker thread, in one
@@ -177,6 +227,7 @@ class Catalog(ABC):
                     break
                 jobs.append(job)
             self._started(len(jobs))
+            self._running_since = time.monotonic()
             start = 0
             while start < len(jobs):  # consecutive calls for one experiment form a group
                 end = start + 1
@@ -185,6 +236,7 @@ class Catalog(ABC):
                     end += 1
                 self._run([j for j in jobs[start:end] if j.future.set_running_or_notify_cancel()])
                 start = end
+            self._running_since = None
             if stop:
                 return
 
@@ -346,6 +398,11 @@ class Catalog(ABC):
                               "limit); nothing was done: retry later (an operator raises "
                               "ulimit -n or lowers --max-open)")
 
+    def ping(self) -> str | None:
+        """Why the store cannot take writes now (``/ready``), or ``None``; cheap (a probe
+        calls it every few seconds), and off the writer's thread."""
+        return None
+
     def public(self, message: str) -> str:
         """``message`` as a client may see it: no path of the server's disk in it."""
         return message
@@ -365,6 +422,7 @@ class Catalog(ABC):
         job = _Job(None, close_all)  # past the queue's bound: closing must not be refused
         with self._count:
             self._waiting += 1
+            self._queued.append(job.queued)
         self._jobs.put(job)
         job.future.result()
         self._jobs.put(None)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from ..live import Experiment, ExperimentError
 from ..live.errors import ExperimentExists, ExperimentNotFound
 from ..live.store import list_experiments
-from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
+from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable, service_clock
 from .limits import Limits
 
 __all__ = ["ExperimentDatabase"]
@@ -55,7 +55,8 @@ class ExperimentDatabase(Catalog):
         if experiment is None:
             self._room_to_open()
             try:
-                experiment = self._reachable(lambda: Experiment.open(self.url, name=name))
+                experiment = self._reachable(lambda: Experiment.open(self.url, name=name,
+                                                              clock=service_clock))
             except ExperimentNotFound:
                 raise NotFound(f"no experiment named {name!r}") from None
             self._keep(name, experiment)
@@ -69,7 +70,8 @@ class ExperimentDatabase(Catalog):
         self._room_to_open()
         try:
             experiment = self._reachable(
-                lambda: Experiment.create(self.url, name=name, **definition))
+                lambda: Experiment.create(self.url, name=name, clock=service_clock,
+                                          **definition))
         except ExperimentExists:
             raise Conflict(f"an experiment named {name!r} exists already") from None
         self.forget(name)
@@ -109,6 +111,7 @@ class ExperimentDatabase(Catalog):
         except (ExperimentNotFound, ExperimentExists):
             raise
         except DatabaseUnreachable as error:
+            self.database_errors += 1
             log.error("the database cannot be reached: %s", error)
             raise Unavailable("the experiments' database cannot be reached now (logged by "
                               "the server); try again") from None
@@ -116,11 +119,27 @@ class ExperimentDatabase(Catalog):
             try:
                 list_experiments(self.url)
             except ExperimentError as unreachable:
+                self.database_errors += 1
                 log.error("the database cannot be reached: %s (the call failed with: %s)",
                           unreachable, error)
                 raise Unavailable("the experiments' database cannot be reached now (logged by "
                                   "the server); try again") from None
             raise
+
+
+    def public(self, message: str) -> str:
+        """No user, host, port or database name: the URL (as messages print it, without its
+        password) becomes "the database"."""
+        return message.replace(f"'{_without_password(self.url)}'", "the database").replace(
+            _without_password(self.url), "the database")
+
+    def ping(self) -> str | None:
+        try:
+            list_experiments(self.url)
+        except ExperimentError as error:
+            log.error("readiness: the database cannot be reached: %s", error)
+            return "the experiments' database does not answer"
+        return None
 
 
 def _without_password(url: str) -> str:

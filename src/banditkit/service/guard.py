@@ -3,14 +3,20 @@ session, the scope, and the JSON content type of a body, applied before routing,
 added later is covered without a line of its own. The checks are one function,
 :func:`refusal`, which the fast path of ``assign`` and ``record`` (:mod:`.fast`, in front of
 Starlette) calls too. The rules are :mod:`.auth`'s; this module
-also answers the browser's sign-in (``/login``, ``/login/tickets``, ``/logout``).
+also adds the security headers to every answer (:mod:`.headers`) and hands the browser's
+sign-in (``/login``, ``/login/tickets``, ``/logout``) to :mod:`.signin`.
 
 Answers, each one JSON line (``{"error": ...}``) and nothing run:
 
-- 400: a ``Host`` this server does not answer to (DNS rebinding; ``--allowed-host``);
+- 400: a ``Host`` this server does not answer to (DNS rebinding; ``--allowed-host``), or a
+  request with both ``Content-Length`` and ``Transfer-Encoding`` (request smuggling: a proxy
+  in front and this server could read its body differently);
 - 401 (``WWW-Authenticate: Bearer``): no token, or a wrong one, when the server has one; a
   browser asking for a page is sent to ``/login`` instead (303);
-- 403: a read-only token (or a browser session) on a route that writes;
+- 403: a read-only token (or a browser session) on a route that writes, a ``write`` token on
+  an ``admin`` route (stop, pause, archive, delete), a token with a prefix on an experiment
+  outside it (or on ``/``, ``/metrics``);
+- 429 (``Retry-After``): an address that sent too many wrong tokens (:class:`.auth.Throttle`);
 - 415: a ``POST``/``PUT``/``PATCH`` whose body is not declared ``application/json`` (a
   cross-site form or ``text/plain`` request, which a browser sends without asking, cannot
   reach a route).
@@ -19,14 +25,16 @@ Answers, each one JSON line (``{"error": ...}``) and nothing run:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable, MutableMapping
-from html import escape
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
-from .auth import COOKIE, READ, WRITE, Access, Tickets
+from .auth import ADMIN, COOKIE, READ, WRITE, Access, Key
+from .headers import with_headers
 
-__all__ = ["Answer", "Guard", "json_answer", "refusal", "request_headers", "send_answer"]
+__all__ = ["Answer", "Guard", "client_address", "json_answer", "needed_scope", "refusal",
+           "request_headers", "send_answer"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -35,8 +43,12 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 _READING = frozenset({"GET", "HEAD"})
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 #: Paths answered without a token (nothing about any experiment).
-_PUBLIC = frozenset({"/health"})
-_LOGIN_BODY = 4096
+_PUBLIC = frozenset({"/health", "/ready"})
+#: The last path segments of the routes that need an ``admin`` token (and ``DELETE``).
+_ADMIN_ACTIONS = frozenset({"stop", "pause", "archive"})
+#: Paths a token with a prefix may use beside its experiments' (nothing of another's).
+_ANY_KEY = frozenset({"/experiments", "/openapi.json", "/docs"})
+_SIGN_IN = frozenset({"/login", "/logout", "/login/tickets"})
 
 
 #: An answer: status, headers, body.
@@ -56,9 +68,34 @@ async def send_answer(send: Send, answer: Answer) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def client_address(scope: Scope) -> str:
+    """The client's address (the proxy's, behind one)."""
+    client = scope.get("client")
+    return str(client[0]) if client else "?"
+
+
+def needed_scope(method: str, path: str) -> str:
+    """The scope a request needs: ``read`` to read, ``admin`` to stop, pause, archive or
+    delete an experiment, ``write`` for any other write."""
+    if method in _READING:
+        return READ
+    parts = path.strip("/").split("/")
+    if parts[0] == "experiments" and (
+            (len(parts) == 2 and method == "DELETE")
+            or (len(parts) == 3 and parts[2] in _ADMIN_ACTIONS)):
+        return ADMIN
+    return WRITE
+
+
+def _experiment_of(path: str) -> str | None:
+    parts = path.strip("/").split("/")
+    return parts[1] if len(parts) >= 2 and parts[0] == "experiments" else None
+
+
 def refusal(access: Access, scope: Scope, headers: dict[str, str]) -> Answer | None:
-    """The answer refusing an HTTP request (400 Host, 401, 403, 415: the module docstring), or
-    ``None`` when it may go on; a granted token's scope and id go to ``scope["state"]``.
+    """The answer refusing an HTTP request (400, 401, 403, 415, 429: the module docstring),
+    or ``None`` when it may go on; the granted key's scope, id, name and prefix go to
+    ``scope["state"]``.
 
     The one implementation of these checks: :class:`Guard` applies it to every request before
     routing, and the fast path of ``assign`` and ``record`` (:mod:`.fast`) before it reads a
@@ -70,19 +107,16 @@ def refusal(access: Access, scope: Scope, headers: dict[str, str]) -> Answer | N
             f"Host {host!r} is not a name this server answers to (it answers to its "
             "address, localhost and --allowed-host)" if host else
             "a request must name its Host")})
+    if "transfer-encoding" in headers and "content-length" in headers:
+        return json_answer(400, {"error": (
+            "a request must not have both Content-Length and Transfer-Encoding (which one "
+            "frames the body is ambiguous)")}, [(b"connection", b"close")])
     if path in _PUBLIC and method in _READING:
         return None
     if not access.open:
-        granted = _granted(access, headers, method)
-        if granted is None:
-            return _unauthenticated(scope, headers)
-        state = scope.setdefault("state", {})
-        state["scope"], state["token_id"] = granted
-        if method not in _READING and granted[0] != WRITE:
-            return json_answer(403, {"error": (
-                "this token reads only (the server's read token, or a browser session); "
-                f"{method} {path} writes: send 'Authorization: Bearer <token>' with the "
-                "server's write token")})
+        refused = _key_refusal(access, scope, headers, method, path)
+        if refused is not None:
+            return refused
     if method in _WITH_BODY and not _is_json(headers.get("content-type")):
         given = headers.get("content-type")
         return json_answer(415, {"error": (
@@ -93,90 +127,84 @@ def refusal(access: Access, scope: Scope, headers: dict[str, str]) -> Answer | N
     return None
 
 
+def _key_refusal(access: Access, scope: Scope, headers: dict[str, str], method: str,
+                 path: str) -> Answer | None:
+    """:func:`refusal`'s token checks (a server with keys)."""
+    address = client_address(scope)
+    wait = access.throttle.wait(address)
+    if wait > 0 and ("authorization" in headers or "cookie" in headers):
+        return too_many(wait)
+    key = _granted(access, headers, method)
+    if key is None:
+        if "authorization" in headers:
+            access.throttle.failed(address)
+        return _unauthenticated(scope, headers)
+    state = scope.setdefault("state", {})
+    state.update(scope=key.scope, token_id=key.ident, token_name=key.name, prefix=key.prefix)
+    needed = needed_scope(method, path)
+    if not key.grants(needed):
+        what = ("this token reads only (a read token, or a browser session)" if key.scope == READ
+                else f"this token's scope is {key.scope}")
+        return json_answer(403, {"error": (
+            f"{what}; {method} {path} needs a {needed} token: send 'Authorization: Bearer "
+            "<token>' with one")})
+    if key.prefix:
+        name = _experiment_of(path)
+        if (name is None and path not in _ANY_KEY) or (name is not None
+                                                       and not key.reaches(name)):
+            return json_answer(403, {"error": (
+                f"this token reaches only the experiments whose names start with "
+                f"{key.prefix!r}; {method} {path} is outside them")})
+    return None
+
+
+def too_many(wait: float) -> Answer:
+    """429: too many wrong tokens from this address."""
+    return json_answer(429, {"error": (
+        "too many wrong tokens from this address: try again in "
+        f"{math.ceil(wait)} s")}, [(b"retry-after", str(math.ceil(wait)).encode())])
+
+
 class Guard:
     """The ASGI middleware around the app (see the module docstring)."""
 
-    def __init__(self, app: Callable[..., Awaitable[None]], access: Access) -> None:
+    def __init__(self, app: Callable[..., Awaitable[None]], access: Access,
+                 sign_in: Callable[[Scope, Receive, dict[str, str]], Awaitable[Answer]]
+                 ) -> None:
         self.app = app
         self.access = access
-        self.tickets = Tickets()
+        self.sign_in = sign_in  # signin.SignIn (which imports this module)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+
+        async def sending(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": with_headers(list(message.get("headers",
+                                                                                 [])))}
+            await send(message)
+
         headers = request_headers(scope)
-        if scope["path"] in ("/login", "/logout", "/login/tickets") and \
-                self.access.host_allowed(headers.get("host")):
-            await send_answer(send, await self._login(scope, receive, headers))
+        if scope["path"] in _SIGN_IN and self.access.host_allowed(headers.get("host")):
+            await send_answer(sending, await self.sign_in(scope, receive, headers))
             return
         refused = refusal(self.access, scope, headers)
         if refused is not None:
-            await send_answer(send, refused)
+            await send_answer(sending, refused)
             return
-        await self.app(scope, receive, send)
-
-    # -- the browser's sign-in -----------------------------------------------------------
-    async def _login(self, scope: Scope, receive: Receive, headers: dict[str, str]
-                     ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        method, path = scope["method"], scope["path"]
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        target = _local(query.get("next", ["/experiments"])[0])
-        if path == "/logout" and method == "POST":
-            return 303, [(b"location", b"/login"), (b"content-length", b"0"),
-                         (b"set-cookie", f"{COOKIE}=; Max-Age=0; Path=/; HttpOnly; "
-                                         "SameSite=Strict".encode())], b""
-        if path == "/login/tickets" and method == "POST":
-            granted = self._bearer_token(headers)
-            if granted is None:
-                return _unauthenticated({**scope, "method": "POST"}, headers)
-            ticket = self.tickets.make(granted)
-            return json_answer(201, {"url": f"/login?ticket={ticket}&next={quote(target)}",
-                                     "expires_in": 60, "grants": "reading, in a browser"})
-        if path != "/login" or method not in ("GET", "POST"):
-            return json_answer(405 if path == "/login" else 404,
-                               {"error": f"{method} {path}: not allowed"})
-        if self.access.open:
-            return 303, [(b"location", target.encode()), (b"content-length", b"0")], b""
-        token = None
-        if method == "GET" and "ticket" in query:
-            token = self.tickets.redeem(query["ticket"][0])
-            if token is None:
-                return _form(target, "this ticket is unknown, used or expired; ask for a new "
-                                     "one, or sign in with the token", 401)
-        elif method == "POST":
-            raw = await _small_body(receive)
-            if raw is None:
-                return _form(target, "the form is too large", 413)
-            fields = parse_qs(raw.decode("utf-8", "replace"))
-            given = fields.get("token", [""])[0]
-            target = _local(fields.get("next", [target])[0])
-            if self.access.bearer(f"Bearer {given}") is None:
-                return _form(target, "wrong token", 401)
-            token = given
-        else:
-            return _form(target, "", 200)
-        # the redirect drops the ticket from the address bar: the page's URL holds no secret
-        cookie = (f"{COOKIE}={self.access.cookie_for(token)}; Path=/; HttpOnly; "
-                  "SameSite=Strict")
-        return 303, [(b"location", target.encode()), (b"content-length", b"0"),
-                     (b"set-cookie", cookie.encode()), (b"cache-control", b"no-store")], b""
-
-    def _bearer_token(self, headers: dict[str, str]) -> str | None:
-        authorization = headers.get("authorization", "")
-        if self.access.bearer(authorization) is None:
-            return None
-        return authorization.partition(" ")[2].strip()
+        await self.app(scope, receive, sending)
 
 
-def _granted(access: Access, headers: dict[str, str], method: str) -> tuple[str, str] | None:
+def _granted(access: Access, headers: dict[str, str], method: str) -> Key | None:
     authorization = headers.get("authorization")
     if authorization is not None:
         return access.bearer(authorization)
     if method in _READING:  # a browser's session reads only
-        ident = access.session(_cookie(headers.get("cookie", ""), COOKIE))
-        if ident is not None:
-            return READ, ident
+        key = access.session(_cookie(headers.get("cookie", ""), COOKIE))
+        if key is not None:
+            return Key(key.name, READ, key.token, key.prefix)
     return None
 
 
@@ -189,7 +217,7 @@ def _unauthenticated(scope: Scope, headers: dict[str, str]) -> Answer:
     wrong = " (the token given is wrong)" if "authorization" in headers else ""
     return json_answer(401, {"error": (
         "this server needs 'Authorization: Bearer <token>' on every request but GET "
-        f"/health{wrong}")}, [(b"www-authenticate", b'Bearer realm="banditkit"')])
+        f"/health and /ready{wrong}")}, [(b"www-authenticate", b'Bearer realm="banditkit"')])
 
 
 def request_headers(scope: Scope) -> dict[str, str]:
@@ -207,7 +235,8 @@ def _is_json(content_type: str | None) -> bool:
     return kind == "application/json"
 
 
-def _cookie(header: str, name: str) -> str | None:
+def cookie_of(header: str, name: str) -> str | None:
+    """The value of cookie ``name`` in a ``Cookie`` header."""
     for part in header.split(";"):
         key, _, value = part.strip().partition("=")
         if key == name:
@@ -215,44 +244,4 @@ def _cookie(header: str, name: str) -> str | None:
     return None
 
 
-def _local(target: str) -> str:
-    """A path of this server to go to after signing in: never another site (``//evil``,
-    ``https://evil``, ``/\\evil``), so ``/login`` is no open redirect."""
-    if not target.startswith("/") or target.startswith(("//", "/\\")) or any(
-            c in target for c in "\r\n"):
-        return "/experiments"
-    return target
-
-
-async def _small_body(receive: Receive) -> bytes | None:
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > _LOGIN_BODY:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _form(target: str, message: str, code: int
-          ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    note = f"<p class='error'>{escape(message)}</p>" if message else ""
-    page = (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Sign in · banditkit"
-        "</title><style>body{font-family:system-ui,sans-serif;max-width:28em;margin:4em auto}"
-        "input{font-size:1em;padding:.3em;width:100%;box-sizing:border-box;margin:.4em 0}"
-        ".error{color:#b00}</style></head><body><h1>banditkit</h1>"
-        f"<p>This server needs its token (or its read token) to show its experiments.</p>{note}"
-        "<form method='post' action='/login'>"
-        f"<input type='hidden' name='next' value='{escape(target, quote=True)}'>"
-        "<label>Token <input type='password' name='token' autocomplete='current-password' "
-        "autofocus></label><input type='submit' value='Sign in'></form>"
-        "<p><small>The browser keeps a session cookie that reads only (HttpOnly, "
-        "SameSite=Strict); writes need the token in an Authorization header.</small></p>"
-        "</body></html>").encode()
-    return code, [(b"content-type", b"text/html; charset=utf-8"),
-                  (b"content-length", str(len(page)).encode()),
-                  (b"cache-control", b"no-store")], page
+_cookie = cookie_of

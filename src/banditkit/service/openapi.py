@@ -150,7 +150,9 @@ def openapi() -> dict[str, Any]:
             "schemas": {"Error": {"type": "object", "required": ["error"],
                                   "properties": {"error": {"type": "string"}}}}},
         "paths": {
-            "/health": {"get": _read("the server is up", _OBJECT)},
+            "/health": {"get": _read("the server is up (liveness; no token)", _OBJECT)},
+            "/ready": {"get": _read("the store answers and the writer is not stuck "
+                                    "(readiness; no token; 503 otherwise)", _OBJECT)},
             "/openapi.json": {"get": _read("this description", _OBJECT)},
             "/experiments": {
                 "get": _read("the experiments' names", {"type": "object", "properties": {

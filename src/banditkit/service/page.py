@@ -129,8 +129,9 @@ def _number(value: Any) -> str:
 def _state(status: Any, names: list[str]) -> str:
     arms = status.arms
     rows = [("state", "finished" if status.finished else
-             f"batch {status.batches_observed + 1} running: {status.waiting} pull(s) waiting "
-             f"for a reward, {status.unassigned} not yet assigned"),
+             f"batch {status.batches_observed + 1} running: {status.unassigned} pull(s) not "
+             f"yet assigned, {status.waiting - status.unassigned} assigned and waiting for a "
+             "reward"),
             ("batches observed", status.batches_observed),
             ("pulls observed", status.pulls_observed),
             ("budget left", "no horizon" if status.budget_left is None else status.budget_left),
@@ -270,12 +271,20 @@ def _units_plot(ax: Any, history: History, names: list[str]) -> None:
     for i, name in enumerate(names):
         if name is None:
             continue
-        ax.plot(x, y[:, i], label=str(name), markevery=max(1, len(x) // 8), **_style(i))
+        ax.plot(x, y[:, i], label=_label(name), markevery=max(1, len(x) // 8), **_style(i))
     ax.set_xlabel(f"time since the first batch ({unit})")
     ax.set_ylabel("units assigned (cumulative)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     _legend(ax, "arm")
+
+
+def _label(name: Any) -> str:
+    """An arm's name as matplotlib draws it literally: a ``$`` would start mathematics (an
+    arm named ``$x^{$`` failed every page with a parse error), and a leading ``_`` would hide
+    the arm from the legend."""
+    text = str(name).replace("$", r"\$")
+    return " " + text if text.startswith("_") else text
 
 
 def _legend(ax: Any, title: str) -> None:
@@ -326,7 +335,7 @@ def _means_plot(ax: Any, history: History, names: list[str],
         if bounds is not None:
             lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
         style = _style(i)
-        ax.plot(x, mean[:, i], label=str(name), markevery=max(1, len(x) // 8), **style)
+        ax.plot(x, mean[:, i], label=_label(name), markevery=max(1, len(x) // 8), **style)
         ax.fill_between(x, lo, hi, color=style["color"], alpha=0.15, linewidth=0)
     ax.set_xlabel(f"time since the first batch ({unit})")
     ax.set_ylabel("mean reward (counted units)")
@@ -361,7 +370,7 @@ def _allocation_plot(ax: Any, history: History, names: list[str]) -> None:
     safe = np.where(totals > 0, totals, 1.0)
     for i, name in enumerate(shown):
         share = 100.0 * columns[:, i] / safe
-        ax.bar(position, share, bottom=bottom, label=str(name), color=_COLOURS[i % 10],
+        ax.bar(position, share, bottom=bottom, label=_label(name), color=_COLOURS[i % 10],
                hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white", linewidth=0.5)
         bottom += share
     for p, total in zip(position, totals, strict=True):

@@ -223,7 +223,9 @@ def units_answer(experiment: Experiment, unanswered: bool = False, after: int | 
     last = (int(frame["unit"].iloc[-1]) if limit is not None and len(frame) == limit
             else None)
     if csv:
-        return frame.to_csv(index=False).encode(), last
+        from .csvcells import to_csv
+
+        return to_csv(frame).encode(), last
     return json.dumps({"units": frame_records(frame), "next_after": last}).encode(), last
 
 

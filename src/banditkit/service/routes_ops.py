@@ -1,67 +1,43 @@
 """The operator's routes: stop (and roll out), pause, archive, delete, the audit log, CSV exports,
 the HTML list of experiments at ``/``, the interactive API page at ``/docs`` and Prometheus
-metrics at ``/metrics``. Registered by :func:`banditkit.service.app.create_app`; each route makes
-one call of :class:`banditkit.Experiment` (:mod:`banditkit.live.assignment.operations`) through the
-same worker thread, token check and error answers as the other routes (:class:`Context`).
+metrics at ``/metrics`` (:mod:`.metrics`). A route module of
+:data:`banditkit.service.app.ROUTE_MODULES`; each route makes one call of
+:class:`banditkit.Experiment` (:mod:`banditkit.live.assignment.operations`) through the same worker thread,
+token check and error answers as the other routes (:class:`~.context.Context`).
 
-Who acts, in the audit log: ``token:<first 12 hex digits of the token's SHA-256>`` when the
-request carries a bearer token (never the token itself), else ``anonymous``.
+Who acts, in the audit log: :func:`~.context.who_of`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import html
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..live import Experiment, ExperimentError
+from ..live import ExperimentError
 from .bodies import BadRequest, _fields
-from .catalog import Catalog
+from .context import Context, who_of
+from .csvcells import to_csv
 from .jsonable import frame_records
 
-__all__ = ["Context", "Metrics", "ops_routes", "who_of"]
-
-Handler = Callable[[Request], Awaitable[Response]]
-
-
-@dataclass(frozen=True)
-class Context:
-    """What the routes share with :func:`banditkit.service.app.create_app`: the catalog, its
-    worker (``run``: a call alone; ``on``: a call on one experiment), the body reader (token
-    first), and the wrapper that turns refusals into JSON errors."""
-
-    catalog: Catalog
-    run: Callable[[Callable[[], Any]], Awaitable[Any]]
-    on: Callable[[str, Callable[[Experiment], Any]], Awaitable[Any]]
-    read: Callable[[Request], Awaitable[dict[str, Any]]]
-    answer: Callable[[Handler], Handler]
-    metrics: Metrics
-
-
-def who_of(request: Request) -> str:
-    """The audit log's name for whoever sent ``request`` (see the module docstring)."""
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return "token:" + hashlib.sha256(value.strip().encode()).hexdigest()[:12]
-    return "anonymous"
-
+__all__ = ["ops_routes", "routes"]
 
 def _csv(text: str, name: str) -> Response:
     return Response(text, media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
-def ops_routes(ctx: Context) -> list[Route]:
+def routes(ctx: Context) -> list[Route]:
     """The routes of this module (see its docstring)."""
+    return _lifecycle(ctx) + _views(ctx)
+
+
+def _lifecycle(ctx: Context) -> list[Route]:
+    """Stop, pause, archive and delete (admin)."""
     answer, on = ctx.answer, ctx.on
 
     @answer
@@ -97,6 +73,18 @@ def ops_routes(ctx: Context) -> list[Route]:
         await ctx.run(lambda: ctx.catalog.delete(name, who=who))
         return JSONResponse({"deleted": name})
 
+    return [
+        Route("/experiments/{name}", delete, methods=["DELETE"]),
+        Route("/experiments/{name}/stop", stop, methods=["POST"]),
+        Route("/experiments/{name}/pause", pause, methods=["POST"]),
+        Route("/experiments/{name}/archive", archive, methods=["POST"]),
+    ]
+
+
+def _views(ctx: Context) -> list[Route]:
+    """The audit, the CSV exports, the list at ``/``, ``/docs`` and ``/metrics``."""
+    answer, on = ctx.answer, ctx.on
+
     @answer
     async def audit(request: Request) -> Response:
         name = request.path_params["name"]
@@ -108,14 +96,13 @@ def ops_routes(ctx: Context) -> list[Route]:
         unanswered = request.query_params.get("unanswered", "false").lower()
         if unanswered not in ("true", "false"):
             raise BadRequest(f"unanswered must be true or false, got {unanswered!r}")
-        text = await on(name, lambda e: e.units(unanswered=unanswered == "true")
-                        .to_csv(index=False))
+        text = await on(name, lambda e: to_csv(e.units(unanswered=unanswered == "true")))
         return _csv(text, f"{name}-units.csv")
 
     @answer
     async def status_csv(request: Request) -> Response:
         name = request.path_params["name"]
-        text = await on(name, lambda e: e.status().arms.to_csv())
+        text = await on(name, lambda e: to_csv(e.status().arms, index=True))
         return _csv(text, f"{name}-status.csv")
 
     @answer
@@ -147,10 +134,6 @@ def ops_routes(ctx: Context) -> list[Route]:
         Route("/", home, methods=["GET"]),
         Route("/docs", docs, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        Route("/experiments/{name}", delete, methods=["DELETE"]),
-        Route("/experiments/{name}/stop", stop, methods=["POST"]),
-        Route("/experiments/{name}/pause", pause, methods=["POST"]),
-        Route("/experiments/{name}/archive", archive, methods=["POST"]),
         Route("/experiments/{name}/audit", audit, methods=["GET"]),
         Route("/experiments/{name}/units.csv", units_csv, methods=["GET"]),
         Route("/experiments/{name}/status.csv", status_csv, methods=["GET"]),
@@ -190,76 +173,5 @@ def _home_page(rows: list[tuple[str, str, str, str]]) -> str:
 _API_PAGE = (Path(__file__).with_name("api_page.html")).read_text(encoding="utf-8")
 
 
-class Metrics:
-    """Prometheus text-format counters of one server process: requests by method, route and
-    status, their latency (histogram), the worker's queue depth and the experiments open."""
-
-    BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self.requests: dict[tuple[str, str, int], int] = {}
-        self.latency: dict[str, list[float]] = {}  # route -> [count per bucket..., sum, n]
-
-    def middleware(self, app: ASGIApp) -> ASGIApp:
-        """An ASGI middleware counting every HTTP request (the route's template, not its
-        path: one series per route, not per experiment)."""
-        async def counted(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http":
-                await app(scope, receive, send)
-                return
-            start = time.perf_counter()
-            code = [500]
-
-            async def sending(message: dict) -> None:
-                if message["type"] == "http.response.start":
-                    code[0] = int(message["status"])
-                await send(message)
-
-            try:
-                await app(scope, receive, sending)
-            finally:
-                route = scope.get("route")
-                template = getattr(route, "path", None) or "(no route)"
-                self.observe(scope.get("method", "?"), template, code[0],
-                             time.perf_counter() - start)
-        return counted
-
-    def observe(self, method: str, route: str, code: int, seconds: float) -> None:
-        key = (method, route, code)
-        self.requests[key] = self.requests.get(key, 0) + 1
-        row = self.latency.setdefault(route, [0.0] * (len(self.BUCKETS) + 2))
-        for i, bound in enumerate(self.BUCKETS):
-            if seconds <= bound:
-                row[i] += 1
-        row[-2] += seconds
-        row[-1] += 1
-
-    def render(self) -> str:
-        q = _label
-        lines = ["# HELP banditkit_requests_total HTTP requests answered, by method, route "
-                 "and status.", "# TYPE banditkit_requests_total counter"]
-        for (method, route, code), n in sorted(self.requests.items()):
-            lines.append(f"banditkit_requests_total{{method={q(method)},route={q(route)},"
-                         f"code=\"{code}\"}} {n}")
-        lines += ["# HELP banditkit_request_seconds Time to answer a request, by route.",
-                  "# TYPE banditkit_request_seconds histogram"]
-        for route, row in sorted(self.latency.items()):
-            for bound, n in zip(self.BUCKETS, row, strict=False):
-                lines.append(f"banditkit_request_seconds_bucket{{route={q(route)},"
-                             f"le=\"{bound}\"}} {int(n)}")
-            lines.append(f"banditkit_request_seconds_bucket{{route={q(route)},le=\"+Inf\"}} "
-                         f"{int(row[-1])}")
-            lines.append(f"banditkit_request_seconds_sum{{route={q(route)}}} {row[-2]:.6f}")
-            lines.append(f"banditkit_request_seconds_count{{route={q(route)}}} {int(row[-1])}")
-        lines += ["# HELP banditkit_queue_depth Calls waiting for the worker thread.",
-                  "# TYPE banditkit_queue_depth gauge",
-                  f"banditkit_queue_depth {self.catalog.queue_depth()}",
-                  "# HELP banditkit_open_experiments Experiments this process holds open.",
-                  "# TYPE banditkit_open_experiments gauge",
-                  f"banditkit_open_experiments {self.catalog.open_count()}"]
-        return "\n".join(lines) + "\n"
-
-
-def _label(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+#: The earlier name of :func:`routes`.
+ops_routes = routes

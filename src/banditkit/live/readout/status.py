@@ -171,22 +171,26 @@ class ExperimentStatus:
     verdicts: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
-        state = ("finished" if self.finished else
-                 f"batch {self.batches_observed + 1}: {self.waiting} pull(s) waiting for a "
-                 f"reward, {self.unassigned} not yet assigned")
+        """Read top down (issue 34): the decision (or the leader), then per arm what counts,
+        then what waits, each named once; how it is computed comes last."""
         lines = [] if self.decision is None else [self.decision_line()]
         lines += [f"WARNING: {warning}" for warning in self.warnings]
         if self.paused is not None:
             lines.insert(0, f"WARNING: PAUSED: {self.paused}")
-        if self.overflow != "design":
-            lines.append(f"overflow rule: {self.overflow}")
-        lines += [f"{self.algorithm}: {state}",
-                 f"pulls observed: {self.pulls_observed}"
-                 + ("" if self.budget_left is None else f", budget left: {self.budget_left}")]
+        leader = (f"leader: {self.leader if self.leader is not None else '(none)'}"
+                  + (f" ({self.reason})" if self.reason else ""))
+        if self.decision is None:
+            lines.append(("FINISHED; " if self.finished else "RUNNING; ") + leader)
+        lines += self._arm_lines()
+        lines += self._waiting_lines()
+        if self.decision is not None:
+            lines.append(leader)
         if self.recommendation is not None:
             lines.append(f"recommendation: {self.recommendation}")
-        lines.append(f"leader: {self.leader if self.leader is not None else '(none)'}"
-                     + (f" ({self.reason})" if self.reason else ""))
+        lines.append(f"pulls observed: {self.pulls_observed}"
+                     + ("" if self.budget_left is None else f", budget left: {self.budget_left}"))
+        if self.overflow != "design":
+            lines.append(f"overflow rule: {self.overflow}")
         if self.params:
             shown = ", ".join(f"{k}={v!r}" + (" [live default]" if k in self.live_defaults
                                               else "") for k, v in self.params.items())
@@ -194,20 +198,47 @@ class ExperimentStatus:
         lines.append(self.interval_note)
         if self.window_note:
             lines.append(self.window_note)
+        if self.counting_note:
+            lines.append(self.counting_note)
+        if self.control is not None:
+            lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
+        return "\n".join(lines)
+
+    def _arm_lines(self) -> list[str]:
+        """The per-arm table as printed: ``assigned`` and ``recorded`` with the arm's overflow
+        and rollout units (so that none is below ``counted``, which counts every unit of the
+        resolved prefix), ``overflow`` saying how many of them; ``active`` only while the
+        algorithm runs (after a decision the winner alone gets units)."""
+        frame = self.arms.copy()
+        if {"assigned", "overflow"} <= set(frame.columns):
+            frame["assigned"] = frame["assigned"] + frame["overflow"]
+        if {"recorded", "overflow_recorded"} <= set(frame.columns):
+            frame["recorded"] = frame["recorded"] + frame["overflow_recorded"]
+            frame = frame.drop(columns="overflow_recorded")
+        if self.decision is not None and "active" in frame.columns:
+            frame = frame.drop(columns="active")
+        lines = ["per arm: assigned and recorded count every unit (overflow: how many of them "
+                 "the algorithm did not ask for); counted: the rewards the intervals use"]
+        with pd.option_context("display.width", 120, "display.max_columns", 20):
+            lines.append(frame.to_string(float_format=lambda v: f"{v:.4g}"))
+            if len(self.guardrails):
+                lines.append("guardrails (anytime-valid differences to the control):")
+                lines.append(self.guardrails.to_string(index=False,
+                                                       float_format=lambda v: f"{v:.4g}"))
+        return lines
+
+    def _waiting_lines(self) -> list[str]:
+        """What waits: the units without an outcome, and the algorithm's current batch."""
+        lines = []
         w = self.waiting_units
         if w.units:
             lines.append(f"waiting for an outcome: {w.units} unit(s); the oldest, unit "
                          f"{w.oldest_unit} (arm {w.oldest_arm!r}), assigned at "
                          f"{w.oldest_assigned_at}"
                          + (f", resolves at {w.resolves_at}" if w.resolves_at else ""))
-        if self.counting_note:
-            lines.append(self.counting_note)
-        if self.control is not None:
-            lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
-        with pd.option_context("display.width", 120, "display.max_columns", 20):
-            lines.append(self.arms.to_string(float_format=lambda v: f"{v:.4g}"))
-            if len(self.guardrails):
-                lines.append("guardrails (anytime-valid differences to the control):")
-                lines.append(self.guardrails.to_string(index=False,
-                                                       float_format=lambda v: f"{v:.4g}"))
-        return "\n".join(lines)
+        if not self.finished and self.decision is None:
+            lines.append(f"{self.algorithm}, batch {self.batches_observed + 1}: "
+                         f"{self.unassigned} pull(s) not yet assigned, "
+                         f"{self.waiting - self.unassigned} assigned and waiting for a reward "
+                         "(the algorithm updates when the batch is complete)")
+        return lines

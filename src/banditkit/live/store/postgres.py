@@ -335,8 +335,30 @@ class PostgresStore(Store):
         :class:`ExperimentExists`."""
         psycopg = _psycopg()
         pool = pool_of(url)
-        conn = _connect(url) if pool is None else _borrow(pool, url)
         target = _quoted(schema_name(name))
+        # a pooled connection the database dropped while it idled (a restart) is found broken
+        # on first use: nothing was created on it, so it is tried on another, up to the pool's
+        # size (as _pooled does for reads)
+        tries = 0 if pool is None else pool.max_size
+        for attempt in range(tries + 1):
+            conn = _connect(url) if pool is None else _borrow(pool, url)
+            try:
+                return cls._create_on(conn, url, name, meta, target, pool)
+            except psycopg.OperationalError as error:
+                if not _dropped(conn, error) or attempt == tries:
+                    _give_back(pool, conn)
+                    raise DatabaseUnreachable(
+                        f"could not create experiment {name!r} in {safe_url(url)!r}: "
+                        f"{str(error).strip()}") from None
+                _give_back(pool, conn)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @classmethod
+    def _create_on(cls, conn: Any, url: str, name: str, meta: dict[str, Any], target: str,
+                   pool: Any) -> PostgresStore:
+        """:meth:`create` on the connection ``conn``; a dropped connection is psycopg's
+        ``OperationalError``, for :meth:`create` to try another."""
+        psycopg = _psycopg()
         try:
             with conn.transaction():
                 conn.execute(f"CREATE SCHEMA {target}")
@@ -364,6 +386,8 @@ class PostgresStore(Store):
                                    f"{safe_url(url)!r} (created at the same moment by another "
                                    "process)") from None
         except psycopg.Error as error:
+            if isinstance(error, psycopg.OperationalError) and _dropped(conn, error):
+                raise  # create tries another connection
             _give_back(pool, conn)
             raise ExperimentError(f"could not create experiment {name!r} in "
                                   f"{safe_url(url)!r}: {str(error).strip()}") from None

@@ -10,6 +10,7 @@ returns). The tables are :mod:`banditkit.live.store.schema`'s, in SQLite's types
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -61,6 +62,16 @@ class SQLiteStore(Store):
                                   "Experiment.open, or choose a new path")
         if not path.parent.is_dir():
             raise ExperimentError(f"path: folder {str(path.parent)!r} does not exist")
+        try:
+            # made here, for this user only (it holds the users' keys): SQLite opens an empty
+            # file as a new database and gives its -wal and -shm files the same mode
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            raise ExperimentExists(f"path {str(path)!r} already exists: open it with "
+                                   "Experiment.open, or choose a new path") from None
+        except OSError as error:
+            raise ExperimentError(f"could not create {str(path)!r}: {error.strerror}"
+                                  ) from None
         try:
             conn = _connect(path)
             _durable(conn, path)
