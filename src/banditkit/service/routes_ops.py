@@ -2,8 +2,8 @@
 the HTML list of experiments at ``/``, the interactive API page at ``/docs`` and Prometheus
 metrics at ``/metrics`` (:mod:`.metrics`). A route module of
 :data:`banditkit.service.app.ROUTE_MODULES`; each route makes one call of
-:class:`banditkit.Experiment` (:mod:`banditkit.live.assignment.operations`) through the same worker thread,
-token check and error answers as the other routes (:class:`~.context.Context`).
+:class:`banditkit.Experiment` (:mod:`banditkit.live.assignment.operations`) through the same
+worker thread, token check and error answers as the other routes (:class:`~.context.Context`).
 
 Who acts, in the audit log: :func:`~.context.who_of`.
 """
