@@ -1,4 +1,5 @@
-"""The compiled trials of UCB1, KL-UCB and Thompson sampling (policies/sequential_kernels.py)
+"""The compiled trials of UCB1, KL-UCB, MOSS, Bayes-UCB and Thompson sampling
+(policies/sequential_kernels.py)
 make the pulls, rewards and regret of simulate and of the numpy lock-step path, bit for bit,
 from the same seeds: compiled by numba, run as plain Python, and with BANDITKIT_JIT=0; the
 figures' lock-step groups take them."""
@@ -18,7 +19,7 @@ from scipy import special
 
 from banditkit import jit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
-from banditkit.policies import KLUCB, UCB1, ThompsonSampling, sequential_kernels
+from banditkit.policies import KLUCB, MOSS, UCB1, BayesUCB, ThompsonSampling, sequential_kernels
 from banditkit.policies.named import klucb_lockstep, thompson_lockstep
 from banditkit.policies.sequential_lockstep import _bernoulli_rule, index_lockstep
 from banditkit.policies.ucb_lockstep import ucb1_lockstep
@@ -32,6 +33,27 @@ simulate = partial(simulate_auto, engine="reference")
 # means on both sides of 1/2 (numpy inverts the complement above 1/2) and near the edges
 BERN = BernoulliBandit(np.array([0.44, 0.47, 0.5, 0.53, 0.56, 0.59, 0.97, 0.02]))
 GAUSS = GaussianBandit(np.array([0.1, 0.3, 0.2, 0.25]), sigma=0.5)
+# 11 arms: two blocks of the kernels' 8 lanes, the second padded
+WIDE = BernoulliBandit(np.linspace(0.3, 0.6, 11))
+
+
+def _index_runner(build):
+    """A lock-step runner (``index_lockstep``) for the policies ``build(K, xi)``."""
+    def run(envs, rngs, seeds, horizon, checkpoints):
+        return index_lockstep(build, envs, rngs, seeds, horizon, checkpoints)
+    return run
+
+
+def _moss(K, r):
+    return MOSS(K, 2000)
+
+
+def _bayes(K, r):
+    return BayesUCB(K)
+
+
+def _bayes5(K, r):
+    return BayesUCB(K, c=5.0, horizon=2000)
 
 #: (name, lock-step runner, its params, class builder, env): every policy and posterior
 CASES = [
@@ -40,10 +62,15 @@ CASES = [
      BERN),
     ("ucb1 gaussian", ucb1_lockstep, {"reward_range": None},
      lambda K, r: UCB1(K, reward_range=None), GAUSS),
+    ("ucb1 11 arms", ucb1_lockstep, {}, lambda K, r: UCB1(K), WIDE),
     ("klucb", klucb_lockstep, {}, lambda K, r: KLUCB(K), BERN),
     ("klucb c=3", klucb_lockstep, {"c": 3.0}, lambda K, r: KLUCB(K, c=3.0), BERN),
     ("klucb gaussian", klucb_lockstep, {"divergence": "gaussian", "sigma": 0.5},
      lambda K, r: KLUCB(K, divergence="gaussian", sigma=0.5), GAUSS),
+    ("moss", _index_runner(_moss), {}, _moss, BERN),
+    ("moss 11 arms", _index_runner(_moss), {}, _moss, WIDE),
+    ("bayes-ucb", _index_runner(_bayes), {}, _bayes, BERN),
+    ("bayes-ucb c=5", _index_runner(_bayes5), {}, _bayes5, BERN),
     ("ts beta", thompson_lockstep, {}, lambda K, r: ThompsonSampling(K, r), BERN),
     ("ts beta prior", thompson_lockstep, {"prior": (2.0, 3.5)},
      lambda K, r: ThompsonSampling(K, r, prior=(2.0, 3.5)), BERN),
@@ -72,7 +99,8 @@ def _seeds(n: int) -> list[np.random.SeedSequence]:
 @pytest.fixture
 def python_kernels(monkeypatch):
     """The kernels as plain Python (numba's ``py_func``), and the driver told to use them."""
-    for name in ("_reward", "_klucb_index", "index_trial", "_gamma_attempt", "thompson_trial"):
+    for name in ("_reward", "_klucb_index", "index_trial", "_gamma_attempt", "thompson_trial",
+                 "bayes_ucb_trial"):
         fn = getattr(sequential_kernels, name)
         monkeypatch.setattr(sequential_kernels, name, getattr(fn, "py_func", fn))
     monkeypatch.setattr(jit, "available", lambda: True)
@@ -155,7 +183,8 @@ def test_lockstep_runners_equal_simulate_on_every_path(case, monkeypatch):
 
 
 @needs_numba
-@pytest.mark.parametrize("case", [0, 6, 8], ids=[IDS[i] for i in (0, 6, 8)])
+@pytest.mark.parametrize("case", [IDS.index(i) for i in ("ucb1", "ts beta", "ts gaussian")],
+                         ids=["ucb1", "ts beta", "ts gaussian"])
 def test_compiled_equals_numpy_lockstep_at_the_figures_horizon(case, monkeypatch):
     """Appendix H's instance and T = 45,000 (Beta sampling falls back to the inverse CDF a
     few hundred times per trial there)."""
