@@ -100,7 +100,7 @@ def _seeds(n: int) -> list[np.random.SeedSequence]:
 def python_kernels(monkeypatch):
     """The kernels as plain Python (numba's ``py_func``), and the driver told to use them."""
     for name in ("_reward", "_klucb_index", "index_trial", "_gamma_attempt", "thompson_trial",
-                 "bayes_ucb_trial"):
+                 "bayes_ucb_scores", "bayes_ucb_trial"):
         fn = getattr(sequential_kernels, name)
         monkeypatch.setattr(sequential_kernels, name, getattr(fn, "py_func", fn))
     monkeypatch.setattr(jit, "available", lambda: True)
@@ -265,6 +265,31 @@ def test_index_and_gamma_attempt_are_numpys_to_the_last_bit(compiled):
     values, accepted = _gamma_attempt(alpha, u[0], u[1])
     assert [g[0] for g in got_gamma] == values.tolist()
     assert [g[1] for g in got_gamma] == accepted.tolist()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_bayes_ucb_quantiles_are_the_classs_to_the_last_bit(compiled):
+    """The kernel's quantiles on random states (a shifted quantile order leaves most trials'
+    pulls unchanged, so the index itself is compared)."""
+    if compiled and not jit.available():
+        pytest.skip("numba not installed or BANDITKIT_JIT=0")
+    scores = sequential_kernels.bayes_ucb_scores
+    if not compiled:
+        scores = getattr(scores, "py_func", scores)
+    _, betaincinv = sequential_kernels.scipy_functions()
+    rng = np.random.default_rng(36)
+    for c in (0.0, 5.0):
+        policy = BayesUCB(6, c=c, horizon=5000)
+        kernel = sequential_kernels.kernel_for(policy)
+        assert kernel is not None
+        scale = 1.0 if c == 0 else float(np.log(5000)) ** c
+        for _ in range(50):
+            pulls = rng.integers(0, 800, 6).astype(float)
+            sums = np.floor(pulls * rng.random(6))
+            t = int(pulls.sum())
+            out = np.empty(6)
+            scores(pulls, sums, t, scale, betaincinv, out)
+            assert out.tolist() == policy.scores(pulls, sums, t, None).tolist()
 
 
 def test_beta_fallback_is_exercised_and_the_scipy_functions_are_scipys():
