@@ -20,11 +20,9 @@ from banditkit.engines import Engine
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
+from banditkit.identification import EBTC, KLLUCB, LUCB, KArmedTrackAndStop
 from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
-from banditkit.identification.k_armed.eb_tc import EBTC
-from banditkit.identification.k_armed.lucb import KLLUCB, LUCB
-from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
 from banditkit.identification.top_two import TopTwoThompson

@@ -29,6 +29,19 @@ def test_every_registry_name_is_its_class_name():
         assert getattr(returns, "__name__", returns) == name, name
 
 
+def test_every_algorithm_has_one_import_path_under_its_registry_name():
+    """``from banditkit.policies import NAME`` or ``from banditkit.identification import
+    NAME``, never both, for every registered algorithm (issue 36 §5)."""
+    import banditkit.identification as identification
+    import banditkit.policies as policies
+
+    for name in _current_names():
+        homes = [m for m in (policies, identification) if name in m.__all__]
+        assert len(homes) == 1, (name, homes)
+        cls = getattr(homes[0], name)
+        assert cls.__name__ == name and issubclass(cls, Algorithm)
+
+
 @pytest.mark.parametrize("old, new", sorted(ALIASES.items()))
 def test_an_old_name_builds_the_current_algorithm_with_a_warning(old, new):
     assert old not in policy_names() and new in policy_names()

@@ -1,6 +1,8 @@
-"""Best-arm identifiers for (transductive) linear bandits: RAGE and its baselines,
-Track-and-Stop and Frank-Wolfe Sampling (fixed confidence), top-two Thompson sampling, and the
-fixed-budget identifiers of the P1-RAGE paper.
+"""Best-arm identifiers: for (transductive) linear bandits RAGE and its baselines,
+Track-and-Stop and Frank-Wolfe Sampling (fixed confidence) and the fixed-budget identifiers of
+the P1-RAGE paper; for K arms top-two Thompson sampling, Track-and-Stop, EB-TC, LUCB1 and
+KL-LUCB. Every identifier is imported from here, under its registry name
+(``from banditkit.identification import EBTC``); the modules below are where they live.
 
 A family with engines of its own is a subpackage, its class in ``__init__`` and its engines
 beside it (DESIGN.md, "Engines"): ``glr`` (the GLR identifiers' shared state, compiled kernels
@@ -54,10 +56,11 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
     sys.meta_path.append(_MovedModules())
 
-__all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGame",
-           "LinGapE", "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace",
-           "ReplicableGBAI", "ReplicableRAGE", "ReplicableSuccessiveElimination", "TopTwoThompson",
-           "XYAdaptive", "XYOracle", "XYStatic"]
+__all__ = ["ALBA", "EBTC", "GBAI", "KLLUCB", "LUCB", "P1RAGE", "RAGE", "FrankWolfeSampling",
+           "KArmedTrackAndStop", "LinGame", "LinGapE", "LinearTrackAndStop", "MixedPeace",
+           "ODLinBAI", "P1Peace", "Peace", "ReplicableGBAI", "ReplicableRAGE",
+           "ReplicableSuccessiveElimination", "TopTwoThompson", "XYAdaptive", "XYOracle",
+           "XYStatic"]
 
 # imported on first use (PEP 562): importing one module of the package does not import them
 # all (and scipy with them)
@@ -65,6 +68,9 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".alba": ["ALBA"],
     ".fw_sampling": ["FrankWolfeSampling"],
     ".g_bai": ["GBAI"],
+    ".k_armed.eb_tc": ["EBTC"],
+    ".k_armed.lucb": ["KLLUCB", "LUCB"],
+    ".k_armed.track_and_stop": ["KArmedTrackAndStop"],
     ".lingame": ["LinGame"],
     ".lingape": ["LinGapE"],
     ".od_linbai": ["ODLinBAI"],
@@ -83,6 +89,9 @@ if TYPE_CHECKING:
     from .alba import ALBA
     from .fw_sampling import FrankWolfeSampling
     from .g_bai import GBAI
+    from .k_armed.eb_tc import EBTC
+    from .k_armed.lucb import KLLUCB, LUCB
+    from .k_armed.track_and_stop import KArmedTrackAndStop
     from .lingame import LinGame
     from .lingape import LinGapE
     from .od_linbai import ODLinBAI

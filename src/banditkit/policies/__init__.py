@@ -17,10 +17,12 @@ __all__ = [
     "KLUCB",
     "MOSS",
     "OFUL",
+    "OPLB",
     "UCB1",
     "BatchedElimination",
     "BatchedThompson",
     "BayesUCB",
+    "FixedAllocation",
     "LinearElimination",
     "LinearThompson",
     "OptimisticConstrained",
@@ -41,6 +43,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".batched_thompson": ["BatchedThompson"],
     ".bayes_ucb": ["BayesUCB"],
     ".exp3_ix": ["EXP3IX"],
+    ".fixed_allocation": ["FixedAllocation"],
+    ".oplb": ["OPLB"],
     ".moss": ["MOSS"],
     ".constrained_baselines": ["OptimisticConstrained", "OptimisticMixingConstrained",
                                "SafeOptimisticConstrained"],
@@ -67,11 +71,13 @@ if TYPE_CHECKING:
     )
     from .debora import DEBORA, DEBORAH, DEBORAS
     from .exp3_ix import EXP3IX
+    from .fixed_allocation import FixedAllocation
     from .kl_ucb import KLUCB
     from .linear_elimination import LinearElimination
     from .linear_thompson import LinearThompson
     from .moss import MOSS
     from .oful import OFUL
+    from .oplb import OPLB
     from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
     from .replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
     from .thompson import ThompsonSampling
