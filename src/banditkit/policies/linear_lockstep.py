@@ -299,7 +299,7 @@ def lints_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generat
                            horizon, checkpoints)
 
 
-@register_policy("OFUL", lockstep=oful_lockstep)
+@register_policy("OFUL")
 def oful(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
          lam: float = 1.0, delta: float = 0.01, R: float = 1.0, S: float = 1.0,
          L: float | None = None, radius: str = "self-normalized", radius_scale: float = 1.0,
@@ -310,7 +310,7 @@ def oful(env: Environment, rng: np.random.Generator, *, horizon: int | None = No
                 reward_range=reward_range)
 
 
-@register_policy("LinearThompson", lockstep=lints_lockstep)
+@register_policy("LinearThompson")
 def lints(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
           lam: float = 1.0, delta: float = 0.01, epsilon: float | None = None, R: float = 1.0,
           v: float | None = None, reward_range: tuple[float, float] | None = (-1.0, 1.0)

@@ -24,7 +24,6 @@ from .replicable_elimination import ReplicableBatchedElimination, ReplicableElim
 from .sequential_lockstep import index_lockstep
 from .thompson import ThompsonSampling
 from .ucb import UCB1
-from .ucb_lockstep import ucb1_lockstep
 
 __all__ = [
     "batched_elimination",
@@ -46,7 +45,7 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # The K-armed policies
 
-@register_policy("UCB1", lockstep=ucb1_lockstep)
+@register_policy("UCB1")
 def ucb1(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
          exploration: float = 2.0, reward_range: tuple[float, float] | None = (0.0, 1.0)
          ) -> UCB1:
@@ -130,7 +129,7 @@ def thompson_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Gene
     return index_lockstep(make, envs, rngs, seeds, horizon, checkpoints)
 
 
-@register_policy("KLUCB", lockstep=klucb_lockstep)
+@register_policy("KLUCB")
 def kl_ucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
            divergence: str = "bernoulli", c: float = 0.0, sigma: float = 1.0,
            reward_range: tuple[float, float] | str | None = "default") -> KLUCB:
@@ -139,7 +138,7 @@ def kl_ucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = 
                  reward_range=reward_range)
 
 
-@register_policy("ThompsonSampling", lockstep=thompson_lockstep)
+@register_policy("ThompsonSampling")
 def thompson_sampling(env: Environment, rng: np.random.Generator, *,
                       horizon: int | None = None, posterior: str = "beta",
                       prior: tuple[float, float] = (1.0, 1.0), sigma: float = 1.0,
