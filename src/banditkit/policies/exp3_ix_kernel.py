@@ -7,8 +7,8 @@ with the class's floating-point operations in the class's order:
 * p = w / Σw with w = exp(−η (L̃ − min L̃)); Σw is numpy's pairwise sum (:func:`pairwise_sum`,
   the order ``ndarray.sum`` adds in, for up to :data:`MAX_ARMS` arms), so p is the class's to
   the bit wherever ``exp`` is;
-* the arm is the number of entries of the running sum of p at or below u (``searchsorted``
-  with ``side="right"`` on a nondecreasing array), capped at K − 1;
+* the arm is the first k whose running sum of p exceeds u (``searchsorted`` with
+  ``side="right"`` on a nondecreasing array), K − 1 when none does;
 * L̃_arm += (1 − r) / (p_arm + γ).
 
 ``math.exp`` is the C library's, and so is the class's
@@ -89,14 +89,15 @@ def exp3_ix_trial(noise: np.random.Generator, xi: np.random.Generator, gaussian:
             weights[k] = math.exp(scale * (losses[k] - low))
         total = pairwise_sum(weights, 0, K)
         u = xi.random()
-        arm = 0
+        # searchsorted(cumsum(p), u, "right"): the first k whose running sum exceeds u (the
+        # sums never decrease: p ≥ 0), K - 1 when none does (u just below 1, rounded sums)
+        arm = K - 1
         running = 0.0
         for k in range(K):
             running += weights[k] / total
-            if running <= u:
-                arm += 1
-        if arm > K - 1:  # u just below 1 with a rounded running sum
-            arm = K - 1
+            if running > u:
+                arm = k
+                break
         r = _reward(noise, gaussian, arm, means, thresholds, below, noise_sigma)
         losses[arm] += (1.0 - r) / (weights[arm] / total + gamma)
         pulls[arm] += 1.0

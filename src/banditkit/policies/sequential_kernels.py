@@ -48,7 +48,7 @@ from .thompson import BETA_UNIFORMS, ThompsonSampling
 from .ucb import UCB1
 
 __all__ = ["LANES", "RULE_KLUCB_BERNOULLI", "RULE_KLUCB_GAUSSIAN", "RULE_MOSS", "RULE_UCB1",
-           "TrialKernel", "bayes_ucb_trial", "index_trial", "kernel_for", "scipy_functions",
+           "TrialKernel", "bayes_ucb_scores", "bayes_ucb_trial", "index_trial", "kernel_for", "scipy_functions",
            "thompson_trial"]
 
 #: The index rules of :func:`index_trial`.
@@ -85,6 +85,16 @@ def _klucb_index(mean: float, n: float, level: float) -> float:
             if step < q:
                 q = step
     return q
+
+
+@njit
+def _log_log(lt: float, c: float) -> float:
+    """c · log(max(log t, 1)) of :func:`~banditkit.policies.kl_ucb.exploration_level`: 0.0
+    without the logarithm when c = 0 (log(max(lt, 1)) ≥ 0 is finite, so c · it is 0.0 and
+    lt + 0.0 is lt, the same bits), which spares c = 0, the default, one ``log`` a round."""
+    if c == 0.0:
+        return 0.0
+    return c * math.log(max(lt, 1.0))
 
 
 #: Lanes of the index loops: arms are held in arrays padded to a multiple of 8, so the loop
@@ -134,14 +144,14 @@ def index_trial(noise: np.random.Generator, gaussian: bool, means: np.ndarray,
                     for j in range(block, block + LANES):
                         score[j] = cached[j] + math.sqrt(scale / n[j])
             elif rule == RULE_KLUCB_GAUSSIAN:  # exploration_level(t, c)
-                scale = 2 * (lt + constant * math.log(max(lt, 1.0)))
+                scale = 2 * (lt + _log_log(lt, constant))
                 for block in range(0, width, LANES):
                     for j in range(block, block + LANES):
                         score[j] = cached[j] + sigma * math.sqrt(scale / n[j])
             elif rule == RULE_MOSS:
                 score[:K] = cached[:K]
             else:
-                scale = lt + constant * math.log(max(lt, 1.0))
+                scale = lt + _log_log(lt, constant)
                 for k in range(K):
                     score[k] = _klucb_index(cached[k], n[k], scale)
             arm = 0
@@ -207,6 +217,17 @@ def thompson_trial(noise: np.random.Generator, xi: np.random.Generator, gaussian
 
 
 @njit
+def bayes_ucb_scores(pulls: np.ndarray, sums: np.ndarray, t: int, scale: float,
+                     betaincinv: Callable, out: np.ndarray) -> None:
+    """:meth:`BayesUCB.scores <banditkit.policies.bayes_ucb.BayesUCB.scores>` after ``t``
+    pulls into ``out``: each arm's Beta(S_k + 1, n_k − S_k + 1) quantile of order
+    1 − 1 / ((t + 1) ``scale``)."""
+    level = 1.0 - 1.0 / ((t + 1) * scale)  # quantile_order(t + 1, c, n)
+    for k in range(pulls.shape[0]):
+        out[k] = betaincinv(sums[k] + 1.0, pulls[k] - sums[k] + 1.0, level, 0)
+
+
+@njit
 def bayes_ucb_trial(noise: np.random.Generator, gaussian: bool, means: np.ndarray,
                     thresholds: np.ndarray, below: np.ndarray, noise_sigma: float,
                     horizon: int, scale: float, betaincinv: Callable, arms: np.ndarray,
@@ -217,14 +238,14 @@ def bayes_ucb_trial(noise: np.random.Generator, gaussian: bool, means: np.ndarra
     :meth:`~banditkit.policies.bayes_ucb.BayesUCB.scores` calls). No initial round-robin. Fills
     ``arms``, ``pulls`` and ``sums`` as :func:`index_trial`."""
     K = means.shape[0]
+    score = np.empty(K)
     for t in range(horizon):
-        level = 1.0 - 1.0 / ((t + 1) * scale)  # quantile_order(t + 1, c, n)
+        bayes_ucb_scores(pulls, sums, t, scale, betaincinv, score)
         arm = 0
-        best = 0.0
-        for k in range(K):
-            score = betaincinv(sums[k] + 1.0, pulls[k] - sums[k] + 1.0, level, 0)
-            if k == 0 or score > best:
-                best = score
+        best = score[0]
+        for k in range(1, K):
+            if score[k] > best:
+                best = score[k]
                 arm = k
         r = _reward(noise, gaussian, arm, means, thresholds, below, noise_sigma)
         pulls[arm] += 1.0
