@@ -17,7 +17,7 @@ group for replicable-bandits:fig1 and :ucb-baseline, 200 for replicable-bandits:
 trial with its own noise and xi streams:
 
 * ``compiled``: the default path, one compiled loop per trial (numba through banditkit.jit,
-  ``policies/sequential_kernels.py``), timed after a warm-up call so the one-off compilation or
+  ``policies/index/kernels.py``), timed after a warm-up call so the one-off compilation or
   cache load is not counted (``--compile`` measures it);
 * ``numpy``: the previous implementation, one vectorised numpy round across trials (the path
   ``BANDITKIT_JIT=0`` or an install without numba takes), for the before/after;

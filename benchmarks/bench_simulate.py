@@ -44,8 +44,8 @@ from banditkit.identification.lingame import LinGame
 from banditkit.identification.top_two import TopTwoThompson
 from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.policies import KLUCB, UCB1, ThompsonSampling
-from banditkit.policies.linear_thompson import LinearThompson
-from banditkit.policies.oful import OFUL
+from banditkit.policies.linear.oful import OFUL
+from banditkit.policies.linear.thompson import LinearThompson
 from banditkit.rng import derive_seed, stream
 
 APPENDIX_H = BernoulliBandit(np.array([0.44, 0.47, 0.5, 0.53, 0.56, 0.59]))

@@ -28,11 +28,11 @@ from banditkit.identification.lingape import LinGapE
 from banditkit.identification.top_two import TopTwoThompson
 from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.identification.xy import XYOracle, XYStatic
-from banditkit.policies.kl_ucb import KLUCB
-from banditkit.policies.linear_thompson import LinearThompson
-from banditkit.policies.oful import OFUL
-from banditkit.policies.thompson import ThompsonSampling
-from banditkit.policies.ucb import UCB1
+from banditkit.policies.index.kl_ucb import KLUCB
+from banditkit.policies.index.thompson import ThompsonSampling
+from banditkit.policies.index.ucb import UCB1
+from banditkit.policies.linear.oful import OFUL
+from banditkit.policies.linear.thompson import LinearThompson
 from banditkit.protocol import Algorithm, Batch
 from banditkit.rng import derive_seed, stream
 

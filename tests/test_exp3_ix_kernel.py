@@ -1,4 +1,4 @@
-"""The compiled trial of EXP3-IX (policies/exp3_ix_kernel.py) makes the protocol loop's pulls
+"""The compiled trial of EXP3-IX (policies/exp3_ix/kernel.py) makes the protocol loop's pulls
 and regret bit for bit from the same streams, compiled and run as plain Python, for one trial
 and for many; its sum is numpy's pairwise sum to the last bit."""
 
@@ -9,7 +9,8 @@ import pytest
 
 from banditkit import jit, simulate, simulate_trials
 from banditkit.envs.multi_armed import BernoulliBandit
-from banditkit.policies import EXP3IX, exp3_ix_kernel
+from banditkit.policies import EXP3IX
+from banditkit.policies.exp3_ix import kernel as exp3_ix_kernel
 from banditkit.rng import derive_seed, stream
 
 # 3 arms (one block of numpy's plain loop) and 11 (its eight interleaved partial sums)
@@ -25,7 +26,7 @@ needs_numba = pytest.mark.skipif(not jit.available(),
 @pytest.fixture
 def python_kernel(monkeypatch):
     """The kernel as plain Python (numba's ``py_func``)."""
-    from banditkit.policies import sequential_kernels
+    from banditkit.policies.index import kernels as sequential_kernels
 
     for module, name in ((exp3_ix_kernel, "exp3_ix_trial"), (exp3_ix_kernel, "pairwise_sum"),
                          (exp3_ix_kernel, "_reward"), (sequential_kernels, "_reward")):

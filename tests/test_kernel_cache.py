@@ -24,8 +24,8 @@ _SCRIPT = """
 import json
 from banditkit import jit, simulate
 from banditkit.envs.multi_armed import BernoulliBandit
-from banditkit.policies import sequential_kernels
-from banditkit.policies.kl_ucb import KLUCB, NEWTON_STEPS
+from banditkit.policies.index import kernels as sequential_kernels
+from banditkit.policies.index.kl_ucb import KLUCB, NEWTON_STEPS
 
 env = BernoulliBandit([0.5, 0.47, 0.3, 0.45])
 fast = simulate(KLUCB(4), env, horizon=4000, seed=3)
@@ -59,7 +59,7 @@ def test_a_changed_constant_in_a_module_a_kernel_imports_is_seen(tmp_path):
     assert again.pop("loaded") == [1, 0]
     assert again == first
 
-    kl_ucb = src / "banditkit" / "policies" / "kl_ucb.py"
+    kl_ucb = src / "banditkit" / "policies" / "index" / "kl_ucb.py"
     text, n = re.subn(r"^NEWTON_STEPS = 10$", "NEWTON_STEPS = 1", kl_ucb.read_text(),
                       flags=re.M)
     assert n == 1

@@ -13,15 +13,15 @@ import pytest
 from banditkit import Experiment, ExperimentError, jit, simulate_trials
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
-from banditkit.policies.linear_index import LinearState
-from banditkit.policies.linear_lockstep import (
+from banditkit.policies.linear.index import LinearState
+from banditkit.policies.linear.lockstep import (
     _kernel_arms,
     _numpy_arms,
     lints_lockstep,
     oful_lockstep,
 )
-from banditkit.policies.linear_thompson import LinearThompson, paper_scale
-from banditkit.policies.oful import OFUL
+from banditkit.policies.linear.oful import OFUL
+from banditkit.policies.linear.thompson import LinearThompson, paper_scale
 from banditkit.protocol import Batch
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator, derive_seed

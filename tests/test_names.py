@@ -94,12 +94,17 @@ def test_every_constructor_takes_xi_as_the_keyword_rng():
                                           inspect.Parameter.POSITIONAL_OR_KEYWORD), cls
 
 
-def test_the_flat_module_names_of_identification_still_import():
-    from banditkit.identification import MOVED
+@pytest.mark.parametrize("package", ["banditkit.identification", "banditkit.policies"])
+def test_the_flat_module_names_still_import(package):
+    moved = importlib.import_module(package).MOVED
+    for old, new in moved.items():
+        before = importlib.import_module(f"{package}.{old}")
+        assert before is importlib.import_module(f"{package}.{new}"), old
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"{package}.no_such_module")
 
-    for old, new in MOVED.items():
-        before = importlib.import_module(f"banditkit.identification.{old}")
-        assert before is importlib.import_module(f"banditkit.identification.{new}"), old
+
+def test_the_flat_module_names_of_identification_still_import():
     from banditkit.identification.linear_glr_run import simulate_fw_sampling
 
     from banditkit.identification.glr.run import simulate_fw_sampling as same

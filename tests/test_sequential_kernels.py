@@ -1,5 +1,5 @@
 """The compiled trials of UCB1, KL-UCB, MOSS, Bayes-UCB and Thompson sampling
-(policies/sequential_kernels.py)
+(policies/index/kernels.py)
 make the pulls, rewards and regret of simulate and of the numpy lock-step path, bit for bit,
 from the same seeds: compiled by numba, run as plain Python, and with BANDITKIT_JIT=0; the
 figures' lock-step groups take them."""
@@ -19,10 +19,11 @@ from scipy import special
 
 from banditkit import jit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
-from banditkit.policies import KLUCB, MOSS, UCB1, BayesUCB, ThompsonSampling, sequential_kernels
+from banditkit.policies import KLUCB, MOSS, UCB1, BayesUCB, ThompsonSampling
+from banditkit.policies.index import kernels as sequential_kernels
+from banditkit.policies.index.lockstep import _bernoulli_rule, index_lockstep
+from banditkit.policies.index.ucb_lockstep import ucb1_lockstep
 from banditkit.policies.named import klucb_lockstep, thompson_lockstep
-from banditkit.policies.sequential_lockstep import _bernoulli_rule, index_lockstep
-from banditkit.policies.ucb_lockstep import ucb1_lockstep
 from banditkit.rng import as_generator, derive_seed, stream
 from banditkit.simulate import simulate as simulate_auto
 
@@ -238,8 +239,8 @@ def test_the_gamma_attempts_value_is_numpys_to_the_last_bit_on_every_machine(com
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_index_and_gamma_attempt_are_numpys_to_the_last_bit(compiled):
-    from banditkit.policies.kl_ucb import klucb_bernoulli_index
-    from banditkit.policies.thompson import _gamma_attempt
+    from banditkit.policies.index.kl_ucb import klucb_bernoulli_index
+    from banditkit.policies.index.thompson import _gamma_attempt
 
     rng = np.random.default_rng(8)
     if not _numpy_is_the_c_library(rng.random(5000)):
@@ -302,7 +303,7 @@ def test_beta_fallback_is_exercised_and_the_scipy_functions_are_scipys():
         special.betaincinv(a, b, u).tolist()
     # at the prior (shapes 1 and 1) a Marsaglia–Tsang pair fails about 1 time in 10, so the
     # 400-round Beta runs above reach the fallback many times
-    from banditkit.policies.thompson import _gamma_attempt
+    from banditkit.policies.index.thompson import _gamma_attempt
 
     uu = np.random.default_rng(2).random((4, 10_000))
     ok = _gamma_attempt(np.ones(10_000), uu[0], uu[1])[1] & \

@@ -5,7 +5,7 @@
  *
  *   ucb1     mean + sqrt(2 ln t / n), every arm once first (Auer et al. 2002)
  *   klucb    Bernoulli KL-UCB, f(t) = log t (c = 0), index by the same 10 Newton steps from the
- *            same upper bound as banditkit.policies.kl_ucb (Garivier & Cappe 2011)
+ *            same upper bound as banditkit.policies.index.kl_ucb (Garivier & Cappe 2011)
  *   klucbg   Gaussian KL-UCB, mean + sigma sqrt(2 f(t) / n), sigma = 1, c = 0
  *   ts       Beta(1,1)-Bernoulli Thompson sampling; Beta as G_a/(G_a+G_b), Gamma by
  *            Marsaglia & Tsang (2000) with retries, normals by the Marsaglia polar method

@@ -36,14 +36,14 @@ __all__ = ["ALIASES", "PROVIDERS", "PolicyEntry", "canonical_name", "get_policy"
 
 #: Modules imported before the first lookup so that their ``register_policy`` calls run.
 PROVIDERS: list[str] = ["banditkit.policies.named",
-                        "banditkit.policies.linear_elimination",
-                        "banditkit.policies.replicable_linear",
-                        "banditkit.policies.constrained_baselines",
-                        "banditkit.policies.oplb",
-                        "banditkit.policies.debora",
+                        "banditkit.policies.linear.elimination",
+                        "banditkit.policies.linear.replicable",
+                        "banditkit.policies.constrained.baselines",
+                        "banditkit.policies.constrained.oplb",
+                        "banditkit.policies.constrained.debora",
                         "banditkit.identification.named",
                         # issue 18: OFUL and linear Thompson sampling
-                        "banditkit.policies.linear_lockstep"]
+                        "banditkit.policies.linear.lockstep"]
 
 
 #: Old registry names → the current one. One name per algorithm: the registry name is the

@@ -13,13 +13,9 @@ and driver), ``track_and_stop`` (+ ``blocks``), ``lingame`` (+ ``kernel``), ``li
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from .._lazy import alias_moved_modules, lazy_exports
 
 #: Former module names → where the module now lives (``banditkit.identification.X``).
 MOVED = {
@@ -34,27 +30,7 @@ MOVED = {
 }
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``import banditkit.identification.linear_glr_run`` gives
-    ``banditkit.identification.glr.run`` itself (one module object under both names), so code
-    and pickles written against the flat layout keep working."""
-
-    def find_spec(self, fullname: str, path: object = None, target: object = None
-                  ) -> importlib.machinery.ModuleSpec | None:
-        head, _, tail = fullname.rpartition(".")
-        if head != __name__ or tail not in MOVED:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> object:
-        return importlib.import_module(f"{__name__}.{MOVED[spec.name.rpartition('.')[2]]}")
-
-    def exec_module(self, module: object) -> None:
-        pass  # already executed under its own name
-
-
-if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
-    sys.meta_path.append(_MovedModules())
+alias_moved_modules(__name__, MOVED)
 
 __all__ = ["ALBA", "EBTC", "GBAI", "KLLUCB", "LUCB", "P1RAGE", "RAGE", "FrankWolfeSampling",
            "KArmedTrackAndStop", "LinGame", "LinGapE", "LinearTrackAndStop", "MixedPeace",

@@ -13,17 +13,17 @@ from ..envs.base import Environment
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike
 from ..trial import Trial
-from .batched_elimination import BatchedElimination
 from .batched_thompson import BatchedThompson
-from .bayes_ucb import BayesUCB
+from .elimination.batched import BatchedElimination
+from .elimination.replicable import ReplicableBatchedElimination, ReplicableElimination
 from .exp3_ix import EXP3IX
 from .fixed_allocation import FixedAllocation
-from .kl_ucb import KLUCB
-from .moss import MOSS
-from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
-from .sequential_lockstep import index_lockstep
-from .thompson import ThompsonSampling
-from .ucb import UCB1
+from .index.bayes_ucb import BayesUCB
+from .index.kl_ucb import KLUCB
+from .index.lockstep import index_lockstep
+from .index.moss import MOSS
+from .index.thompson import ThompsonSampling
+from .index.ucb import UCB1
 
 __all__ = [
     "batched_elimination",

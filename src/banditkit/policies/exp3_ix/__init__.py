@@ -19,7 +19,7 @@ log T.
 Randomness: one uniform of ξ per round; the arm is ``searchsorted(cumsum(p), u, "right")``
 (inversion, as ``Generator.choice`` with ``p`` does). Fully sequential, one pull a batch;
 :func:`banditkit.simulate_trials` runs its trials in lock-step
-(:mod:`banditkit.policies.exp3_ix_lockstep`), with the protocol loop's numbers.
+(:mod:`banditkit.policies.exp3_ix.lockstep`), with the protocol loop's numbers.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import math
 
 import numpy as np
 
-from ..protocol import Algorithm, Batch
-from ..validation import check_positive, check_positive_int
+from ...protocol import Algorithm, Batch
+from ...validation import check_positive, check_positive_int
 
 __all__ = ["EXP3IX", "exp_weights", "neu_parameters", "neu_regret_bound"]
 
@@ -40,7 +40,7 @@ def exp_weights(exponents: np.ndarray) -> np.ndarray:
     Not numpy's ``exp``: on AVX-512 builds numpy's SIMD loop rounds about 5% of values
     differently in the last bit, and EXP3-IX amplifies such differences (a large η moved the
     loss estimates by O(1) within 500 rounds and changed the pulls), so the class, the
-    lock-step runner and the compiled kernel (:mod:`banditkit.policies.exp3_ix_kernel`), which
+    lock-step runner and the compiled kernel (:mod:`banditkit.policies.exp3_ix.kernel`), which
     numba compiles to the C library's ``exp``, all take this one, and agree on every machine.
     """
     flat = exponents.ravel().tolist()
@@ -80,8 +80,8 @@ class EXP3IX(Algorithm):
     kind = "regret"
     reward_range = (0.0, 1.0)  # losses 1 − reward in [0, 1], Neu's assumption
     runs_per_pull = 1.0  # one pull a batch (simulate's memory check)
-    #: The lock-step engine across trials (:mod:`banditkit.policies.exp3_ix_lockstep`).
-    engines = "banditkit.policies.exp3_ix_lockstep:exp3_ix_engine"
+    #: The lock-step engine across trials (:mod:`banditkit.policies.exp3_ix.lockstep`).
+    engines = "banditkit.policies.exp3_ix.lockstep:exp3_ix_engine"
 
     def __init__(self, n_arms: int, horizon: int, *, rng: np.random.Generator,
                  eta: float | None = None, gamma: float | None = None) -> None:

@@ -1,7 +1,7 @@
 """The compiled trial of EXP3-IX (Neu 2015, Algorithm 1; issue 36 §1): one loop over the rounds
 of one trial, compiled by numba through :func:`banditkit.jit.njit`, reading the streams
 :func:`banditkit.simulate` of :class:`~banditkit.policies.exp3_ix.EXP3IX` reads (one ξ uniform
-per round, the noise of :mod:`banditkit.policies.sequential_kernels`) and computing each round
+per round, the noise of :mod:`banditkit.policies.index.kernels`) and computing each round
 with the class's floating-point operations in the class's order:
 
 * p = w / Σw with w = exp(−η (L̃ − min L̃)); Σw is numpy's pairwise sum (:func:`pairwise_sum`,
@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from ..jit import njit
-from .sequential_kernels import _reward
+from ...jit import njit
+from ..index.kernels import _reward
 
 __all__ = ["MAX_ARMS", "exp3_ix_trial", "pairwise_sum"]
 

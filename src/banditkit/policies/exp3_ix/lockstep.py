@@ -1,11 +1,11 @@
 """EXP3-IX trials in lock-step (the engine :class:`~banditkit.policies.exp3_ix.EXP3IX`
 declares, :mod:`banditkit.engines`): one vectorised round across trials, each trial with its
 own ξ and noise streams, read as the protocol loop reads them (one ξ uniform per round, the
-noise of :mod:`banditkit.policies.sequential_lockstep`), the same floating-point operations row
+noise of :mod:`banditkit.policies.index.lockstep`), the same floating-point operations row
 by row, so every trial equals the protocol loop's bit for bit
 (``tests/test_regret_baselines.py``; ``banditkit.testing.check_algorithm`` checks it too).
 With numba (:func:`banditkit.jit.available`) each trial runs instead as one compiled loop
-(:mod:`banditkit.policies.exp3_ix_kernel`), which reads the same streams pull by pull.
+(:mod:`banditkit.policies.exp3_ix.kernel`), which reads the same streams pull by pull.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .. import jit
-from ..engines import Engine
-from ..envs.base import Environment
-from ..rng import SeedLike
-from ..simulate import default_checkpoints, simulate
-from ..trial import Trial
-from .exp3_ix import EXP3IX, exp_weights
-from .sequential_lockstep import _compiled, _Noise, _trials, _vectorised_env, _Xi
+from ... import jit
+from ...engines import Engine
+from ...envs.base import Environment
+from ...rng import SeedLike
+from ...simulate import default_checkpoints, simulate
+from ...trial import Trial
+from ..index.lockstep import _compiled, _Noise, _trials, _vectorised_env, _Xi
+from . import EXP3IX, exp_weights
 
 __all__ = ["exp3_ix_engine", "exp3_ix_kernel", "exp3_ix_trials"]
 
@@ -40,14 +40,14 @@ def exp3_ix_engine(policy: EXP3IX, env: Environment, horizon: int | None) -> Eng
 
 def _compiles(policy: EXP3IX) -> bool:
     """Whether the compiled trial runs ``policy``: numba available and K ≤ 128
-    (:data:`~banditkit.policies.exp3_ix_kernel.MAX_ARMS`)."""
+    (:data:`~banditkit.policies.exp3_ix.kernel.MAX_ARMS`)."""
     return jit.available() and policy.n_arms <= 128
 
 
 def exp3_ix_kernel(policy: EXP3IX) -> Callable[..., None]:
     """The compiled trial with ``policy``'s η and γ, in the call form of
-    :func:`~banditkit.policies.sequential_lockstep._compiled`'s kernels."""
-    from .exp3_ix_kernel import exp3_ix_trial
+    :func:`~banditkit.policies.index.lockstep._compiled`'s kernels."""
+    from .kernel import exp3_ix_trial
 
     eta, gamma, K = policy.eta, policy.gamma, policy.n_arms
 

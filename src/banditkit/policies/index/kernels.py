@@ -2,14 +2,14 @@
 issue 36 §1): one loop over the rounds of one trial, compiled by numba through
 :func:`banditkit.jit.njit`.
 
-The numpy lock-step driver (:func:`~banditkit.policies.sequential_lockstep.index_lockstep`)
+The numpy lock-step driver (:func:`~banditkit.policies.index.lockstep.index_lockstep`)
 spends a dozen to forty numpy calls per round, about a microsecond each whatever the number of
 trials: with the 20 trials of ``replicable-bandits:fig1`` that is 7-18x a plain C loop. These
 kernels run the round loop of one trial as compiled code instead, reading the same two streams
 in the same order as :func:`banditkit.simulate` of the sequential class:
 
 * noise: one ``random()`` (Bernoulli, the uniform numpy's ``binomial(1, μ)`` inverts, see
-  :func:`~banditkit.policies.sequential_lockstep._bernoulli_rule`) or one ``standard_normal()``
+  :func:`~banditkit.policies.index.lockstep._bernoulli_rule`) or one ``standard_normal()``
   (Gaussian) per pull, from the trial's noise ``Generator``;
 * ξ: the policy's ``n_draws`` values per round (``random()`` or ``standard_normal()``) from the
   trial's ξ ``Generator``, read every round as the class reads them.
@@ -21,7 +21,7 @@ numpy's ``log`` are the same C library function on builds without numpy's AVX-51
 numpy's SIMD loops differ from it by an ulp, decisions still agree unless two scores fall within
 that ulp). The Beta sampler's normal quantile and its rare inverse-CDF fallback are scipy's own
 compiled functions (``scipy.special.cython_special``), passed in as function pointers, so they
-are bit for bit those :func:`~banditkit.policies.thompson.beta_from_uniforms` calls. The tests
+are bit for bit those :func:`~banditkit.policies.index.thompson.beta_from_uniforms` calls. The tests
 (``tests/test_sequential_kernels.py``) check the pulls, rewards and regret against ``simulate``
 and the numpy lock-step path, with numba and without it (the kernels then run as plain Python,
 slowly, on short horizons).
@@ -37,18 +37,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..estimation.beta_kernels import gamma_attempt_scalar as _gamma_attempt
-from ..estimation.beta_kernels import scipy_functions
-from ..jit import njit
+from ...estimation.beta_kernels import gamma_attempt_scalar as _gamma_attempt
+from ...estimation.beta_kernels import scipy_functions
+from ...jit import njit
+from .base import IndexPolicy
 from .bayes_ucb import BayesUCB
-from .index_policy import IndexPolicy
 from .kl_ucb import _BELOW_ONE, KLUCB, NEWTON_STEPS
 from .moss import MOSS
 from .thompson import BETA_UNIFORMS, ThompsonSampling
 from .ucb import UCB1
 
 __all__ = ["LANES", "RULE_KLUCB_BERNOULLI", "RULE_KLUCB_GAUSSIAN", "RULE_MOSS", "RULE_UCB1",
-           "TrialKernel", "bayes_ucb_scores", "bayes_ucb_trial", "index_trial", "kernel_for", "scipy_functions",
+           "TrialKernel", "bayes_ucb_scores", "bayes_ucb_trial", "index_trial", "kernel_for",
+           "scipy_functions",
            "thompson_trial"]
 
 #: The index rules of :func:`index_trial`.
@@ -69,7 +70,7 @@ def _reward(noise: np.random.Generator, gaussian: bool, arm: int, means: np.ndar
 
 @njit
 def _klucb_index(mean: float, n: float, level: float) -> float:
-    """:func:`~banditkit.policies.kl_ucb.klucb_bernoulli_index` for one arm, operation for
+    """:func:`~banditkit.policies.index.kl_ucb.klucb_bernoulli_index` for one arm, operation for
     operation (the same start, the same ``NEWTON_STEPS`` monotone Newton steps)."""
     p = min(max(mean, 0.0), 1.0)
     b = level / n
@@ -89,7 +90,7 @@ def _klucb_index(mean: float, n: float, level: float) -> float:
 
 @njit
 def _log_log(lt: float, c: float) -> float:
-    """c · log(max(log t, 1)) of :func:`~banditkit.policies.kl_ucb.exploration_level`: 0.0
+    """c · log(max(log t, 1)) of :func:`~banditkit.policies.index.kl_ucb.exploration_level`: 0.0
     without the logarithm when c = 0 (log(max(lt, 1)) ≥ 0 is finite, so c · it is 0.0 and
     lt + 0.0 is lt, the same bits), which spares c = 0, the default, one ``log`` a round."""
     if c == 0.0:
@@ -186,7 +187,7 @@ def thompson_trial(noise: np.random.Generator, xi: np.random.Generator, gaussian
 
     Beta(S + a0, F + b0): G_a / (G_a + G_b) from one Marsaglia–Tsang attempt each (normal by
     ``ndtri``), else the inverse CDF ``betaincinv`` at the fifth uniform, as
-    :func:`~banditkit.policies.thompson.beta_from_uniforms`. Gaussian: N(S/(n+1), σ²/(n+1)).
+    :func:`~banditkit.policies.index.thompson.beta_from_uniforms`. Gaussian: N(S/(n+1), σ²/(n+1)).
     """
     K = means.shape[0]
     for t in range(horizon):
@@ -219,7 +220,7 @@ def thompson_trial(noise: np.random.Generator, xi: np.random.Generator, gaussian
 @njit
 def bayes_ucb_scores(pulls: np.ndarray, sums: np.ndarray, t: int, scale: float,
                      betaincinv: Callable, out: np.ndarray) -> None:
-    """:meth:`BayesUCB.scores <banditkit.policies.bayes_ucb.BayesUCB.scores>` after ``t``
+    """:meth:`BayesUCB.scores <banditkit.policies.index.bayes_ucb.BayesUCB.scores>` after ``t``
     pulls into ``out``: each arm's Beta(S_k + 1, n_k − S_k + 1) quantile of order
     1 − 1 / ((t + 1) ``scale``)."""
     level = 1.0 - 1.0 / ((t + 1) * scale)  # quantile_order(t + 1, c, n)
@@ -235,7 +236,8 @@ def bayes_ucb_trial(noise: np.random.Generator, gaussian: bool, means: np.ndarra
     """One trial of Bayes-UCB (Kaufmann, Cappé & Garivier 2012, Algorithm 1): at round t + 1
     the first maximiser of the Beta(S_k + 1, n_k − S_k + 1) quantile of order
     1 − 1 / ((t + 1) ``scale``), ``scale`` = (log n)^c, by scipy's ``betaincinv`` (the function
-    :meth:`~banditkit.policies.bayes_ucb.BayesUCB.scores` calls). No initial round-robin. Fills
+    :meth:`~banditkit.policies.index.bayes_ucb.BayesUCB.scores` calls). No initial round-robin.
+    Fills
     ``arms``, ``pulls`` and ``sums`` as :func:`index_trial`."""
     K = means.shape[0]
     score = np.empty(K)
