@@ -104,6 +104,17 @@ def test_the_flat_module_names_still_import(package):
         importlib.import_module(f"{package}.no_such_module")
 
 
+@pytest.mark.parametrize("old, name", [
+    ("ucb", "UCB1"), ("kl_ucb", "KLUCB"), ("sequential_kernels", "index_trial"),
+    ("sequential_lockstep", "index_engine"), ("exp3_ix_kernel", "exp3_ix_trial"),
+    ("exp3_ix_lockstep", "exp3_ix_engine"), ("linear_lockstep", "oful_lockstep"),
+    ("replicable_elimination", "ReplicableElimination"), ("oplb", "OPLB"),
+    ("constrained_baselines", "OptimisticMixingConstrained")])
+def test_a_former_policies_module_still_holds_its_names(old, name):
+    """What code written against the flat layout imports from the old module is there."""
+    assert hasattr(importlib.import_module(f"banditkit.policies.{old}"), name)
+
+
 def test_the_flat_module_names_of_identification_still_import():
     from banditkit.identification.linear_glr_run import simulate_fw_sampling
 
