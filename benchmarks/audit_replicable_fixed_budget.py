@@ -45,7 +45,7 @@ def main() -> None:
             entry = get_policy(policy)
             try:
                 result = audit(entry.factory, env, pairs=args.pairs, seed=args.seed,
-                               horizon=T, params=params, lockstep=entry.lockstep, name=policy,
+                               horizon=T, params=params, name=policy,
                                instance="soare")
             except ValueError as error:  # a budget the policy refuses (too small)
                 print(f"| {T} | {policy} | {params.get('rho', '-')} | refused: {error} |")

@@ -45,7 +45,7 @@ from banditkit.experiments.figures.k_armed_bai import (
     make_tas,
     make_ttts,
 )
-from banditkit.identification.k_armed.lucb import KLLUCB, LUCB
+from banditkit.identification import KLLUCB, LUCB
 from banditkit.identification.k_armed.oracle import lower_bound
 from banditkit.intervals import wilson_interval
 from banditkit.protocol import Algorithm

@@ -3,7 +3,7 @@
 
 * ``simulate``: the sequential class, one Python step per pull (and the protocol's checks);
 * numpy lock-step: one vectorised round across n trials (``BANDITKIT_JIT=0``'s path);
-* compiled: the numba kernel of ``policies/linear_kernel.py``, one trial after another (the
+* compiled: the numba kernel of ``policies/linear/kernel.py``, one trial after another (the
   default when numba is installed; its first call compiles, or loads the cache, outside the
   timing).
 
@@ -25,9 +25,9 @@ import numpy as np
 from banditkit import jit, simulate
 from banditkit.experiments.figures.replicable_linear import make_random_unit
 from banditkit.experiments.tasks import instance_rng
-from banditkit.policies.linear_lockstep import _kernel_arms, _numpy_arms
-from banditkit.policies.linear_thompson import LinearThompson
-from banditkit.policies.oful import OFUL
+from banditkit.policies.linear.lockstep import _kernel_arms, _numpy_arms
+from banditkit.policies.linear.oful import OFUL
+from banditkit.policies.linear.thompson import LinearThompson
 from banditkit.rng import derive_seed
 
 

@@ -24,8 +24,8 @@ from banditkit.experiments.figures.replicable_linear import (
 )
 from banditkit.experiments.replicability import audit
 from banditkit.experiments.tasks import instance_rng
-from banditkit.policies.linear_elimination import LinearElimination, linear_elimination
-from banditkit.policies.replicable_linear import (
+from banditkit.policies.linear.elimination import LinearElimination, linear_elimination
+from banditkit.policies.linear.replicable import (
     ReplicableLinearElimination,
     ReplicableLinearLSE,
     replicable_linear_elimination,

@@ -38,16 +38,14 @@ from banditkit.blas import single_threaded_blas
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.envs.multi_armed import BernoulliBandit
+from banditkit.identification import EBTC, KLLUCB, LUCB, KArmedTrackAndStop
 from banditkit.identification.fw_sampling import FrankWolfeSampling
-from banditkit.identification.k_armed.eb_tc import EBTC
-from banditkit.identification.k_armed.lucb import KLLUCB, LUCB
-from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.top_two import TopTwoThompson
 from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.policies import KLUCB, UCB1, ThompsonSampling
-from banditkit.policies.linear_thompson import LinearThompson
-from banditkit.policies.oful import OFUL
+from banditkit.policies.linear.oful import OFUL
+from banditkit.policies.linear.thompson import LinearThompson
 from banditkit.rng import derive_seed, stream
 
 APPENDIX_H = BernoulliBandit(np.array([0.44, 0.47, 0.5, 0.53, 0.56, 0.59]))

@@ -1,6 +1,6 @@
 """Where Thompson sampling's Beta kernel spends its time against the C loop
 (benchmarks/c_reference/sequential.c): the kernel of
-:func:`banditkit.policies.sequential_kernels.thompson_trial` rebuilt with one cost removed at a
+:func:`banditkit.policies.index.kernels.thompson_trial` rebuilt with one cost removed at a
 time, on the Appendix H instance (6 Bernoulli arms, T = 45,000), best of 5 CPU timings.
 
     .venv/bin/python benchmarks/profile_thompson_beta.py
@@ -24,8 +24,8 @@ import time
 import numba
 import numpy as np
 
-from banditkit.policies.sequential_kernels import _reward, scipy_functions
-from banditkit.policies.sequential_lockstep import _bernoulli_rule
+from banditkit.policies.index.kernels import _reward, scipy_functions
+from banditkit.policies.index.lockstep import _bernoulli_rule
 
 T = 45_000
 MEANS = np.array([0.44, 0.47, 0.5, 0.53, 0.56, 0.59])

@@ -32,8 +32,8 @@ from banditkit.policies.commit import (
     replicable_commit_means,
     split_rho,
 )
+from banditkit.policies.elimination.replicable import paper_beta
 from banditkit.policies.named import replicable_elimination
-from banditkit.policies.replicable_elimination import paper_beta
 from banditkit.rng import as_generator
 
 APPENDIX_H = np.array([0.44, 0.47, 0.50, 0.53, 0.56, 0.59])

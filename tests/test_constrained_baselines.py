@@ -1,4 +1,4 @@
-"""Tests of the non-replicable constrained baselines (banditkit.policies.constrained_baselines):
+"""Tests of the non-replicable constrained baselines (banditkit.policies.constrained.baselines):
 the optimistic soft-constraint algorithm and its safe variant (Bollini et al., Sections 4-5)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from banditkit.envs.constrained import ConstrainedBandit
-from banditkit.policies.constrained_baselines import (
+from banditkit.policies.constrained.baselines import (
     OptimisticConstrained,
     OptimisticMixingConstrained,
     hoeffding_widths,

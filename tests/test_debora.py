@@ -16,9 +16,9 @@ from banditkit.envs.constrained import ConstrainedBandit, slater_strategy
 from banditkit.envs.instances import bernoulli
 from banditkit.estimation.replicable_mean import replicable_means
 from banditkit.experiments.replicability import clopper_pearson
-from banditkit.policies.debora import DEBORA, DEBORAH, DEBORAS
+from banditkit.policies.constrained.debora import DEBORA, DEBORAH, DEBORAS
 from banditkit.policies.epoch_sampler import epoch_counts
-from banditkit.policies.ucb import UCB1
+from banditkit.policies.index.ucb import UCB1
 from banditkit.protocol import Batch
 from banditkit.simulate import simulate
 
@@ -487,7 +487,7 @@ def test_truncated_batch_ends_the_policy() -> None:
 
 def test_log2_horizon_is_exact_past_2_to_the_53() -> None:
     """ρ' of DEBORA-S/H divides by ⌈log₂T⌉: 54 at T = 2⁵³ + 1 (math.log2 rounds it to 53)."""
-    from banditkit.policies.debora import debora_parameters
+    from banditkit.policies.constrained.debora import debora_parameters
 
     for T, log in [(2, 1), (3, 2), (4, 2), (2**53, 53), (2**53 + 1, 54), (2**62, 62)]:
         rho_p, _ = debora_parameters("DEBORA-S", 2, T, 1, 0.3, 0.05)

@@ -16,7 +16,7 @@ import pytest
 
 from banditkit.envs.constrained import slater_strategy
 from banditkit.estimation.replicable_mean import replicable_means
-from banditkit.policies.debora import DEBORA, DEBORAH, DEBORAS
+from banditkit.policies.constrained.debora import DEBORA, DEBORAH, DEBORAS
 from banditkit.protocol import Batch
 
 RHO, DELTA, K, T = 0.2, 0.01, 3, 1000

@@ -20,21 +20,19 @@ from banditkit.engines import Engine
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
+from banditkit.identification import EBTC, KLLUCB, LUCB, KArmedTrackAndStop
 from banditkit.identification.fw_sampling import FrankWolfeSampling
 from banditkit.identification.g_bai import GBAI
-from banditkit.identification.k_armed.eb_tc import EBTC
-from banditkit.identification.k_armed.lucb import KLLUCB, LUCB
-from banditkit.identification.k_armed.track_and_stop import KArmedTrackAndStop
 from banditkit.identification.lingame import LinGame
 from banditkit.identification.lingape import LinGapE
 from banditkit.identification.top_two import TopTwoThompson
 from banditkit.identification.track_and_stop import LinearTrackAndStop
 from banditkit.identification.xy import XYOracle, XYStatic
-from banditkit.policies.kl_ucb import KLUCB
-from banditkit.policies.linear_thompson import LinearThompson
-from banditkit.policies.oful import OFUL
-from banditkit.policies.thompson import ThompsonSampling
-from banditkit.policies.ucb import UCB1
+from banditkit.policies.index.kl_ucb import KLUCB
+from banditkit.policies.index.thompson import ThompsonSampling
+from banditkit.policies.index.ucb import UCB1
+from banditkit.policies.linear.oful import OFUL
+from banditkit.policies.linear.thompson import LinearThompson
 from banditkit.protocol import Algorithm, Batch
 from banditkit.rng import derive_seed, stream
 

@@ -12,7 +12,7 @@ import pytest
 
 from banditkit import simulate
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
-from banditkit.identification.k_armed import EBTC, KLLUCB, LUCB, KArmedTrackAndStop
+from banditkit.identification import EBTC, KLLUCB, LUCB, KArmedTrackAndStop
 from banditkit.identification.k_armed.oracle import (
     characteristic_time,
     divergence,

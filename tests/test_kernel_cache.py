@@ -24,14 +24,17 @@ _SCRIPT = """
 import json
 from banditkit import jit, simulate
 from banditkit.envs.multi_armed import BernoulliBandit
-from banditkit.policies.kl_ucb import KLUCB, NEWTON_STEPS
+from banditkit.policies.index import kernels as sequential_kernels
+from banditkit.policies.index.kl_ucb import KLUCB, NEWTON_STEPS
 
 env = BernoulliBandit([0.5, 0.47, 0.3, 0.45])
 fast = simulate(KLUCB(4), env, horizon=4000, seed=3)
 slow = simulate(KLUCB(4), env, horizon=4000, seed=3, engine="reference")
 print(json.dumps({"steps": NEWTON_STEPS, "compiled": fast.final_regret,
                   "loop": slow.final_regret, "cache": jit.cache_dir(),
-                  "engine": KLUCB(4).engine(env, 4000).name}))
+                  "engine": KLUCB(4).engine(env, 4000).name,
+                  "loaded": [sequential_kernels.index_trial.stats.cache_hits.total(),
+                             sequential_kernels.index_trial.stats.cache_misses.total()]}))
 """
 
 
@@ -51,15 +54,18 @@ def test_a_changed_constant_in_a_module_a_kernel_imports_is_seen(tmp_path):
     first = _run(src, cache)
     assert first["engine"] == "compiled kernel" and first["steps"] == 10
     assert first["compiled"] == first["loop"]
-    again = _run(src, cache)  # from the cache: the same numbers
+    assert first.pop("loaded") == [0, 1]  # compiled
+    again = _run(src, cache)  # from the cache (nothing compiled): the same numbers
+    assert again.pop("loaded") == [1, 0]
     assert again == first
 
-    kl_ucb = src / "banditkit" / "policies" / "kl_ucb.py"
+    kl_ucb = src / "banditkit" / "policies" / "index" / "kl_ucb.py"
     text, n = re.subn(r"^NEWTON_STEPS = 10$", "NEWTON_STEPS = 1", kl_ucb.read_text(),
                       flags=re.M)
     assert n == 1
     kl_ucb.write_text(text)
     changed = _run(src, cache)
+    assert changed.pop("loaded") == [0, 1]
     assert changed["steps"] == 1
     assert changed["loop"] != first["loop"]  # the constant matters on this instance
     # the kernel compiled afresh with the new constant, not read from the old cache

@@ -10,20 +10,20 @@ from functools import partial
 import numpy as np
 import pytest
 
-from banditkit import Experiment, ExperimentError, jit
+from banditkit import Experiment, ExperimentError, jit, simulate_trials
 from banditkit.envs.instances import make_instance
 from banditkit.envs.linear import LinearBandit
-from banditkit.policies.linear_index import LinearState
-from banditkit.policies.linear_lockstep import (
+from banditkit.policies.linear.index import LinearState
+from banditkit.policies.linear.lockstep import (
     _kernel_arms,
     _numpy_arms,
     lints_lockstep,
     oful_lockstep,
 )
-from banditkit.policies.linear_thompson import LinearThompson, paper_scale
-from banditkit.policies.oful import OFUL
+from banditkit.policies.linear.oful import OFUL
+from banditkit.policies.linear.thompson import LinearThompson, paper_scale
 from banditkit.protocol import Batch
-from banditkit.registry import get_policy, make_policy
+from banditkit.registry import make_policy
 from banditkit.rng import as_generator, derive_seed
 from banditkit.simulate import simulate as simulate_auto
 
@@ -160,14 +160,15 @@ def test_regret_grows_far_slower_than_the_horizon(run, params, bound, share):
     ("LinearThompson", {"v": 1.0}, 1500),
 ])
 def test_lockstep_equals_simulate_per_trial(name, params, T):
-    """The registered lock-step runner (compiled kernel when numba is there, numpy otherwise:
+    """simulate_trials's engine (compiled kernel when numba is there, numpy otherwise:
     both are compared below) plays what simulate plays, trial by trial; 4200 pulls pass one
     block (4096) of noise and ξ."""
     seeds = [derive_seed(9, "lin", i) for i in range(2)]
     checkpoints = np.unique(np.array([1, 10, min(4096, T), min(4097, T), T]))
-    entry = get_policy(name)
-    lock = entry.lockstep([UNIT] * 2, [np.random.default_rng(50 + i) for i in range(2)], seeds,
-                          T, checkpoints, **params)
+    lock = simulate_trials(
+        lambda env, rng: make_policy(name, env, rng, horizon=T, **params), UNIT,
+        rngs=[np.random.default_rng(50 + i) for i in range(2)], seeds=seeds, horizon=T,
+        checkpoints=checkpoints)
     for i, (trial, seed) in enumerate(zip(lock, seeds, strict=True)):
         algo = make_policy(name, UNIT, np.random.default_rng(50 + i), horizon=T, **params)
         ref = simulate(algo, UNIT, horizon=T, seed=seed, checkpoints=checkpoints)

@@ -29,6 +29,19 @@ def test_every_registry_name_is_its_class_name():
         assert getattr(returns, "__name__", returns) == name, name
 
 
+def test_every_algorithm_has_one_import_path_under_its_registry_name():
+    """``from banditkit.policies import NAME`` or ``from banditkit.identification import
+    NAME``, never both, for every registered algorithm (issue 36 §5)."""
+    import banditkit.identification as identification
+    import banditkit.policies as policies
+
+    for name in _current_names():
+        homes = [m for m in (policies, identification) if name in m.__all__]
+        assert len(homes) == 1, (name, homes)
+        cls = getattr(homes[0], name)
+        assert cls.__name__ == name and issubclass(cls, Algorithm)
+
+
 @pytest.mark.parametrize("old, new", sorted(ALIASES.items()))
 def test_an_old_name_builds_the_current_algorithm_with_a_warning(old, new):
     assert old not in policy_names() and new in policy_names()
@@ -81,12 +94,28 @@ def test_every_constructor_takes_xi_as_the_keyword_rng():
                                           inspect.Parameter.POSITIONAL_OR_KEYWORD), cls
 
 
-def test_the_flat_module_names_of_identification_still_import():
-    from banditkit.identification import MOVED
+@pytest.mark.parametrize("package", ["banditkit.identification", "banditkit.policies"])
+def test_the_flat_module_names_still_import(package):
+    moved = importlib.import_module(package).MOVED
+    for old, new in moved.items():
+        before = importlib.import_module(f"{package}.{old}")
+        assert before is importlib.import_module(f"{package}.{new}"), old
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"{package}.no_such_module")
 
-    for old, new in MOVED.items():
-        before = importlib.import_module(f"banditkit.identification.{old}")
-        assert before is importlib.import_module(f"banditkit.identification.{new}"), old
+
+@pytest.mark.parametrize("old, name", [
+    ("ucb", "UCB1"), ("kl_ucb", "KLUCB"), ("sequential_kernels", "index_trial"),
+    ("sequential_lockstep", "index_engine"), ("exp3_ix_kernel", "exp3_ix_trial"),
+    ("exp3_ix_lockstep", "exp3_ix_engine"), ("linear_lockstep", "oful_lockstep"),
+    ("replicable_elimination", "ReplicableElimination"), ("oplb", "OPLB"),
+    ("constrained_baselines", "OptimisticMixingConstrained")])
+def test_a_former_policies_module_still_holds_its_names(old, name):
+    """What code written against the flat layout imports from the old module is there."""
+    assert hasattr(importlib.import_module(f"banditkit.policies.{old}"), name)
+
+
+def test_the_flat_module_names_of_identification_still_import():
     from banditkit.identification.linear_glr_run import simulate_fw_sampling
 
     from banditkit.identification.glr.run import simulate_fw_sampling as same

@@ -15,7 +15,7 @@ from scipy.optimize import linprog
 
 from banditkit.envs import ConstrainedBandit, make_instance
 from banditkit.experiments.figures.replicable_constrained import unsafe_rounds
-from banditkit.policies.oplb import OPLB
+from banditkit.policies.constrained.oplb import OPLB
 from banditkit.registry import make_policy
 from banditkit.simulate import simulate as simulate_auto
 

@@ -316,7 +316,7 @@ def test_the_hard_figure_draws_unsafe_rounds_and_non_replication_under_its_regre
 
 def test_the_old_baseline_name_builds_the_renamed_policy_with_a_warning():
     from banditkit.envs.instances import make_instance
-    from banditkit.policies.constrained_baselines import OptimisticMixingConstrained
+    from banditkit.policies.constrained.baselines import OptimisticMixingConstrained
     from banditkit.registry import make_policy
     from banditkit.simulate import simulate
 

@@ -15,8 +15,8 @@ from banditkit.envs.instances.multi_armed import bernoulli
 from banditkit.envs.multi_armed import BernoulliBandit
 from banditkit.experiments.replicability import audit
 from banditkit.policies import EXP3IX, MOSS, BayesUCB
-from banditkit.policies.bayes_ucb import quantile_order
 from banditkit.policies.exp3_ix import neu_parameters, neu_regret_bound
+from banditkit.policies.index.bayes_ucb import quantile_order
 from banditkit.protocol import Batch
 from banditkit.registry import get_policy, make_policy
 

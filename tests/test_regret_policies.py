@@ -16,10 +16,10 @@ from banditkit.estimation.posteriors import kl_bernoulli
 from banditkit.identification import TopTwoThompson
 from banditkit.identification.top_two import chernoff_statistic, stopping_threshold
 from banditkit.policies import KLUCB, UCB1, BatchedThompson, ThompsonSampling, sequential_lockstep
-from banditkit.policies.kl_ucb import exploration_level, klucb_bernoulli_index
+from banditkit.policies.index.kl_ucb import exploration_level, klucb_bernoulli_index
+from banditkit.policies.index.thompson import _gamma_attempt, beta_from_uniforms, posterior_draws
+from banditkit.policies.index.ucb_lockstep import ucb1_lockstep
 from banditkit.policies.named import klucb_lockstep, thompson_lockstep
-from banditkit.policies.thompson import _gamma_attempt, beta_from_uniforms, posterior_draws
-from banditkit.policies.ucb_lockstep import ucb1_lockstep
 from banditkit.protocol import Batch
 from banditkit.registry import make_policy
 from banditkit.rng import as_generator, derive_seed, stream

@@ -15,7 +15,7 @@ from banditkit.policies import (
     ReplicableBatchedElimination,
     ReplicableElimination,
 )
-from banditkit.policies.replicable_elimination import paper_beta
+from banditkit.policies.elimination.replicable import paper_beta
 from banditkit.rng import stream
 
 EASY = BernoulliBandit(np.array([0.3, 0.5, 0.7]))

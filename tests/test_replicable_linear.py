@@ -12,8 +12,8 @@ from banditkit import Batch, simulate
 from banditkit.envs import LinearBandit, make_instance
 from banditkit.envs.instances import grid_net
 from banditkit.experiments.replicability import audit
-from banditkit.policies.linear_elimination import LinearElimination, linear_elimination
-from banditkit.policies.replicable_linear import (
+from banditkit.policies.linear.elimination import LinearElimination, linear_elimination
+from banditkit.policies.linear.replicable import (
     ReplicableLinearElimination,
     ReplicableLinearLSE,
     replicable_linear_elimination,

@@ -24,7 +24,7 @@ from banditkit.estimation import replicable_lse
 from banditkit.estimation.replicable_mean import hoeffding_radius, repmean_precision
 from banditkit.experiments.figures.replicable_linear import INFINITE, make_disc
 from banditkit.experiments.replicability import audit
-from banditkit.policies.replicable_linear import ReplicableLinearLSE, replicable_linear_lse
+from banditkit.policies.linear.replicable import ReplicableLinearLSE, replicable_linear_lse
 
 RHO = 0.3
 

@@ -11,7 +11,7 @@ import numpy as np
 from banditkit.envs import BernoulliBandit
 from banditkit.experiments.figures.replicable_bandits import make_ucb1
 from banditkit.experiments.spec import AlgorithmSpec, FigureSpec, PaperValue, PlotSpec
-from banditkit.policies.ucb import UCB1
+from banditkit.policies.index.ucb import UCB1
 from banditkit.protocol import Algorithm, Batch
 from banditkit.simulate import simulate
 

@@ -1,4 +1,5 @@
-"""The canonical LP of DEBORA-S/H (banditkit.policies.safe_lp): optimal, deterministic to the
+"""The canonical LP of DEBORA-S/H (banditkit.policies.constrained.safe_lp): optimal,
+deterministic to the
 bit, canonical on ties (lexicographic maximum), insensitive to input noise below 2^-40, and a
 documented fallback (least largest violation) when the constraints admit no strategy."""
 
@@ -9,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from banditkit.policies.safe_lp import OUTPUT_GRID, optimistic_strategy, snap_strategy
+from banditkit.policies.constrained.safe_lp import OUTPUT_GRID, optimistic_strategy, snap_strategy
 
 
 def _vertices(c: np.ndarray, b: float) -> list[np.ndarray]:

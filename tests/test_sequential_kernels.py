@@ -1,4 +1,5 @@
-"""The compiled trials of UCB1, KL-UCB and Thompson sampling (policies/sequential_kernels.py)
+"""The compiled trials of UCB1, KL-UCB, MOSS, Bayes-UCB and Thompson sampling
+(policies/index/kernels.py)
 make the pulls, rewards and regret of simulate and of the numpy lock-step path, bit for bit,
 from the same seeds: compiled by numba, run as plain Python, and with BANDITKIT_JIT=0; the
 figures' lock-step groups take them."""
@@ -18,10 +19,11 @@ from scipy import special
 
 from banditkit import jit
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
-from banditkit.policies import KLUCB, UCB1, ThompsonSampling, sequential_kernels
+from banditkit.policies import KLUCB, MOSS, UCB1, BayesUCB, ThompsonSampling
+from banditkit.policies.index import kernels as sequential_kernels
+from banditkit.policies.index.lockstep import _bernoulli_rule, index_lockstep
+from banditkit.policies.index.ucb_lockstep import ucb1_lockstep
 from banditkit.policies.named import klucb_lockstep, thompson_lockstep
-from banditkit.policies.sequential_lockstep import _bernoulli_rule, index_lockstep
-from banditkit.policies.ucb_lockstep import ucb1_lockstep
 from banditkit.rng import as_generator, derive_seed, stream
 from banditkit.simulate import simulate as simulate_auto
 
@@ -32,6 +34,27 @@ simulate = partial(simulate_auto, engine="reference")
 # means on both sides of 1/2 (numpy inverts the complement above 1/2) and near the edges
 BERN = BernoulliBandit(np.array([0.44, 0.47, 0.5, 0.53, 0.56, 0.59, 0.97, 0.02]))
 GAUSS = GaussianBandit(np.array([0.1, 0.3, 0.2, 0.25]), sigma=0.5)
+# 11 arms: two blocks of the kernels' 8 lanes, the second padded
+WIDE = BernoulliBandit(np.linspace(0.3, 0.6, 11))
+
+
+def _index_runner(build):
+    """A lock-step runner (``index_lockstep``) for the policies ``build(K, xi)``."""
+    def run(envs, rngs, seeds, horizon, checkpoints):
+        return index_lockstep(build, envs, rngs, seeds, horizon, checkpoints)
+    return run
+
+
+def _moss(K, r):
+    return MOSS(K, 2000)
+
+
+def _bayes(K, r):
+    return BayesUCB(K)
+
+
+def _bayes5(K, r):
+    return BayesUCB(K, c=5.0, horizon=2000)
 
 #: (name, lock-step runner, its params, class builder, env): every policy and posterior
 CASES = [
@@ -40,10 +63,15 @@ CASES = [
      BERN),
     ("ucb1 gaussian", ucb1_lockstep, {"reward_range": None},
      lambda K, r: UCB1(K, reward_range=None), GAUSS),
+    ("ucb1 11 arms", ucb1_lockstep, {}, lambda K, r: UCB1(K), WIDE),
     ("klucb", klucb_lockstep, {}, lambda K, r: KLUCB(K), BERN),
     ("klucb c=3", klucb_lockstep, {"c": 3.0}, lambda K, r: KLUCB(K, c=3.0), BERN),
     ("klucb gaussian", klucb_lockstep, {"divergence": "gaussian", "sigma": 0.5},
      lambda K, r: KLUCB(K, divergence="gaussian", sigma=0.5), GAUSS),
+    ("moss", _index_runner(_moss), {}, _moss, BERN),
+    ("moss 11 arms", _index_runner(_moss), {}, _moss, WIDE),
+    ("bayes-ucb", _index_runner(_bayes), {}, _bayes, BERN),
+    ("bayes-ucb c=5", _index_runner(_bayes5), {}, _bayes5, BERN),
     ("ts beta", thompson_lockstep, {}, lambda K, r: ThompsonSampling(K, r), BERN),
     ("ts beta prior", thompson_lockstep, {"prior": (2.0, 3.5)},
      lambda K, r: ThompsonSampling(K, r, prior=(2.0, 3.5)), BERN),
@@ -72,7 +100,8 @@ def _seeds(n: int) -> list[np.random.SeedSequence]:
 @pytest.fixture
 def python_kernels(monkeypatch):
     """The kernels as plain Python (numba's ``py_func``), and the driver told to use them."""
-    for name in ("_reward", "_klucb_index", "index_trial", "_gamma_attempt", "thompson_trial"):
+    for name in ("_reward", "_klucb_index", "index_trial", "_gamma_attempt", "thompson_trial",
+                 "bayes_ucb_scores", "bayes_ucb_trial"):
         fn = getattr(sequential_kernels, name)
         monkeypatch.setattr(sequential_kernels, name, getattr(fn, "py_func", fn))
     monkeypatch.setattr(jit, "available", lambda: True)
@@ -155,7 +184,8 @@ def test_lockstep_runners_equal_simulate_on_every_path(case, monkeypatch):
 
 
 @needs_numba
-@pytest.mark.parametrize("case", [0, 6, 8], ids=[IDS[i] for i in (0, 6, 8)])
+@pytest.mark.parametrize("case", [IDS.index(i) for i in ("ucb1", "ts beta", "ts gaussian")],
+                         ids=["ucb1", "ts beta", "ts gaussian"])
 def test_compiled_equals_numpy_lockstep_at_the_figures_horizon(case, monkeypatch):
     """Appendix H's instance and T = 45,000 (Beta sampling falls back to the inverse CDF a
     few hundred times per trial there)."""
@@ -209,8 +239,8 @@ def test_the_gamma_attempts_value_is_numpys_to_the_last_bit_on_every_machine(com
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_index_and_gamma_attempt_are_numpys_to_the_last_bit(compiled):
-    from banditkit.policies.kl_ucb import klucb_bernoulli_index
-    from banditkit.policies.thompson import _gamma_attempt
+    from banditkit.policies.index.kl_ucb import klucb_bernoulli_index
+    from banditkit.policies.index.thompson import _gamma_attempt
 
     rng = np.random.default_rng(8)
     if not _numpy_is_the_c_library(rng.random(5000)):
@@ -238,6 +268,31 @@ def test_index_and_gamma_attempt_are_numpys_to_the_last_bit(compiled):
     assert [g[1] for g in got_gamma] == accepted.tolist()
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_bayes_ucb_quantiles_are_the_classs_to_the_last_bit(compiled):
+    """The kernel's quantiles on random states (a shifted quantile order leaves most trials'
+    pulls unchanged, so the index itself is compared)."""
+    if compiled and not jit.available():
+        pytest.skip("numba not installed or BANDITKIT_JIT=0")
+    scores = sequential_kernels.bayes_ucb_scores
+    if not compiled:
+        scores = getattr(scores, "py_func", scores)
+    _, betaincinv = sequential_kernels.scipy_functions()
+    rng = np.random.default_rng(36)
+    for c in (0.0, 5.0):
+        policy = BayesUCB(6, c=c, horizon=5000)
+        kernel = sequential_kernels.kernel_for(policy)
+        assert kernel is not None
+        scale = 1.0 if c == 0 else float(np.log(5000)) ** c
+        for _ in range(50):
+            pulls = rng.integers(0, 800, 6).astype(float)
+            sums = np.floor(pulls * rng.random(6))
+            t = int(pulls.sum())
+            out = np.empty(6)
+            scores(pulls, sums, t, scale, betaincinv, out)
+            assert out.tolist() == policy.scores(pulls, sums, t, None).tolist()
+
+
 def test_beta_fallback_is_exercised_and_the_scipy_functions_are_scipys():
     ndtri, betaincinv = sequential_kernels.scipy_functions()
     u = np.r_[np.linspace(1e-300, 1e-10, 50), np.random.default_rng(0).random(2000),
@@ -248,7 +303,7 @@ def test_beta_fallback_is_exercised_and_the_scipy_functions_are_scipys():
         special.betaincinv(a, b, u).tolist()
     # at the prior (shapes 1 and 1) a Marsaglia–Tsang pair fails about 1 time in 10, so the
     # 400-round Beta runs above reach the fallback many times
-    from banditkit.policies.thompson import _gamma_attempt
+    from banditkit.policies.index.thompson import _gamma_attempt
 
     uu = np.random.default_rng(2).random((4, 10_000))
     ok = _gamma_attempt(np.ones(10_000), uu[0], uu[1])[1] & \

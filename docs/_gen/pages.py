@@ -64,10 +64,10 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
                  "many arms) and 4 (linear, infinitely many arms), with their non-replicable "
                  "batched baselines.",
         "pages": ["replicable.md", "replicable-linear.md"],
-        "modules": ["banditkit.policies.replicable_elimination",
-                    "banditkit.policies.batched_elimination",
-                    "banditkit.policies.replicable_linear",
-                    "banditkit.policies.linear_elimination"],
+        "modules": ["banditkit.policies.elimination.replicable",
+                    "banditkit.policies.elimination.batched",
+                    "banditkit.policies.linear.replicable",
+                    "banditkit.policies.linear.elimination"],
     },
     "replicable-constrained": {
         "title": "Replicable constrained bandits",
@@ -78,8 +78,9 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
                  "(hard constraints: never unsafe with high probability), with optimistic "
                  "non-replicable baselines.",
         "pages": ["constrained.md"],
-        "modules": ["banditkit.policies.debora", "banditkit.policies.constrained_baselines",
-                    "banditkit.policies.oplb"],
+        "modules": ["banditkit.policies.constrained.debora",
+                    "banditkit.policies.constrained.baselines",
+                    "banditkit.policies.constrained.oplb"],
     },
     "transductive-identification": {
         "title": "Transductive linear identification (RAGE)",
@@ -148,10 +149,10 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
                  "batched), EXP3-IX, OFUL / LinUCB and linear Thompson sampling, and the "
                  "fixed-split A/B/n test they are compared with.",
         "pages": ["regret.md", "linear-regret.md"],
-        "modules": ["banditkit.policies.ucb", "banditkit.policies.kl_ucb",
-                    "banditkit.policies.thompson", "banditkit.policies.batched_thompson",
-                    "banditkit.policies.oful", "banditkit.policies.linear_thompson",
-                    "banditkit.policies.moss", "banditkit.policies.bayes_ucb",
+        "modules": ["banditkit.policies.index.ucb", "banditkit.policies.index.kl_ucb",
+                    "banditkit.policies.index.thompson", "banditkit.policies.batched_thompson",
+                    "banditkit.policies.linear.oful", "banditkit.policies.linear.thompson",
+                    "banditkit.policies.index.moss", "banditkit.policies.index.bayes_ucb",
                     "banditkit.policies.exp3_ix", "banditkit.policies.fixed_allocation"],
     },
 }

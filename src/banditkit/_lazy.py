@@ -9,12 +9,15 @@ The CLI's start-up was dominated by imports nothing in the call used (scipy's op
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["alias_moved_modules", "lazy_exports"]
 
 
 def lazy_exports(package: str, where: Mapping[str, Iterable[str]],
@@ -62,3 +65,32 @@ def _guarded(names: frozenset[str]) -> type[types.ModuleType]:
             super().__setattr__(name, value)
 
     return _Package
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import PACKAGE.OLD`` gives ``PACKAGE.NEW`` itself (one module object under both
+    names), so code and pickles written against a package's former layout keep working."""
+
+    def __init__(self, package: str, moved: Mapping[str, str]) -> None:
+        self.package, self.moved = package, dict(moved)
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        head, _, tail = fullname.rpartition(".")
+        if head != self.package or tail not in self.moved:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> object:
+        return importlib.import_module(
+            f"{self.package}.{self.moved[spec.name.rpartition('.')[2]]}")
+
+    def exec_module(self, module: object) -> None:
+        pass  # already executed under its own name
+
+
+def alias_moved_modules(package: str, moved: Mapping[str, str]) -> None:
+    """Let ``package.OLD`` import as ``package.NEW`` for every ``OLD → NEW`` of ``moved``
+    (once per package, whatever the number of calls)."""
+    if not any(isinstance(f, _MovedModules) and f.package == package for f in sys.meta_path):
+        sys.meta_path.append(_MovedModules(package, moved))

@@ -8,14 +8,14 @@ numbers from the same seed (each kernel's tests check this).
 
 numba is the ``speed`` extra (``pip install banditkit[speed]``, installed by ``make test``):
 about 210 MB installed (numba 35 MB, llvmlite 173 MB, numba 0.68), 0.35-0.6 s to import, and
-for the sequential kernels (:mod:`banditkit.policies.sequential_kernels`) about 3.5 s of CPU to
+for the sequential kernels (:mod:`banditkit.policies.index.kernels`) about 3.5 s of CPU to
 compile on first use, then about 0.2 s per process to load them from the cache (measured by
 ``benchmarks/bench_sequential.py --compile`` on a shared machine).
 
 The on-disk cache must never outlive a change to what a kernel depends on (DESIGN.md,
 "Engines"). numba's own cache is keyed on the kernel's file alone, and a kernel freezes the
 module-level constants it reads from other modules (``kl_ucb.NEWTON_STEPS`` in
-:mod:`banditkit.policies.sequential_kernels`) at compile time, so a changed constant elsewhere
+:mod:`banditkit.policies.index.kernels`) at compile time, so a changed constant elsewhere
 would go unseen. Kernels are therefore cached under a directory named after
 :func:`source_digest` — a hash of every ``.py`` file of the package, with numpy's version — in
 ``NUMBA_CACHE_DIR`` if set, else in ``$XDG_CACHE_HOME/banditkit/numba`` (``~/.cache/...``):

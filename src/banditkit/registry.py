@@ -36,14 +36,14 @@ __all__ = ["ALIASES", "PROVIDERS", "PolicyEntry", "canonical_name", "get_policy"
 
 #: Modules imported before the first lookup so that their ``register_policy`` calls run.
 PROVIDERS: list[str] = ["banditkit.policies.named",
-                        "banditkit.policies.linear_elimination",
-                        "banditkit.policies.replicable_linear",
-                        "banditkit.policies.constrained_baselines",
-                        "banditkit.policies.oplb",
-                        "banditkit.policies.debora",
+                        "banditkit.policies.linear.elimination",
+                        "banditkit.policies.linear.replicable",
+                        "banditkit.policies.constrained.baselines",
+                        "banditkit.policies.constrained.oplb",
+                        "banditkit.policies.constrained.debora",
                         "banditkit.identification.named",
                         # issue 18: OFUL and linear Thompson sampling
-                        "banditkit.policies.linear_lockstep"]
+                        "banditkit.policies.linear.lockstep"]
 
 
 #: Old registry names → the current one. One name per algorithm: the registry name is the
@@ -69,15 +69,14 @@ def canonical_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class PolicyEntry:
-    """A registered policy: its factory, an optional lock-step runner, and a one-line help.
+    """A registered policy: its factory and a one-line help.
 
-    ``lockstep`` is informational (tests and benchmarks call it by name): ``simulate``,
-    ``simulate_trials``, ``audit`` and the figures take the engines the algorithm class
-    declares (:mod:`banditkit.engines`), never this field."""
+    Engines are not registered here: the algorithm class declares them (its ``engines``
+    attribute, :mod:`banditkit.engines`, the one way), and ``simulate``, ``simulate_trials``,
+    ``audit`` and the figures take them from the algorithm."""
 
     name: str
     factory: Callable[..., Algorithm]
-    lockstep: Callable[..., list] | None = None
     description: str = ""
 
     def parameters(self) -> dict[str, Any]:
@@ -91,15 +90,14 @@ _REGISTRY: dict[str, PolicyEntry] = {}
 _imported = 0  # providers imported so far, in PROVIDERS' order
 
 
-def register_policy(name: str, *, lockstep: Callable[..., list] | None = None,
-                    description: str = "") -> Callable[[Callable[..., Algorithm]],
-                                                       Callable[..., Algorithm]]:
+def register_policy(name: str, *, description: str = ""
+                    ) -> Callable[[Callable[..., Algorithm]], Callable[..., Algorithm]]:
     """Decorator registering a policy factory under ``name``."""
     def wrap(factory: Callable[..., Algorithm]) -> Callable[..., Algorithm]:
         if name in _REGISTRY or name in ALIASES:
             raise ValueError(f"policy {name!r} is already registered")
         doc = description or (inspect.getdoc(factory) or "").split("\n")[0]
-        _REGISTRY[name] = PolicyEntry(name, factory, lockstep, doc)
+        _REGISTRY[name] = PolicyEntry(name, factory, doc)
         return factory
     return wrap
 

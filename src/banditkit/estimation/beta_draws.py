@@ -1,5 +1,5 @@
 """Exact Beta draws from a fixed number of uniforms, shared by Thompson sampling
-(:mod:`banditkit.policies.thompson`) and top-two Thompson sampling
+(:mod:`banditkit.policies.index.thompson`) and top-two Thompson sampling
 (:mod:`banditkit.identification.top_two`), and their compiled kernels.
 
 A Beta(a, b) draw reads ``BETA_UNIFORMS`` = 5 uniforms per arm: G_a/(G_a + G_b) with one

@@ -1,5 +1,5 @@
 """The Beta sampler of :mod:`.beta_draws` one arm at a time, for compiled kernels (Thompson
-sampling's :mod:`banditkit.policies.sequential_kernels`, top-two Thompson sampling's
+sampling's :mod:`banditkit.policies.index.kernels`, top-two Thompson sampling's
 :mod:`banditkit.identification.top_two_kernel`).
 
 The normal quantile and the inverse Beta CDF are scipy's own compiled functions

@@ -1,6 +1,8 @@
-"""Best-arm identifiers for (transductive) linear bandits: RAGE and its baselines,
-Track-and-Stop and Frank-Wolfe Sampling (fixed confidence), top-two Thompson sampling, and the
-fixed-budget identifiers of the P1-RAGE paper.
+"""Best-arm identifiers: for (transductive) linear bandits RAGE and its baselines,
+Track-and-Stop and Frank-Wolfe Sampling (fixed confidence) and the fixed-budget identifiers of
+the P1-RAGE paper; for K arms top-two Thompson sampling, Track-and-Stop, EB-TC, LUCB1 and
+KL-LUCB. Every identifier is imported from here, under its registry name
+(``from banditkit.identification import EBTC``); the modules below are where they live.
 
 A family with engines of its own is a subpackage, its class in ``__init__`` and its engines
 beside it (DESIGN.md, "Engines"): ``glr`` (the GLR identifiers' shared state, compiled kernels
@@ -11,13 +13,9 @@ and driver), ``track_and_stop`` (+ ``blocks``), ``lingame`` (+ ``kernel``), ``li
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from .._lazy import alias_moved_modules, lazy_exports
 
 #: Former module names → where the module now lives (``banditkit.identification.X``).
 MOVED = {
@@ -32,32 +30,13 @@ MOVED = {
 }
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``import banditkit.identification.linear_glr_run`` gives
-    ``banditkit.identification.glr.run`` itself (one module object under both names), so code
-    and pickles written against the flat layout keep working."""
+alias_moved_modules(__name__, MOVED)
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None
-                  ) -> importlib.machinery.ModuleSpec | None:
-        head, _, tail = fullname.rpartition(".")
-        if head != __name__ or tail not in MOVED:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> object:
-        return importlib.import_module(f"{__name__}.{MOVED[spec.name.rpartition('.')[2]]}")
-
-    def exec_module(self, module: object) -> None:
-        pass  # already executed under its own name
-
-
-if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
-    sys.meta_path.append(_MovedModules())
-
-__all__ = ["ALBA", "GBAI", "P1RAGE", "RAGE", "FrankWolfeSampling", "LinGame",
-           "LinGapE", "LinearTrackAndStop", "MixedPeace", "ODLinBAI", "P1Peace", "Peace",
-           "ReplicableGBAI", "ReplicableRAGE", "ReplicableSuccessiveElimination", "TopTwoThompson",
-           "XYAdaptive", "XYOracle", "XYStatic"]
+__all__ = ["ALBA", "EBTC", "GBAI", "KLLUCB", "LUCB", "P1RAGE", "RAGE", "FrankWolfeSampling",
+           "KArmedTrackAndStop", "LinGame", "LinGapE", "LinearTrackAndStop", "MixedPeace",
+           "ODLinBAI", "P1Peace", "Peace", "ReplicableGBAI", "ReplicableRAGE",
+           "ReplicableSuccessiveElimination", "TopTwoThompson", "XYAdaptive", "XYOracle",
+           "XYStatic"]
 
 # imported on first use (PEP 562): importing one module of the package does not import them
 # all (and scipy with them)
@@ -65,6 +44,9 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".alba": ["ALBA"],
     ".fw_sampling": ["FrankWolfeSampling"],
     ".g_bai": ["GBAI"],
+    ".k_armed.eb_tc": ["EBTC"],
+    ".k_armed.lucb": ["KLLUCB", "LUCB"],
+    ".k_armed.track_and_stop": ["KArmedTrackAndStop"],
     ".lingame": ["LinGame"],
     ".lingape": ["LinGapE"],
     ".od_linbai": ["ODLinBAI"],
@@ -83,6 +65,9 @@ if TYPE_CHECKING:
     from .alba import ALBA
     from .fw_sampling import FrankWolfeSampling
     from .g_bai import GBAI
+    from .k_armed.eb_tc import EBTC
+    from .k_armed.lucb import KLLUCB, LUCB
+    from .k_armed.track_and_stop import KArmedTrackAndStop
     from .lingame import LinGame
     from .lingape import LinGapE
     from .od_linbai import ODLinBAI

@@ -16,7 +16,7 @@ from ..envs.base import Environment
 from ..registry import register_policy
 from .alba import ALBA
 from .fw_sampling import FrankWolfeSampling
-from .g_bai import GBAI, gbai_lockstep
+from .g_bai import GBAI
 from .k_armed.eb_tc import EBTC
 from .k_armed.lucb import KLLUCB, LUCB
 from .k_armed.track_and_stop import KArmedTrackAndStop
@@ -158,7 +158,7 @@ def _budget(name: str, horizon: int | None) -> int:
     return horizon
 
 
-@register_policy("GBAI", lockstep=gbai_lockstep)
+@register_policy("GBAI")
 def g_bai(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
           design_tol: float = 0.01) -> GBAI:
     """G-BAI (Xiong et al., Algorithm 1): i.i.d. pulls from the G-optimal design, IPS."""

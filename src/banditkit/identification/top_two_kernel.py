@@ -173,7 +173,13 @@ def top_two_engine(algorithm: object, env: Environment, horizon: int | None
         scipy_functions()
     except (AttributeError, KeyError, RuntimeError):
         return None
-    return Engine("compiled kernel", run=simulate_top_two)
+    return Engine("compiled kernel", run=_engine_run)
+
+
+def _engine_run(algorithm: TopTwoThompson, env: Environment, *, horizon: int | None,
+                seed: SeedLike, checkpoints: np.ndarray | None) -> Trial:
+    """The engine's ``run``: the kernel itself (:func:`top_two_engine` checked it applies)."""
+    return _run(algorithm, env, horizon, seed, checkpoints)
 
 
 def simulate_top_two(algorithm: TopTwoThompson, env: Environment, *,
@@ -181,7 +187,10 @@ def simulate_top_two(algorithm: TopTwoThompson, env: Environment, *,
                      checkpoints: np.ndarray | None = None, engine: str = "auto") -> Trial:
     """One trial of :class:`TopTwoThompson` on ``env``: :func:`banditkit.simulate`'s
     decisions, through the compiled kernel when numba is available (``engine="auto"``),
-    always (``"kernel"``, run by Python without numba), or never (``"python"``)."""
+    always (``"kernel"``, run by Python without numba), or never (``"python"``).
+
+    Not the public way in: :func:`banditkit.simulate` takes this kernel by itself (it is the
+    class's declared engine). This driver stays for tests that run the kernel as Python."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if horizon is not None:

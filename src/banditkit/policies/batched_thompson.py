@@ -10,7 +10,7 @@ Each batch of n pulls:
    draws of the posteriors (M = 10,000 by default: the standard error of each P_k is at most
    0.5/sqrt(M) = 0.005, so the shares move by less than a percentage point between two
    estimates from the same data). The posteriors are those of
-   :class:`~banditkit.policies.thompson.ThompsonSampling` (Beta(1, 1) prior, or Gaussian
+   :class:`~banditkit.policies.index.thompson.ThompsonSampling` (Beta(1, 1) prior, or Gaussian
    N(μ̂, σ²/(n + 1)) of Agrawal & Goyal 2013).
 2. Shares w_k = m + (1 − K·m)·P_k with m the minimum share (1%, GrowthBook's floor, by
    default): every arm keeps at least m of the traffic, so an arm that looked bad early is
@@ -38,7 +38,7 @@ from ..design.rounding import round_allocation
 from ..estimation.posteriors import bounded_reward_range, check_prior, sample_posterior
 from ..protocol import Algorithm, Batch
 from ..validation import check_positive, check_positive_int
-from .index_policy import check_reward_range
+from .index.base import check_reward_range
 
 __all__ = ["BatchedThompson", "probability_best"]
 

@@ -13,18 +13,17 @@ from ..envs.base import Environment
 from ..registry import need_horizon, register_policy
 from ..rng import SeedLike
 from ..trial import Trial
-from .batched_elimination import BatchedElimination
 from .batched_thompson import BatchedThompson
-from .bayes_ucb import BayesUCB
+from .elimination.batched import BatchedElimination
+from .elimination.replicable import ReplicableBatchedElimination, ReplicableElimination
 from .exp3_ix import EXP3IX
 from .fixed_allocation import FixedAllocation
-from .kl_ucb import KLUCB
-from .moss import MOSS
-from .replicable_elimination import ReplicableBatchedElimination, ReplicableElimination
-from .sequential_lockstep import index_lockstep
-from .thompson import ThompsonSampling
-from .ucb import UCB1
-from .ucb_lockstep import ucb1_lockstep
+from .index.bayes_ucb import BayesUCB
+from .index.kl_ucb import KLUCB
+from .index.lockstep import index_lockstep
+from .index.moss import MOSS
+from .index.thompson import ThompsonSampling
+from .index.ucb import UCB1
 
 __all__ = [
     "batched_elimination",
@@ -46,7 +45,7 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # The K-armed policies
 
-@register_policy("UCB1", lockstep=ucb1_lockstep)
+@register_policy("UCB1")
 def ucb1(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
          exploration: float = 2.0, reward_range: tuple[float, float] | None = (0.0, 1.0)
          ) -> UCB1:
@@ -130,7 +129,7 @@ def thompson_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Gene
     return index_lockstep(make, envs, rngs, seeds, horizon, checkpoints)
 
 
-@register_policy("KLUCB", lockstep=klucb_lockstep)
+@register_policy("KLUCB")
 def kl_ucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
            divergence: str = "bernoulli", c: float = 0.0, sigma: float = 1.0,
            reward_range: tuple[float, float] | str | None = "default") -> KLUCB:
@@ -139,7 +138,7 @@ def kl_ucb(env: Environment, rng: np.random.Generator, *, horizon: int | None = 
                  reward_range=reward_range)
 
 
-@register_policy("ThompsonSampling", lockstep=thompson_lockstep)
+@register_policy("ThompsonSampling")
 def thompson_sampling(env: Environment, rng: np.random.Generator, *,
                       horizon: int | None = None, posterior: str = "beta",
                       prior: tuple[float, float] = (1.0, 1.0), sigma: float = 1.0,

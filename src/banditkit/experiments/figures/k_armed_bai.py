@@ -23,7 +23,6 @@ from ...identification.k_armed.lucb import KLLUCB
 from ...identification.k_armed.oracle import divergence, optimal_weights
 from ...identification.k_armed.track_and_stop import KArmedTrackAndStop
 from ...identification.top_two import TopTwoThompson
-from ...identification.top_two_kernel import simulate_top_two
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
 
 __all__ = ["FIGURES", "INSTANCES", "lower_bounds", "make_instance"]
@@ -86,7 +85,7 @@ ALGORITHMS = (
     AlgorithmSpec("TaS-D", make_tas),
     AlgorithmSpec("TaS-C", make_tas, {"tracking": "C"}),
     AlgorithmSpec("TaS-D-heur", make_tas, {"threshold": "heuristic"}),
-    AlgorithmSpec("TTTS", make_ttts, simulator=simulate_top_two),
+    AlgorithmSpec("TTTS", make_ttts),  # simulate takes its compiled kernel
     AlgorithmSpec("EB-TC", make_ebtc),
     AlgorithmSpec("KL-LUCB", make_kl_lucb),
 )

@@ -10,8 +10,9 @@ paper has no experiment; these figures are ours, each built from one of its clai
 * ``replicable-constrained:hard`` — DEBORA-H (Algorithm 4) plays safe strategies with probability
   ≥ 1 − δ (Lemma 5.1) at a regret that grows as 1/λ_min (Theorem 5.3): against the optimistic
   strategy mixed with x◇ by the same Eq. (4) without replicability
-  (:class:`~banditkit.policies.constrained_baselines.OptimisticMixingConstrained`) and the
-  published safe baseline OPLB (Pacchiano et al. 2021, :class:`~banditkit.policies.oplb.OPLB`),
+  (:class:`~banditkit.policies.constrained.baselines.OptimisticMixingConstrained`) and the
+  published safe baseline OPLB (Pacchiano et al. 2021,
+  :class:`~banditkit.policies.constrained.oplb.OPLB`),
   for Slater margins λ_min ∈ {0.05, 0.1, 0.2}; below the regret curves, the rounds played
   with an unsafe strategy and the measured non-replication of the pairs.
 * ``replicable-constrained:soft-long`` — Theorem 4.3's sublinear violation needs horizons where
@@ -40,9 +41,9 @@ import numpy as np
 
 from ...envs.base import Environment
 from ...envs.instances import make_instance
-from ...policies.constrained_baselines import OptimisticConstrained, OptimisticMixingConstrained
-from ...policies.debora import DEBORA, DEBORAH, DEBORAS
-from ...policies.oplb import OPLB
+from ...policies.constrained.baselines import OptimisticConstrained, OptimisticMixingConstrained
+from ...policies.constrained.debora import DEBORA, DEBORAH, DEBORAS
+from ...policies.constrained.oplb import OPLB
 from ...simulate import simulate
 from ...trial import Trial
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
@@ -121,7 +122,8 @@ def make_optimistic_mixing(env: Environment, rng: np.random.Generator, *, T: int
 
 def make_oplb(env: Environment, rng: np.random.Generator, *, T: int) -> OPLB:
     """OPLB (Pacchiano, Ghavamzadeh, Bartlett & Jiang 2021), multi-armed, as the authors'
-    code (policies/oplb.py): the published safe baseline. The known safe arm is x◇ = e_5 with
+    code (policies/constrained/oplb.py): the published safe baseline. The known safe arm is
+    x◇ = e_5 with
     its cost means; α_r = 1 + 1/min α, α_c = 1, δ = 1/T² (the code's constants); the doubling
     schedule (the code solves one LP a round, out of reach at T = 10⁶)."""
     arm = int(np.flatnonzero(env.safe_strategy > 0)[0])
@@ -268,7 +270,8 @@ HARD = FigureSpec(
            "baseline is OPLB (Pacchiano, Ghavamzadeh, Bartlett & Jiang 2021), multi-armed, as "
            "the authors' public code states it (its paper's algorithm box could not be read): "
            "pessimistic costs, rewards with α_r = 1 + 1/min α, δ = 1/T², the known safe arm "
-           "e_5, the doubling schedule (policies/oplb.py). unsafe_rounds counts the rounds whose "
+           "e_5, the doubling schedule (policies/constrained/oplb.py). unsafe_rounds counts "
+           "the rounds whose "
            "strategy violates a constraint under the true costs (drawn below the regret, with "
            "the measured non-replication of the {pairs} pairs per point); any_unsafe averages "
            "to the fraction of trials with one." + _COMMON),

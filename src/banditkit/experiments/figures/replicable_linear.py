@@ -22,10 +22,10 @@ import numpy as np
 
 from ...envs.base import Environment
 from ...envs.instances import make_instance
-from ...policies.linear_elimination import LinearElimination
-from ...policies.linear_thompson import LinearThompson
-from ...policies.oful import OFUL
-from ...policies.replicable_linear import ReplicableLinearElimination, ReplicableLinearLSE
+from ...policies.linear.elimination import LinearElimination
+from ...policies.linear.oful import OFUL
+from ...policies.linear.replicable import ReplicableLinearElimination, ReplicableLinearLSE
+from ...policies.linear.thompson import LinearThompson
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
 from .replicable_bandits import horizon_of
 

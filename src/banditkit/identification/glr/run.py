@@ -64,7 +64,7 @@ def glr_engine(algorithm: Algorithm, env: Environment, horizon: int | None) -> E
     if type(algorithm) not in (FrankWolfeSampling, LinGame) or not available() or \
             not kernel_eligible(algorithm, env, horizon):
         return None
-    return Engine("compiled kernel", run=simulate_fw_sampling)
+    return Engine("compiled kernel", run=run_kernel)
 
 
 def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int | None = None,
@@ -73,7 +73,11 @@ def simulate_fw_sampling(algorithm: Algorithm, env: Environment, *, horizon: int
     """One trial of :class:`FrankWolfeSampling` (or :class:`LinGame`) on ``env``:
     :func:`banditkit.simulate`'s decisions, through the compiled kernels when numba is
     available (``engine="auto"``), always (``"kernel"``), or never (``"python"``:
-    ``simulate``)."""
+    ``simulate``).
+
+    Not the public way in: :func:`banditkit.simulate` takes these kernels by itself (they are
+    the classes' declared engine). This driver stays for tests that run the kernels as
+    Python."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if horizon is not None:

@@ -2,7 +2,11 @@
 2016), the top-two EB-TCε₀ (Jourdan, Degenne & Kaufmann 2023), LUCB1 (Kalyanakrishnan et al.
 2012) and KL-LUCB (Kaufmann & Kalyanakrishnan 2013), with the optimal proportions and the
 characteristic time of Garivier & Kaufmann (:mod:`.oracle`). Top-two Thompson sampling (Russo
-2016) is :mod:`banditkit.identification.top_two`."""
+2016) is :mod:`banditkit.identification.top_two`.
+
+The identifiers are imported from :mod:`banditkit.identification` (one import path per
+algorithm, under its registry name); this package exports the oracle's functions, and its
+classes only as the same objects, for code written against it before."""
 
 from __future__ import annotations
 

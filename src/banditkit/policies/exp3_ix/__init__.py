@@ -19,7 +19,7 @@ log T.
 Randomness: one uniform of ξ per round; the arm is ``searchsorted(cumsum(p), u, "right")``
 (inversion, as ``Generator.choice`` with ``p`` does). Fully sequential, one pull a batch;
 :func:`banditkit.simulate_trials` runs its trials in lock-step
-(:mod:`banditkit.policies.exp3_ix_lockstep`), with the protocol loop's numbers.
+(:mod:`banditkit.policies.exp3_ix.lockstep`), with the protocol loop's numbers.
 """
 
 from __future__ import annotations
@@ -28,10 +28,24 @@ import math
 
 import numpy as np
 
-from ..protocol import Algorithm, Batch
-from ..validation import check_positive, check_positive_int
+from ...protocol import Algorithm, Batch
+from ...validation import check_positive, check_positive_int
 
-__all__ = ["EXP3IX", "neu_parameters", "neu_regret_bound"]
+__all__ = ["EXP3IX", "exp_weights", "neu_parameters", "neu_regret_bound"]
+
+
+def exp_weights(exponents: np.ndarray) -> np.ndarray:
+    """exp(z) / Σ exp(z) along the last axis, each exp the C library's (``math.exp``).
+
+    Not numpy's ``exp``: on AVX-512 builds numpy's SIMD loop rounds about 5% of values
+    differently in the last bit, and EXP3-IX amplifies such differences (a large η moved the
+    loss estimates by O(1) within 500 rounds and changed the pulls), so the class, the
+    lock-step runner and the compiled kernel (:mod:`banditkit.policies.exp3_ix.kernel`), which
+    numba compiles to the C library's ``exp``, all take this one, and agree on every machine.
+    """
+    flat = exponents.ravel().tolist()
+    w = np.fromiter(map(math.exp, flat), dtype=float, count=len(flat)).reshape(exponents.shape)
+    return w / w.sum(axis=-1, keepdims=True)
 
 
 def neu_parameters(n_arms: int, horizon: int) -> tuple[float, float]:
@@ -66,8 +80,8 @@ class EXP3IX(Algorithm):
     kind = "regret"
     reward_range = (0.0, 1.0)  # losses 1 − reward in [0, 1], Neu's assumption
     runs_per_pull = 1.0  # one pull a batch (simulate's memory check)
-    #: The lock-step engine across trials (:mod:`banditkit.policies.exp3_ix_lockstep`).
-    engines = "banditkit.policies.exp3_ix_lockstep:exp3_ix_engine"
+    #: The lock-step engine across trials (:mod:`banditkit.policies.exp3_ix.lockstep`).
+    engines = "banditkit.policies.exp3_ix.lockstep:exp3_ix_engine"
 
     def __init__(self, n_arms: int, horizon: int, *, rng: np.random.Generator,
                  eta: float | None = None, gamma: float | None = None) -> None:
@@ -95,8 +109,7 @@ class EXP3IX(Algorithm):
 
     def probabilities(self) -> np.ndarray:
         """p_t ∝ exp(−η L̃) (computed from L̃ − min L̃, which leaves p unchanged)."""
-        w = np.exp(-self.eta * (self.losses - self.losses.min()))
-        return w / w.sum()
+        return exp_weights(-self.eta * (self.losses - self.losses.min()))
 
     def _next_batch(self) -> Batch | None:
         if self.t >= self.horizon:

@@ -1,6 +1,6 @@
 """Compiled kernel of OFUL and linear Thompson sampling (numba, through :mod:`banditkit.jit`):
 one trial's whole run in a loop, with the floating-point operations of
-:mod:`banditkit.policies.linear_index` in the same order, so it plays the same arms as the
+:mod:`banditkit.policies.linear.index` in the same order, so it plays the same arms as the
 numpy lock-step driver and as :func:`banditkit.simulate` (``tests/test_linear_regret.py``).
 
 Why it agrees bit for bit: every operation is an IEEE addition, multiplication, division or
@@ -20,13 +20,13 @@ import math
 
 import numpy as np
 
-from ..jit import njit
+from ...jit import njit
 
 __all__ = ["OFUL_KIND", "TS_KIND", "linear_trial"]
 
 #: ``kind`` codes of :func:`linear_trial`.
 OFUL_KIND, TS_KIND = 0, 1
-#: OFUL radius codes (the order of :data:`banditkit.policies.oful.RADII`).
+#: OFUL radius codes (the order of :data:`banditkit.policies.linear.oful.RADII`).
 SELF_NORMALIZED, DETERMINANT_FREE, CONSTANT = 0, 1, 2
 #: Noise codes: one-pull Bernoulli or Rademacher reward from a uniform, or Gaussian.
 BERNOULLI, RADEMACHER, GAUSSIAN = 0, 1, 2
@@ -42,7 +42,7 @@ def linear_trial(X: np.ndarray, lam: float, kind: int, radius: int, R: float, tw
 
     The constants are the policy's (``two_log`` = 2 log(1/δ), ``bias`` = √λ S, ``L2`` = L²);
     ``thresholds``/``below`` give numpy's inversion rule for a one-pull binomial draw
-    (:func:`~banditkit.policies.sequential_lockstep._bernoulli_rule`).
+    (:func:`~banditkit.policies.index.lockstep._bernoulli_rule`).
     """
     K, d = X.shape
     G = np.empty((K, d))

@@ -16,7 +16,7 @@ theory's (v ≈ 80 for d = 5, δ = 0.01, T = 10⁵), which over-explores at prac
 
 The draw is a Cholesky draw, as DESIGN.md asks: θ̃ = θ̂ + v C⁻ᵀz with V = C Cᵀ and z standard
 normal (Cov = v² C⁻ᵀC⁻¹ = v² V⁻¹); C is kept by rank-one updates
-(:mod:`banditkit.policies.linear_index`). Each round reads exactly d standard normals from ξ,
+(:mod:`banditkit.policies.linear.index`). Each round reads exactly d standard normals from ξ,
 so many trials run in lock-step, each with its own ξ, and agree bit for bit with this class.
 
 Like OFUL, the default ``reward_range`` is (−1, 1) with R = 1 (the paper assumes ‖x‖, ‖θ*‖ ≤ 1
@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from ..validation import check_positive, check_probability
-from .linear_index import (
+from ...validation import check_positive, check_probability
+from .index import (
     LinearIndexPolicy,
     LinearState,
     check_sub_gaussian_range,

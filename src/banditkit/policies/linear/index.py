@@ -19,7 +19,7 @@ no determinant recomputed):
 A round costs O(Kd + d²). Every array carries a leading axis of trials, and every operation is
 element-wise with a fixed order of additions (no BLAS reduction, whose order depends on the
 shapes), so one trial (:class:`LinearIndexPolicy`, leading axis of length 1) and many trials in
-lock-step (:mod:`banditkit.policies.linear_lockstep`) compute the same doubles bit for bit.
+lock-step (:mod:`banditkit.policies.linear.lockstep`) compute the same doubles bit for bit.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..protocol import Algorithm, Batch
-from ..validation import check_arms, check_positive, check_positive_int
-from .index_policy import check_reward_range, draw_xi
+from ...protocol import Algorithm, Batch
+from ...validation import check_arms, check_positive, check_positive_int
+from ..index.base import check_reward_range, draw_xi
 
 __all__ = ["LinearIndexPolicy", "LinearState", "check_sub_gaussian_range", "matvec_rows",
            "solve_upper_transpose"]
@@ -179,7 +179,7 @@ class LinearIndexPolicy(Algorithm):
     #: Decision-log runs per pull (:func:`banditkit.simulate.check_memory`): one pull a batch.
     runs_per_pull = 1.0
     #: The compiled trial and the lock-step runner (:mod:`banditkit.engines`).
-    engines = "banditkit.policies.linear_lockstep:linear_engine"
+    engines = "banditkit.policies.linear.lockstep:linear_engine"
     cholesky: bool = False
 
     def __init__(self, X: np.ndarray, *, lam: float = 1.0, rng: np.random.Generator | None = None,

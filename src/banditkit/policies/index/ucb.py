@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .index_policy import IndexPolicy
+from .base import IndexPolicy
 
 __all__ = ["UCB1"]
 

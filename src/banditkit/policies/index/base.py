@@ -4,7 +4,7 @@ number of draws from the internal stream ξ per round.
 
 The score is a pure function of arrays of shape (..., K), so the same numpy operations run for
 one trial (:class:`IndexPolicy`) and for many trials in lock-step
-(:mod:`banditkit.policies.sequential_lockstep`): the two agree bit for bit. Draws from ξ are
+(:mod:`banditkit.policies.index.lockstep`): the two agree bit for bit. Draws from ξ are
 fixed in number per round (``draws`` per round, of kind ``"uniform"`` or ``"normal"``), so a
 lock-step driver can read each trial's ξ in blocks and still see the same numbers as the
 sequential class, which reads them one round at a time.
@@ -16,8 +16,8 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ..protocol import Algorithm, Batch
-from ..validation import check_positive_int, check_range
+from ...protocol import Algorithm, Batch
+from ...validation import check_positive_int, check_range
 
 __all__ = ["IndexPolicy", "check_reward_range", "draw_xi"]
 
@@ -61,7 +61,7 @@ class IndexPolicy(Algorithm):
     #: Decision-log runs per pull (:func:`banditkit.simulate.check_memory`): one pull a batch.
     runs_per_pull = 1.0
     #: The compiled trial and the lock-step runner (:mod:`banditkit.engines`).
-    engines = "banditkit.policies.sequential_lockstep:index_engine"
+    engines = "banditkit.policies.index.lockstep:index_engine"
     draws: int = 0
     draw_kind: str = "uniform"
     initial_rounds: bool = True

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimation.posteriors import bounded_reward_range, kl_bernoulli, kl_gaussian
-from ..validation import check_positive
-from .index_policy import IndexPolicy
+from ...estimation.posteriors import bounded_reward_range, kl_bernoulli, kl_gaussian
+from ...validation import check_positive
+from .base import IndexPolicy
 
 __all__ = ["KLUCB", "exploration_level", "kl_bernoulli", "kl_gaussian", "klucb_bernoulli_index"]
 

@@ -31,8 +31,8 @@ import math
 
 import numpy as np
 
-from ..validation import check_positive, check_probability
-from .linear_index import LinearIndexPolicy, LinearState, check_sub_gaussian_range
+from ...validation import check_positive, check_probability
+from .index import LinearIndexPolicy, LinearState, check_sub_gaussian_range
 
 __all__ = ["OFUL", "RADII"]
 

@@ -11,15 +11,15 @@ assumption), so that is the default ``reward_range``.
 
 Deterministic (no ξ; ties to the lowest index). It is an index policy, so
 :func:`banditkit.simulate` and :func:`banditkit.simulate_trials` run it through the lock-step
-engine of :mod:`banditkit.policies.sequential_lockstep`.
+engine of :mod:`banditkit.policies.index.lockstep`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_positive_int
-from .index_policy import IndexPolicy
+from ...validation import check_positive_int
+from .base import IndexPolicy
 
 __all__ = ["MOSS"]
 

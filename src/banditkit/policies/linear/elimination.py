@@ -5,7 +5,7 @@ Esfandiari, Karbasi, Mehrabian and Mirrokni, "Regret bounds for batched bandits"
 Esfandiari et al., "Replicable Bandits", ICLR 2023; the per-phase G-optimal design and
 least-squares estimate are those of phased elimination (Lattimore & Szepesvári 2020,
 Chapter 22). :class:`PhasedLinearElimination` holds the machinery shared with the replicable
-Algorithms 3 and 4 (``banditkit.policies.replicable_linear``): the batch schedule, the active
+Algorithms 3 and 4 (``banditkit.policies.linear.replicable``): the batch schedule, the active
 set, the deterministic design of the active arms, the final commitment.
 """
 
@@ -16,12 +16,12 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ..design import g_optimal, round_allocation
-from ..envs.base import Environment
-from ..estimation.least_squares import LeastSquares
-from ..protocol import Algorithm, Batch
-from ..registry import need_horizon, register_policy
-from ..validation import (
+from ...design import g_optimal, round_allocation
+from ...envs.base import Environment
+from ...estimation.least_squares import LeastSquares
+from ...protocol import Algorithm, Batch
+from ...registry import need_horizon, register_policy
+from ...validation import (
     check_arms,
     check_positive,
     check_positive_int,

@@ -50,11 +50,11 @@ import warnings
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..protocol import Algorithm, Batch
-from ..registry import need_horizon, register_policy
-from ..rng import SeedLike, as_generator
-from ..validation import (
+from ...envs.base import Environment
+from ...protocol import Algorithm, Batch
+from ...registry import need_horizon, register_policy
+from ...rng import SeedLike, as_generator
+from ...validation import (
     as_numbers,
     check_distribution,
     check_in_unit_interval,
@@ -63,7 +63,7 @@ from ..validation import (
     check_positive_int,
     check_probability,
 )
-from .epoch_sampler import epoch_batch
+from ..epoch_sampler import epoch_batch
 from .safe_lp import optimistic_strategy
 
 __all__ = [
@@ -140,7 +140,8 @@ class OptimisticConstrained(Algorithm):
     At each update: estimates r̂(a), ĝ_i(a) (empirical means; 1/2 for an arm never pulled),
     Hoeffding widths w(a) (:func:`hoeffding_widths`), and
     x = argmax_{x ∈ Δ_K} (r̂ + w)ᵀx s.t. (ĝ_i − w)ᵀx ≤ α_i ∀i, by
-    :func:`banditkit.policies.safe_lp.optimistic_strategy` (which documents what it returns
+    :func:`banditkit.policies.constrained.safe_lp.optimistic_strategy` (which documents what it
+    returns
     when that set is empty). The pulls until the next update are drawn from x with ξ.
 
     Parameters

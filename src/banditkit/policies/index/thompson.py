@@ -14,7 +14,7 @@ Each round draws θ_k from each arm's posterior and plays argmax θ_k (ties to t
   (2013, Algorithm 2, σ = 1 for rewards in [0, 1]).
 
 Randomness: every round reads a fixed number of values from ξ, so many trials can run in
-lock-step with their own streams (:mod:`banditkit.policies.sequential_lockstep`) and agree bit
+lock-step with their own streams (:mod:`banditkit.policies.index.lockstep`) and agree bit
 for bit with this class. The Gaussian form reads K standard normals. The Beta form reads 5K
 uniforms and draws each Beta as G_a/(G_a + G_b) with one Marsaglia–Tsang (2000) attempt for each
 Gamma (the normal by inversion, ``scipy.special.ndtri``); when either attempt is rejected (under
@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimation.beta_draws import BETA_UNIFORMS, beta_from_uniforms
-from ..estimation.beta_draws import gamma_attempt as _gamma_attempt  # noqa: F401 (tests)
-from ..estimation.posteriors import bounded_reward_range, check_prior
-from ..validation import check_positive
-from .index_policy import IndexPolicy
+from ...estimation.beta_draws import BETA_UNIFORMS, beta_from_uniforms
+from ...estimation.beta_draws import gamma_attempt as _gamma_attempt  # noqa: F401 (tests)
+from ...estimation.posteriors import bounded_reward_range, check_prior
+from ...validation import check_positive
+from .base import IndexPolicy
 
 __all__ = ["BETA_UNIFORMS", "ThompsonSampling", "beta_from_uniforms", "check_prior",
            "posterior_draws"]

@@ -20,9 +20,9 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ..protocol import Algorithm, Batch
-from ..validation import check_positive, check_positive_int, check_probability
-from .commit import check_commit, commit_batch, replicable_commit_means
+from ...protocol import Algorithm, Batch
+from ...validation import check_positive, check_positive_int, check_probability
+from ..commit import check_commit, commit_batch, replicable_commit_means
 
 __all__ = ["BatchedElimination", "BatchedEliminationBase", "default_n_batches"]
 

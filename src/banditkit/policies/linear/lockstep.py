@@ -4,7 +4,7 @@ experiments.
 
 A sequential policy spends one Python step per pull in :func:`banditkit.simulate` (tens of µs).
 The lock-step driver runs n trials together: each round is the policy's own ``scores`` and the
-state's rank-one ``update`` (:mod:`banditkit.policies.linear_index`) on arrays with a leading
+state's rank-one ``update`` (:mod:`banditkit.policies.linear.index`) on arrays with a leading
 axis of n trials, a few dozen numpy operations whatever n.
 
 It reproduces :func:`banditkit.simulate` exactly, trial by trial, on a
@@ -13,7 +13,7 @@ It reproduces :func:`banditkit.simulate` exactly, trial by trial, on a
 * Noise: a one-pull Rademacher reward is ``2·binomial(1, (1 + μ)/2) − 1`` and a Bernoulli one
   ``binomial(1, μ)``; numpy draws either from one uniform by inversion, so each trial's uniforms
   are pre-drawn in blocks and compared with the same threshold numpy uses
-  (:func:`~banditkit.policies.sequential_lockstep._bernoulli_rule`, the K-armed driver's rule).
+  (:func:`~banditkit.policies.index.lockstep._bernoulli_rule`, the K-armed driver's rule).
   numpy draws nothing for a success probability of exactly 0, so such instances run through
   simulate. A Gaussian reward is ``μ + σ·standard_normal()``, likewise pre-drawn.
 * ξ: linear Thompson sampling reads d standard normals a round; each trial's are pre-drawn in
@@ -30,22 +30,22 @@ from functools import partial
 
 import numpy as np
 
-from .. import jit
-from ..engines import Engine
-from ..envs.base import Environment
-from ..envs.linear import LinearBandit
-from ..protocol import Batch, DecisionLog
-from ..registry import register_policy
-from ..rng import SeedLike, as_generator
-from ..simulate import _cumulative_at, default_checkpoints, simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .index_policy import draw_xi
-from .linear_elimination import linear_arms
-from .linear_index import LinearIndexPolicy, LinearState
-from .linear_thompson import LinearThompson
+from ... import jit
+from ...engines import Engine
+from ...envs.base import Environment
+from ...envs.linear import LinearBandit
+from ...protocol import Batch, DecisionLog
+from ...registry import register_policy
+from ...rng import SeedLike, as_generator
+from ...simulate import _cumulative_at, default_checkpoints, simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from ..index.base import draw_xi
+from ..index.lockstep import _bernoulli_rule
+from .elimination import linear_arms
+from .index import LinearIndexPolicy, LinearState
 from .oful import OFUL, RADII
-from .sequential_lockstep import _bernoulli_rule
+from .thompson import LinearThompson
 
 __all__ = ["linear_engine", "linear_lockstep", "linear_trials", "lints", "lints_lockstep",
            "oful", "oful_lockstep"]
@@ -101,7 +101,7 @@ def linear_engine(policy: LinearIndexPolicy, env: Environment, horizon: int | No
                   ) -> Engine | None:
     """The engines of OFUL and LinTS on ``env`` (:attr:`banditkit.protocol.Algorithm.engines`):
     the compiled trial of their exact classes when numba is available
-    (:mod:`banditkit.policies.linear_kernel`), and the lock-step runner :func:`linear_trials`
+    (:mod:`banditkit.policies.linear.kernel`), and the lock-step runner :func:`linear_trials`
     across trials (compiled, or vectorised numpy); ``None`` on environments the runners do not
     reproduce draw for draw, or without a horizon."""
     if horizon is None or not _vectorised([env], policy):
@@ -243,7 +243,7 @@ def _kernel_columns(policy: LinearIndexPolicy, env: LinearBandit,
                     horizon: int) -> Iterator[tuple[np.ndarray, float]]:
     """Each trial's arms (horizon,) from the compiled kernel, one trial after another, with
     the seconds it took."""
-    from . import linear_kernel as lk  # imports numba: only here, never at the CLI's start-up
+    from . import kernel as lk  # imports numba: only here, never at the CLI's start-up
 
     noise = _LinearNoise(env, seeds)
     code = {"gaussian": lk.GAUSSIAN, "rademacher": lk.RADEMACHER}.get(env.noise, lk.BERNOULLI)
@@ -299,7 +299,7 @@ def lints_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generat
                            horizon, checkpoints)
 
 
-@register_policy("OFUL", lockstep=oful_lockstep)
+@register_policy("OFUL")
 def oful(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
          lam: float = 1.0, delta: float = 0.01, R: float = 1.0, S: float = 1.0,
          L: float | None = None, radius: str = "self-normalized", radius_scale: float = 1.0,
@@ -310,7 +310,7 @@ def oful(env: Environment, rng: np.random.Generator, *, horizon: int | None = No
                 reward_range=reward_range)
 
 
-@register_policy("LinearThompson", lockstep=lints_lockstep)
+@register_policy("LinearThompson")
 def lints(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
           lam: float = 1.0, delta: float = 0.01, epsilon: float | None = None, R: float = 1.0,
           v: float | None = None, reward_range: tuple[float, float] | None = (-1.0, 1.0)

@@ -28,7 +28,8 @@ Our additions, each one a choice the authors' code does not make:
 * **m ≥ 1 constraints** (banditkit's constrained problems have m thresholds α_i). Every cost
   row gets its own pessimistic bound U_c,i ≤ α_i, the known arm keeps its known costs c₀,i, and
   α_r = 1 + 1/min_i α_i. For m = 1 this is the code's rule exactly.
-* **Canonical LP.** The LP is solved by :func:`banditkit.policies.safe_lp.optimistic_strategy`:
+* **Canonical LP.** The LP is solved by
+  :func:`banditkit.policies.constrained.safe_lp.optimistic_strategy`:
   the lexicographic maximum among the optimal policies, output snapped to 2^-32.
 * **Arm draws.** Pulls are drawn from π_t with ξ, as the other constrained baselines draw them
   (:func:`.epoch_sampler.epoch_batch`).
@@ -48,11 +49,11 @@ import math
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..registry import need_horizon, register_policy
-from ..rng import SeedLike
-from ..validation import as_numbers, check_integer, check_positive, check_probability
-from .constrained_baselines import SCHEDULES, OptimisticConstrained, constrained_problem
+from ...envs.base import Environment
+from ...registry import need_horizon, register_policy
+from ...rng import SeedLike
+from ...validation import as_numbers, check_integer, check_positive, check_probability
+from .baselines import SCHEDULES, OptimisticConstrained, constrained_problem
 
 __all__ = ["OPLB", "oplb"]
 

@@ -1,7 +1,7 @@
 """Sequential index policies (UCB1, KL-UCB, Thompson sampling) for many trials at once: one
 vectorised step per round across trials.
 
-An :class:`~banditkit.policies.index_policy.IndexPolicy` is fully sequential, so
+An :class:`~banditkit.policies.index.base.IndexPolicy` is fully sequential, so
 :func:`banditkit.simulate` spends one Python step per pull (tens of µs). :func:`index_lockstep`
 runs n trials together with state arrays of shape (n, K): each round is the policy's own
 ``scores`` over all trials, a handful of numpy operations.
@@ -26,7 +26,7 @@ Other environments fall back to :func:`banditkit.simulate`, one trial at a time.
 
 When numba is available (:func:`banditkit.jit.available`), UCB1, KL-UCB and Thompson sampling
 (their exact classes) run instead through a compiled loop per trial
-(:mod:`banditkit.policies.sequential_kernels`) that reads the same streams pull by pull and gives
+(:mod:`banditkit.policies.index.kernels`) that reads the same streams pull by pull and gives
 the same trials: a numpy round costs about a microsecond per call whatever the number of trials,
 so with a figure's 20 trials the numpy path is 7-18x a C loop, the compiled one 1-2x
 (``benchmarks/bench_sequential.py``). The numpy path below is what ``BANDITKIT_JIT=0`` runs.
@@ -39,17 +39,17 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .. import jit
-from ..engines import Engine
-from ..envs.base import Environment
-from ..envs.multi_armed import BernoulliBandit, GaussianBandit
-from ..envs.multi_armed import bernoulli_rule as _bernoulli_rule
-from ..protocol import Batch, DecisionLog
-from ..rng import SeedLike, as_generator
-from ..simulate import default_checkpoints, simulate
-from ..trial import Trial
-from ..validation import check_positive_int
-from .index_policy import IndexPolicy, draw_xi
+from ... import jit
+from ...engines import Engine
+from ...envs.base import Environment
+from ...envs.multi_armed import BernoulliBandit, GaussianBandit
+from ...envs.multi_armed import bernoulli_rule as _bernoulli_rule
+from ...protocol import Batch, DecisionLog
+from ...rng import SeedLike, as_generator
+from ...simulate import default_checkpoints, simulate
+from ...trial import Trial
+from ...validation import check_positive_int
+from .base import IndexPolicy, draw_xi
 
 __all__ = ["index_engine", "index_lockstep", "index_trials"]
 
@@ -121,14 +121,14 @@ def index_engine(policy: IndexPolicy, env: Environment, horizon: int | None
                  ) -> Engine | None:
     """The engines of an index policy (UCB1, KL-UCB, Thompson sampling) on ``env``
     (:attr:`banditkit.protocol.Algorithm.engines`): the compiled trial of its exact class
-    (:func:`~banditkit.policies.sequential_kernels.kernel_for`) when numba is available, and
+    (:func:`~banditkit.policies.index.kernels.kernel_for`) when numba is available, and
     the lock-step runner :func:`index_trials` across trials; ``None`` on other environments
     or without a horizon."""
     if horizon is None or not _vectorised_env(env, policy):
         return None
     run = None
     if jit.available():
-        from .sequential_kernels import kernel_for
+        from .kernels import kernel_for
 
         if kernel_for(policy) is not None:
             run = _index_run
@@ -140,7 +140,7 @@ def _index_run(policy: IndexPolicy, env: Environment, *, horizon: int, seed: See
                checkpoints: np.ndarray | None) -> Trial:
     """One trial through the compiled kernel (the noise Generator read pull by pull, so a
     Generator given as ``seed`` ends where the protocol loop leaves it)."""
-    from .sequential_kernels import kernel_for
+    from .kernels import kernel_for
 
     kernel = kernel_for(policy)
     assert kernel is not None  # index_engine offers this engine only then
@@ -208,9 +208,9 @@ def index_trials(policies: Sequence[IndexPolicy], envs: Sequence[Environment],
                 for p, e, s in zip(policies, envs, seeds, strict=True)]
 
     if jit.available():
-        # a compiled loop per trial (banditkit.policies.sequential_kernels) for the classes
+        # a compiled loop per trial (banditkit.policies.index.kernels) for the classes
         # that have one: the same streams, the same numbers, at C speed
-        from .sequential_kernels import kernel_for
+        from .kernels import kernel_for
 
         kernel = kernel_for(policy)
         if kernel is not None:

@@ -15,16 +15,16 @@ import math
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..estimation.least_squares import LeastSquares
-from ..estimation.replicable_lse import CoreSet, check_range, core_set, replicable_lse
-from ..estimation.replicable_mean import repmean_precision
-from ..protocol import Batch
-from ..registry import need_horizon, register_policy
-from ..rng import SeedLike, as_generator
-from ..validation import check_arms, check_positive, check_positive_int, check_probability
-from .commit import check_commit, commit_batch, linear_commit_values, split_rho
-from .linear_elimination import LinearElimination, PhasedLinearElimination, linear_arms
+from ...envs.base import Environment
+from ...estimation.least_squares import LeastSquares
+from ...estimation.replicable_lse import CoreSet, check_range, core_set, replicable_lse
+from ...estimation.replicable_mean import repmean_precision
+from ...protocol import Batch
+from ...registry import need_horizon, register_policy
+from ...rng import SeedLike, as_generator
+from ...validation import check_arms, check_positive, check_positive_int, check_probability
+from ..commit import check_commit, commit_batch, linear_commit_values, split_rho
+from .elimination import LinearElimination, PhasedLinearElimination, linear_arms
 
 __all__ = ["ReplicableLinearElimination", "ReplicableLinearLSE", "replicable_linear_elimination",
            "replicable_linear_lse"]
@@ -58,7 +58,7 @@ class ReplicableLinearElimination(LinearElimination):
         The internal randomness ξ (the thresholds ε̄_i and the K offsets of a
         ``"replicable-argmax"`` commit, all drawn at construction).
     n_batches, q, size_constant, delta, confidence_scale, design_tol
-        As in :class:`~banditkit.policies.linear_elimination.LinearElimination`
+        As in :class:`~banditkit.policies.linear.elimination.LinearElimination`
         (``confidence_scale`` multiplies ε_i and ε̃_i alike).
     beta : float ≥ 1, optional
         The replicability blow-up β; default ⌊max(K²/ρ_e², 2304)⌋ (the paper, with ρ_e = ρ − ρ_c
@@ -249,7 +249,7 @@ class ReplicableLinearLSE(PhasedLinearElimination):
     min_mass : float, optional
         Lemma 8's mixing mass (see :func:`~banditkit.estimation.replicable_lse.core_set`).
     n_batches, q, design_tol
-        As in :class:`~banditkit.policies.linear_elimination.LinearElimination`.
+        As in :class:`~banditkit.policies.linear.elimination.LinearElimination`.
 
     Notes
     -----

@@ -23,7 +23,7 @@ which is exactly the precision Lemma 2.5 gives RepMean for Ñ_h(a) samples
 * :class:`DEBORAS` (Algorithm 3, soft constraints): every reward and cost mean is re-estimated
   at each epoch, and x_h = argmax (r̂_h + ζ_h)ᵀx over the optimistic safe set
   {x ∈ Δ_K : (ĝ_{h,i} − ζ_h)ᵀx ≤ α_i ∀i} of Eq. (2), by the canonical LP of
-  :func:`banditkit.policies.safe_lp.optimistic_strategy`.
+  :func:`banditkit.policies.constrained.safe_lp.optimistic_strategy`.
 * :class:`DEBORAH` (Algorithm 4, hard constraints): the DEBORA-S strategy x̃_h is mixed with a
   strictly safe x◇, x_h = σ_h x◇ + (1 − σ_h) x̃_h, with σ_h of Eq. (4) (line 5 for h = 0).
 
@@ -77,24 +77,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..estimation.replicable_mean import replicable_means, repmean_precision
-from ..protocol import Algorithm, Batch
-from ..registry import need_horizon, register_policy
-from ..rng import SeedLike, as_generator
-from ..validation import (
+from ...envs.base import Environment
+from ...estimation.replicable_mean import replicable_means, repmean_precision
+from ...protocol import Algorithm, Batch
+from ...registry import need_horizon, register_policy
+from ...rng import SeedLike, as_generator
+from ...validation import (
     check_positive,
     check_positive_int,
     check_probability,
 )
-from .constrained_baselines import (
+from ..epoch_sampler import epoch_batch
+from .baselines import (
     check_safe_strategy,
     check_thresholds,
     constrained_problem,
     mixing_coefficient,
     safe_side,
 )
-from .epoch_sampler import epoch_batch
 from .safe_lp import OUTPUT_GRID, optimistic_strategy, snap_strategy
 
 __all__ = [
@@ -441,7 +441,8 @@ class DEBORAS(_ConstrainedDebora):
     and x_h = argmax_{x ∈ X̲_h} (r̂_h + ζ_h)ᵀx over the optimistic safe set
     X̲_h = {x ∈ Δ_K : (ĝ_{h,i} − ζ_h)ᵀx ≤ α_i ∀i} (Eq. (2)); each round plays a_t ∼ x_h drawn
     with ξ. x_0 maximises r̂_0 + ζ_0 over the simplex: arm 0. The LP is solved canonically by
-    :func:`~banditkit.policies.safe_lp.optimistic_strategy` (if X̲_h is empty, its documented
+    :func:`~banditkit.policies.constrained.safe_lp.optimistic_strategy` (if X̲_h is empty, its
+    documented
     fallback: the strategies of least largest violation).
 
     Parameters

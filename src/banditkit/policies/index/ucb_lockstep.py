@@ -1,5 +1,5 @@
 """UCB1 for many trials at once (:func:`ucb1_lockstep`): the lock-step driver of
-:mod:`banditkit.policies.sequential_lockstep` with UCB1's scores. It reproduces
+:mod:`banditkit.policies.index.lockstep` with UCB1's scores. It reproduces
 :func:`banditkit.simulate` of ``UCB1`` exactly, trial by trial (``tests/test_ucb_lockstep.py``).
 """
 
@@ -10,10 +10,10 @@ from functools import partial
 
 import numpy as np
 
-from ..envs.base import Environment
-from ..rng import SeedLike
-from ..trial import Trial
-from .sequential_lockstep import index_lockstep
+from ...envs.base import Environment
+from ...rng import SeedLike
+from ...trial import Trial
+from .lockstep import index_lockstep
 from .ucb import UCB1
 
 __all__ = ["ucb1_lockstep"]
@@ -31,7 +31,7 @@ def ucb1_lockstep(envs: Sequence[Environment], rngs: Sequence[np.random.Generato
     """Run ``len(seeds)`` trials of UCB1 in lock-step.
 
     Matches :attr:`banditkit.experiments.spec.AlgorithmSpec.lockstep`; see
-    :func:`~banditkit.policies.sequential_lockstep.index_lockstep`. ``rngs`` are unused (UCB1
+    :func:`~banditkit.policies.index.lockstep.index_lockstep`. ``rngs`` are unused (UCB1
     has no internal randomness) and accepted for the protocol.
 
     Returns

@@ -40,11 +40,11 @@ import math
 
 import numpy as np
 
-from ..estimation.replicable_mean import replicable_means, repmean_precision, repmean_samples
-from ..rng import SeedLike, as_generator
-from ..validation import check_probability
-from .batched_elimination import BatchedEliminationBase
-from .commit import split_rho
+from ...estimation.replicable_mean import replicable_means, repmean_precision, repmean_samples
+from ...rng import SeedLike, as_generator
+from ...validation import check_probability
+from ..commit import split_rho
+from .batched import BatchedEliminationBase
 
 __all__ = ["ReplicableBatchedElimination", "ReplicableElimination", "paper_beta"]
 
@@ -95,7 +95,7 @@ class ReplicableBatchedElimination(BatchedEliminationBase):
         2.5 gives for c_i samples (larger than τ_i), and the elimination margin is 2ε_i so that
         the best arm is still kept with high probability.
     n_batches, q, delta, confidence, commit
-        See :class:`~banditkit.policies.batched_elimination.BatchedEliminationBase`.
+        See :class:`~banditkit.policies.elimination.batched.BatchedEliminationBase`.
     commit_share : float in (0, 1), optional
         With ``commit="replicable-argmax"``: ρ_c/ρ, the share of ρ spent on the commit's
         rounding (default 1/2; see :mod:`banditkit.policies.commit`). Refused for other rules.
@@ -227,7 +227,7 @@ class ReplicableElimination(BatchedEliminationBase):
         hang on the threshold); replicability is then only measured. Refused together with an
         explicit ``beta``.
     n_batches, q, delta, confidence, commit
-        See :class:`~banditkit.policies.batched_elimination.BatchedEliminationBase`; δ defaults
+        See :class:`~banditkit.policies.elimination.batched.BatchedEliminationBase`; δ defaults
         to 1/(2KTB), the ln(2KTB) of lines 13–14.
     commit_share : float in (0, 1), optional
         With ``commit="replicable-argmax"``: ρ_c/ρ (default 1/2; see

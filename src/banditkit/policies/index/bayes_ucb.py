@@ -12,7 +12,7 @@ default; ``c=5`` is the theorem's. With c = 0 the horizon is not needed; with c 
 quantile reads log n). There is no initial round-robin: the prior gives every arm a quantile
 (at t = 1 every quantile of order 0 is 0 and arm 0 is played).
 
-Rewards in [0, 1]: as :class:`~banditkit.policies.thompson.ThompsonSampling`, a fractional
+Rewards in [0, 1]: as :class:`~banditkit.policies.index.thompson.ThompsonSampling`, a fractional
 reward r adds r to S_k and 1 − r to the failures; on Bernoulli instances this is the exact
 posterior. The quantile is ``scipy.special.betaincinv``. Deterministic (no ξ); an index policy,
 so :func:`banditkit.simulate_trials` runs it through the lock-step engine.
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_positive_int
-from .index_policy import IndexPolicy
+from ...validation import check_positive_int
+from .base import IndexPolicy
 
 __all__ = ["BayesUCB", "quantile_order"]
 

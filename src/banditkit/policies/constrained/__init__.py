@@ -1,0 +1,3 @@
+"""Policies under cost constraints: DEBORA, DEBORA-S, DEBORA-H, the optimistic
+baselines, OPLB and the safe LP.
+"""
