@@ -465,3 +465,21 @@ def test_a_large_record_runs_in_parts_and_a_refused_part_says_what_was_recorded(
     code, answer = call(port, "POST", "/experiments/parts/record",
                         {"units": units, "rewards": [1.0] * n}, token=ADMIN)
     assert code == 200 and answer == {"recorded": 100}, answer
+
+
+def test_the_parts_of_a_record_are_checked_when_the_request_arrived(tmp_path):
+    """Each part of a large record runs at the time the request arrived (the server's clock,
+    pinned), so an outcome window that closes while the parts run refuses nothing; the same
+    record made later, unpinned, is refused."""
+    from banditkit import Experiment, ExperimentError
+    from banditkit.service.catalog import service_clock
+    from banditkit.service.routes_calls import _record_at
+
+    Experiment.create(tmp_path / "w.sqlite", **DEFINITION, outcome_window=1.0).close()
+    with Experiment.open(tmp_path / "w.sqlite", clock=service_clock) as exp:
+        units = exp.assign(4)["unit"].tolist()
+        arrived = time.time()
+        time.sleep(1.3)  # the window closes "while the parts run"
+        assert _record_at(exp, arrived, units[:2], [1.0, 0.0], None, None, None, None) == 2
+        with pytest.raises(ExperimentError, match="window"):
+            exp.record(units[2:], [1.0, 1.0])
