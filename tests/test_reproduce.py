@@ -18,6 +18,7 @@ from banditkit.experiments.numbers import short_number
 from banditkit.experiments.paper_references import PAPERS, all_figure_references
 from banditkit.experiments.reproduce import reproduce
 from banditkit.experiments.reproduce_compare import compare_figure, judge
+from banditkit.experiments.reproduce_report import render_markdown, report_blocks
 from banditkit.experiments.runner import default_out, load_run
 from browser_support import chromium
 
@@ -272,3 +273,12 @@ def test_appendix_h_at_the_papers_counts_gives_its_verdicts(tmp_path):
     assert ratio.verdict == "differs, explained"
     assert result.counts()["differs, explained"] == 2
     assert result.counts()["within noise"] == 4
+    # issue 35 §3: the identical-pairs reference cannot fail at these constants, and says so
+    alg2 = fig.result.trials.query("algorithm == 'ReplicableElimination (Alg. 2)'")
+    assert alg2["final_regret"].round(6).nunique() == 1  # no data-dependent decision
+    assert alg2["final_regret"].iloc[0] == pytest.approx(4676.4)
+    md = render_markdown(report_blocks(result))
+    row = next(line for line in md.splitlines()
+               if "| non_replication | ReplicableElimination (Alg. 2) |" in line)
+    assert "**cannot fail**: at T = 45,000" in row
+    assert sum("cannot fail" in line for line in md.splitlines()) == 1

@@ -190,6 +190,8 @@ def _row(cmp: Comparison, sources: dict[str, int]) -> tuple[str, ...]:
         verdict = cmp.verdict
         if cmp.verdict == "differs, explained":
             verdict += f" ({{link:{ref.explained}}})"
+    if ref.cannot_fail:
+        verdict += f"; **cannot fail**: {ref.cannot_fail}"
     if ref.versus is None:
         quantity = ref.metric
     else:
