@@ -27,13 +27,14 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=30)
     parser.add_argument("--rho", type=float, default=0.3)
     parser.add_argument("--budgets", type=int, nargs="+", default=[10**6, 10**7])
+    parser.add_argument("--policies", nargs="+", default=["GBAI", "ReplicableGBAI"])
     args = parser.parse_args()
     env = make_instance("linear-random-unit", rng=np.random.default_rng(11), K=30, d=6)
     best = env.best_item()
     print("| T | policy | correct / executions | identical recommendations | s per run |")
     print("|---|---|---|---|---|")
     for T in args.budgets:
-        for name in ("GBAI", "ReplicableGBAI"):
+        for name in args.policies:
             start, correct, same = time.process_time(), 0, 0
             for j in range(args.pairs):
                 recs = []
