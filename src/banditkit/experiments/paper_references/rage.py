@@ -116,8 +116,33 @@ def _claims(figure: str) -> list[Reference]:
     return out
 
 
+#: The authors' code rerun here on Fig. 1d at d = 20 (issue 35 §1): mean pulls ± 1.96 standard
+#: errors over their 20 seeds; docs/rage.md "The authors' code rerun".
+_AUTHORS_CODE = "docs/rage.md#the-authors-code-rerun"
+_AUTHORS_RUN = ("python benchmarks/authors_rage_code.py --repo CHECKOUT {alg} 20 20 "
+                "transductive")
+_AUTHORS_WHERE = ("github.com/fiezt/Transductive-Linear-Bandit-Code @19e51b9, {cls} on "
+                  "run_transductive.py's instance and seeds (np.random.seed(43)), 20 trials: "
+                  "mean pulls ± 1.96 standard errors")
+_AUTHORS_1D = (
+    Reference("rage:fig1d", 0, "RAGE", "n_pulls", 49656.4, "authors-code",
+              _AUTHORS_WHERE.format(cls="RAGE.py"), tolerance=1.96 * 6634.0,
+              command=_AUTHORS_RUN.format(alg="rage"), date="2026-11-28",
+              explained=_AUTHORS_CODE),
+    Reference("rage:fig1d", 0, "XY-oracle", "n_pulls", 28916.2, "authors-code",
+              _AUTHORS_WHERE.format(cls="XY_ORACLE.py"), tolerance=1.96 * 1536.5,
+              command=_AUTHORS_RUN.format(alg="oracle"), date="2026-11-28",
+              explained=_AUTHORS_CODE),
+    Reference("rage:fig1d", 0, "RAGE", "n_pulls", 49656.4 / 28916.2, "authors-code",
+              "the two runs above: mean pulls RAGE / XY-oracle of their code (± 1.96 delta-"
+              "method standard errors)", versus="XY-oracle", by="ratio", tolerance=0.48,
+              command=_AUTHORS_RUN.format(alg="rage|oracle"), date="2026-11-28",
+              explained=_AUTHORS_CODE),
+)
+
 FIGURES = [
     FigureReferences(name, f"Figure {name.split(':fig')[1]}",
-                     tuple(_zero_failures(name) + _claims(name)))
+                     tuple(_zero_failures(name) + _claims(name)
+                           + (list(_AUTHORS_1D) if name == "rage:fig1d" else [])))
     for name in _PAPER_ALGORITHMS
 ]
