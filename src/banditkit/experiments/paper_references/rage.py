@@ -140,9 +140,23 @@ _AUTHORS_1D = (
               explained=_AUTHORS_CODE),
 )
 
+_AUTHORS_1A_WHERE = ("github.com/fiezt/Transductive-Linear-Bandit-Code @19e51b9, {cls} on "
+                     "run_sin_cos_example.py's instance (omega = 0.01) and seeds "
+                     "(np.random.seed(43)), d = 5, 20 trials: mean pulls ± 1.96 standard errors")
+_AUTHORS_1A_RUN = "python benchmarks/authors_rage_code.py --repo CHECKOUT {alg} 5 20 sincos"
+_AUTHORS_1A = (
+    Reference("rage:fig1a", 0, "RAGE", "n_pulls", 711634.6, "authors-code",
+              _AUTHORS_1A_WHERE.format(cls="RAGE.py"), tolerance=1.96 * 83854.8,
+              command=_AUTHORS_1A_RUN.format(alg="rage"), date="2026-11-28"),
+    Reference("rage:fig1a", 0, "XY-oracle", "n_pulls", 322992.75, "authors-code",
+              _AUTHORS_1A_WHERE.format(cls="XY_ORACLE.py"), tolerance=1.96 * 25862.4,
+              command=_AUTHORS_1A_RUN.format(alg="oracle"), date="2026-11-28"),
+)
+_AUTHORS = {"rage:fig1a": _AUTHORS_1A, "rage:fig1d": _AUTHORS_1D}
+
 FIGURES = [
     FigureReferences(name, f"Figure {name.split(':fig')[1]}",
                      tuple(_zero_failures(name) + _claims(name)
-                           + (list(_AUTHORS_1D) if name == "rage:fig1d" else [])))
+                           + list(_AUTHORS.get(name, ()))))
     for name in _PAPER_ALGORITHMS
 ]
