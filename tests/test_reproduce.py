@@ -159,10 +159,22 @@ def test_figures_needing_data_are_skipped_with_the_command_or_run(quick):
 
 
 def test_the_markdown_copy_links_the_docs_from_where_it_is(quick):
-    assert quick["copy"].replace("../../docs/", "DOCS/") != quick["md"]  # its own links
     links = re.findall(r"\]\(([^)]+\.md#[^)]+)\)", quick["copy"])
+    assert links
     for link in links:
-        assert (quick["out"] / "copy" / link.split("#")[0]).resolve().name.endswith(".md")
+        assert (quick["out"] / "copy" / link.split("#")[0]).resolve().is_file(), link
+    # issue 35 §5: no path of the building machine (plots relative to the reproduction folder)
+    for md in (quick["copy"], quick["md"]):
+        assert re.search(r"^Plot: `[^/`][^`]*\.png`", md, re.M)
+        assert not re.search(r"^Plot: `/", md, re.M)
+
+
+def test_the_command_line_is_printed_without_the_machine_s_paths():
+    from banditkit.experiments.reproduce_report import _portable
+
+    assert (_portable("banditkit reproduce all --out /work/x/out --markdown docs/r.md")
+            == "banditkit reproduce all --out DIR --markdown docs/r.md")
+    assert _portable("") == ""
 
 
 def test_the_html_page_is_self_contained_and_its_plots_load_in_a_browser(quick, tmp_path):
