@@ -58,8 +58,10 @@ test: $(STAMP_TEST) chromium postgresql
 	$(BIN)/python -m pytest -n 2 --dist loadscope -q
 
 # The documentation site into site/ (open site/index.html; nothing is fetched, at build or when
-# viewed). The gallery's --quick figures are drawn once into build/docs-gallery (about two
-# minutes the first time) and reused; `make clean` forgets them.
+# viewed). The gallery's --quick figures are drawn once into build/docs-gallery, as many at a
+# time as there are cores (BANDITKIT_DOCS_JOBS), one progress line each, copying instead those
+# a `banditkit reproduce --quick` already stored (runs/reproduce-quick) for this exact code; then
+# reused. `make clean` forgets them.
 export DISABLE_MKDOCS_2_WARNING := true
 export NO_MKDOCS_2_WARNING := 1
 docs: $(STAMP_TEST)

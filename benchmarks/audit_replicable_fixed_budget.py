@@ -4,6 +4,12 @@ P1-RAGE at the same budget T, as ``banditkit audit POLICY --instance soare --ins
 
     .venv/bin/python benchmarks/audit_replicable_fixed_budget.py [--pairs 200] [--seed 0]
     .venv/bin/python benchmarks/audit_replicable_fixed_budget.py --pairs 30 --budgets 1000000
+    .venv/bin/python benchmarks/audit_replicable_fixed_budget.py --instance sphere \
+        --policies GBAI ReplicableGBAI --pairs 100 --budgets 1000 10000 100000
+
+``--instance sphere`` is issue 35's held-out instance: 30 arms uniform on the unit sphere of
+R^6 and θ* uniform on it (``linear-random-unit``, K = 30, d = 6, drawn from
+``numpy.random.default_rng(11)``; Rademacher rewards; top gap 0.052).
 
 Reports, per (T, policy): identical pairs (same pulls and same recommendation) with the
 Clopper–Pearson interval of non-replication, and the error probability (wrong
@@ -13,6 +19,8 @@ recommendations over the 2·pairs executions, with its Clopper–Pearson interva
 from __future__ import annotations
 
 import argparse
+
+import numpy as np
 
 from banditkit.envs.instances import make_instance
 from banditkit.experiments.replicability import audit, clopper_pearson
@@ -30,23 +38,33 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--d", type=int, default=3)
     parser.add_argument("--omega", type=float, default=0.3)
+    parser.add_argument("--instance", choices=("soare", "sphere"), default="soare")
+    parser.add_argument("--policies", nargs="+", default=sorted({p for p, _ in RUNS}),
+                        help="which of GBAI, P1RAGE, ReplicableGBAI to run")
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS),
                         help="budgets T (an audit keeps every execution's pulls: at T = 10^6 "
                              "a pair holds ~25 MB, so use fewer pairs there)")
     args = parser.parse_args()
-    env = make_instance("soare", rng=stream(args.seed, "audit", "instance"), d=args.d,
-                        omega=args.omega)
-    print(f"soare(d={args.d}, omega={args.omega}), {args.pairs} pairs, seed {args.seed}")
+    if args.instance == "sphere":
+        env = make_instance("linear-random-unit", rng=np.random.default_rng(11), K=30, d=6)
+        print(f"linear-random-unit(K=30, d=6, default_rng(11)), {args.pairs} pairs, "
+              f"seed {args.seed}")
+    else:
+        env = make_instance("soare", rng=stream(args.seed, "audit", "instance"), d=args.d,
+                            omega=args.omega)
+        print(f"soare(d={args.d}, omega={args.omega}), {args.pairs} pairs, seed {args.seed}")
     print("| T | policy | rho | identical pairs | non-replication 95% CI | wrong / executions "
           "| error probability 95% CI |")
     print("|---|---|---|---|---|---|---|")
     for T in args.budgets:
         for policy, params in RUNS:
+            if policy not in args.policies:
+                continue
             entry = get_policy(policy)
             try:
                 result = audit(entry.factory, env, pairs=args.pairs, seed=args.seed,
                                horizon=T, params=params, name=policy,
-                               instance="soare")
+                               instance=args.instance)
             except ValueError as error:  # a budget the policy refuses (too small)
                 print(f"| {T} | {policy} | {params.get('rho', '-')} | refused: {error} |")
                 continue

@@ -37,6 +37,7 @@ def site(tmp_path_factory) -> Path:
                            str(out / "site")], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
+    (out / "build.log").write_text(done.stderr, encoding="utf-8")
     return out / "site"
 
 
@@ -108,6 +109,11 @@ def test_the_gallery_draws_its_figures_at_build_time(site):
     assert f'src="{slug}.png"' in text
     assert "banditkit run" in text  # the figures not drawn say how to draw them
     assert not re.search(r"\{[A-Za-z_]+\}", _article(site / "gallery" / "index.html"))  # filled
+    # issue 35 §5: the build says what it draws, figure by figure (it was silent for minutes)
+    log = (site.parent / "build.log").read_text(encoding="utf-8")
+    assert re.search(r"gallery: drawing 1 quick figure\(s\), \d+ at a time", log)
+    assert re.search(rf"gallery: \[1/1\] {re.escape(FIGURE)}: (ran|reused \S+) in [\d.]+ s",
+                     log)
 
 
 class _Resources(HTMLParser):

@@ -77,6 +77,7 @@ def test_every_figure_of_the_four_papers_has_an_entry_and_a_reference_per_report
     ({"explained": "rage.md#figures"}, "explained must be"),
     ({"explained": "docs/rage.md#no-such-heading"}, "not a heading of docs/rage.md"),
     ({"explained": "docs/nowhere.md#figures"}, "does not exist"),
+    ({"cannot_fail": " "}, "cannot_fail must say why"),
 ])
 def test_a_reference_without_a_complete_source_or_target_is_refused(change, message):
     bad = dataclasses.replace(REF, **change)

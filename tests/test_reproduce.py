@@ -18,6 +18,7 @@ from banditkit.experiments.numbers import short_number
 from banditkit.experiments.paper_references import PAPERS, all_figure_references
 from banditkit.experiments.reproduce import reproduce
 from banditkit.experiments.reproduce_compare import compare_figure, judge
+from banditkit.experiments.reproduce_report import render_markdown, report_blocks
 from banditkit.experiments.runner import default_out, load_run
 from browser_support import chromium
 
@@ -94,15 +95,17 @@ def test_the_summary_counts_agree_with_the_rows(quick):
         int(c) for c in cells[:9])
     assert figures == len(all_figure_references()) == run + skipped
     assert references == len(rows)
-    assert within == sum(r[-1] == "within noise" for r in rows)
+    assert within == sum(r[-1].split(" (")[0] == "within noise" for r in rows)
     assert explained == sum(r[-1].startswith("differs, explained") for r in rows)
     assert unexplained == sum(r[-1] == "differs, unexplained" for r in rows)
     assert none == sum(r[-1].startswith("not compared") for r in rows)
     assert within + explained + unexplained + none == references
     assert points == len({(f, r[0]) for f, t in _tables(md).items() for r in t})
-    assert all(re.fullmatch(r"\d+\.\d (s|min)", c) for c in cells[10:12])
-    assert "cores" in cells[12]
-    assert re.fullmatch(r"`([0-9a-f]{12}(\+dirty)?|unknown)`", cells[13])
+    assert len(cells) == 10  # narrow: the run's times, commit and machine come below
+    run = [c.strip() for c in head[8].split("|")[1:-1]]
+    assert all(re.fullmatch(r"\d+\.\d (s|min)", c) for c in run[:2])
+    assert re.fullmatch(r"`([0-9a-f]{12}(\+dirty)?|unknown)`", run[2])
+    assert head[10].startswith("Machine: ") and "cores" in head[10]
     paper_rows = [line for line in head if line.startswith("| ") and
                   line.split("|")[1].strip() in PAPERS]
     assert len(paper_rows) == len(PAPERS)
@@ -156,10 +159,22 @@ def test_figures_needing_data_are_skipped_with_the_command_or_run(quick):
 
 
 def test_the_markdown_copy_links_the_docs_from_where_it_is(quick):
-    assert quick["copy"].replace("../../docs/", "DOCS/") != quick["md"]  # its own links
     links = re.findall(r"\]\(([^)]+\.md#[^)]+)\)", quick["copy"])
+    assert links
     for link in links:
-        assert (quick["out"] / "copy" / link.split("#")[0]).resolve().name.endswith(".md")
+        assert (quick["out"] / "copy" / link.split("#")[0]).resolve().is_file(), link
+    # issue 35 §5: no path of the building machine (plots relative to the reproduction folder)
+    for md in (quick["copy"], quick["md"]):
+        assert re.search(r"^Plot: `[^/`][^`]*\.png`", md, re.M)
+        assert not re.search(r"^Plot: `/", md, re.M)
+
+
+def test_the_command_line_is_printed_without_the_machine_s_paths():
+    from banditkit.experiments.reproduce_report import _portable
+
+    assert (_portable("banditkit reproduce all --out /work/x/out --markdown docs/r.md")
+            == "banditkit reproduce all --out DIR --markdown docs/r.md")
+    assert _portable("") == ""
 
 
 def test_the_html_page_is_self_contained_and_its_plots_load_in_a_browser(quick, tmp_path):
@@ -271,4 +286,15 @@ def test_appendix_h_at_the_papers_counts_gives_its_verdicts(tmp_path):
     assert ratio.ours.value == pytest.approx(4676.4 / 757.9, abs=1e-3)  # docs/replicable.md
     assert ratio.verdict == "differs, explained"
     assert result.counts()["differs, explained"] == 2
-    assert result.counts()["within noise"] == 4
+    assert result.counts()["within noise"] == 5  # with Table 1's overhead bound, K²/ρ² = 400
+    [table1] = [c for c in fig.comparisons if c.reference.value == 400.0]
+    assert table1.reference.relation == "<=" and table1.verdict == "within noise"
+    # issue 35 §3: the identical-pairs reference cannot fail at these constants, and says so
+    alg2 = fig.result.trials.query("algorithm == 'ReplicableElimination (Alg. 2)'")
+    assert alg2["final_regret"].round(6).nunique() == 1  # no data-dependent decision
+    assert alg2["final_regret"].iloc[0] == pytest.approx(4676.4)
+    md = render_markdown(report_blocks(result))
+    row = next(line for line in md.splitlines()
+               if "| non_replication | ReplicableElimination (Alg. 2) |" in line)
+    assert "within noise (**cannot fail**: at T = 45,000" in row
+    assert sum("cannot fail" in line for line in md.splitlines()) == 1

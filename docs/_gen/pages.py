@@ -10,7 +10,10 @@ family is listed under "Other algorithms".
 The gallery shows each figure's ``--quick`` PNG, drawn at build time into a cache folder
 (``BANDITKIT_DOCS_CACHE``, default ``build/docs-gallery``). ``BANDITKIT_DOCS_GALLERY`` says
 whether to draw: ``run`` (the default, ``make docs``) runs ``banditkit run FIGURE --quick`` for
-every figure whose PNG is not in the cache yet (``BANDITKIT_DOCS_FIGURES=a,b`` only those);
+every figure whose PNG is not in the cache yet (``BANDITKIT_DOCS_FIGURES=a,b`` only those),
+``BANDITKIT_DOCS_JOBS`` at a time (default: the CPU count), with a progress line per figure on
+stderr, and copies instead the PNG of a stored quick run that is exactly this build's
+(``banditkit reproduce --quick``'s ``runs/reproduce-quick/``, ``runs/<figure>-quick/``);
 ``cached`` uses the PNGs already there and lists the others with the command that draws them.
 A figure that needs a data set (``FigureSpec.requires``: MovieLens, ``make data``) is drawn
 only when cached.
@@ -314,30 +317,94 @@ def _figures() -> list[tuple[str, str, bool]]:
             for f in all_figures()]
 
 
+def _stored_png(name: str, slug: str) -> Path | None:
+    """The PNG of a stored quick run of ``name`` that is this build's run exactly (same
+    identity: figure, quick, trials, seed 0, spec fingerprint, version), from ``banditkit
+    reproduce --quick`` (``runs/reproduce-quick/<slug>``) or ``banditkit run NAME --quick``
+    (``runs/<slug>-quick``); None when there is none. A stale run (another spec or version) is
+    not reused."""
+    from banditkit.experiments.figures import get_figure
+    from banditkit.experiments.store import IDENTITY_KEYS, spec_fingerprint
+
+    spec = get_figure(name).quick_version()
+    want = {"figure": name, "quick": True, "trials": spec.trials, "seed": 0,
+            "fingerprint": spec_fingerprint(spec), "version": banditkit.__version__}
+    for folder in (ROOT / "runs" / "reproduce-quick" / slug, ROOT / "runs" / f"{slug}-quick"):
+        png = folder / f"{slug}.png"
+        if not png.exists() or not (folder / "results.sqlite").exists():
+            continue
+        try:
+            from banditkit.experiments.runner import load_run
+
+            run = load_run(folder)
+        except Exception:  # an unreadable folder is simply not reused
+            continue
+        if run.complete and all(run.config.get(k) == want[k] for k in IDENTITY_KEYS):
+            return png
+    return None
+
+
+def _draw(name: str, slug: str) -> tuple[str, float, str]:
+    """Run ``banditkit run NAME --quick`` into the cache (one worker: the gallery runs several
+    figures at once); returns (name, seconds, how)."""
+    import shutil
+    import time
+
+    start = time.perf_counter()
+    stored = _stored_png(name, slug)
+    if stored is not None:
+        (CACHE / slug).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(stored, CACHE / slug / f"{slug}.png")
+        return name, time.perf_counter() - start, f"reused {stored.parent.relative_to(ROOT)}"
+    done = subprocess.run([sys.executable, "-m", "banditkit", "run", name, "--quick",
+                           "--workers", "1", "--no-progress", "--out", str(CACHE / slug)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"banditkit run {name} --quick failed:\n{done.stderr}")
+    return name, time.perf_counter() - start, "ran"
+
+
+def draw_missing(figures: list[tuple[str, str, bool]]) -> None:
+    """Draw every wanted figure whose PNG is not cached, ``BANDITKIT_DOCS_JOBS`` at a time
+    (default: the CPU count), with a line on stderr as each finishes (the first build used to
+    run 24 figures one after another in silence for half an hour)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    todo = [(name, name.replace(":", "_")) for name, _, needs_data in figures
+            if (not ONLY or name in ONLY) and not needs_data]
+    todo = [(n, s) for n, s in todo if not (CACHE / s / f"{s}.png").exists()]
+    if GALLERY_MODE != "run" or not todo:
+        return
+    jobs = int(os.environ.get("BANDITKIT_DOCS_JOBS", os.cpu_count() or 1))
+    start = time.perf_counter()
+    print(f"gallery: drawing {len(todo)} quick figure(s), {jobs} at a time, into {CACHE}",
+          file=sys.stderr, flush=True)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(_draw, name, slug) for name, slug in todo]
+        for k, future in enumerate(as_completed(futures), 1):
+            name, seconds, how = future.result()
+            print(f"gallery: [{k}/{len(todo)}] {name}: {how} in {seconds:.1f} s "
+                  f"({time.perf_counter() - start:.0f} s so far)", file=sys.stderr, flush=True)
+
+
 def gallery() -> None:
     text = ["# Gallery", "",
             "Every figure of `banditkit list` as its `--quick` run draws it (few trials, short "
             "horizons: the shape of each figure in seconds, not the papers' numbers; the "
             "algorithm-family pages give the full runs). Rerun one with "
             "`banditkit run FIGURE --quick`.", ""]
-    missing = []
-    for name, title, needs_data in _figures():
+    figures = _figures()
+    draw_missing(figures)
+    for name, title, needs_data in figures:
         slug = name.replace(":", "_")
         png = CACHE / slug / f"{slug}.png"
-        wanted = not ONLY or name in ONLY
-        if not png.exists() and GALLERY_MODE == "run" and wanted and not needs_data:
-            done = subprocess.run([sys.executable, "-m", "banditkit", "run", name, "--quick",
-                                   "--workers", "1", "--no-progress", "--out",
-                                   str(CACHE / slug)], capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RuntimeError(f"banditkit run {name} --quick failed:\n{done.stderr}")
         text += [f"## `{name}`", "", f"{title} (full run; the picture is the quick run's).", ""]
         if png.exists():
             with mkdocs_gen_files.open(f"gallery/{slug}.png", "wb") as f:
                 f.write(png.read_bytes())
             text += [f"![{name}, --quick]({slug}.png)", ""]
         else:
-            missing.append(name)
             why = ("needs MovieLens-100k (`make data`)" if needs_data
                    else "not drawn in this build")
             text += [f"*Not shown: {why}; `banditkit run {name} --quick` draws it.*", ""]

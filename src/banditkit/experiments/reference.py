@@ -82,6 +82,11 @@ class Reference:
         For ``kind="authors-code"``: when (ISO date).
     explained : str, optional
         ``"docs/page.md#anchor"``: the paragraph explaining why ours differs, when it does.
+    cannot_fail : str, optional
+        Why this reference holds by construction on our runs (a comparison whose outcome no
+        implementation error could change, such as "identical pairs" for an algorithm that
+        takes no data-dependent decision at the figure's constants). The report prints it
+        beside the verdict, so a "within noise" that tests nothing is not counted as evidence.
     """
 
     figure: str
@@ -98,6 +103,7 @@ class Reference:
     command: str | None = None
     date: str | None = None
     explained: str | None = None
+    cannot_fail: str | None = None
 
     @property
     def source(self) -> str:
@@ -178,6 +184,10 @@ def validate_reference(ref: Reference, docs: Path | None = None) -> None:
         raise ReferenceError(f"{name}: value and tolerance must be numbers") from None
     if not (_finite(value) and _finite(tolerance)) or tolerance < 0:
         raise ReferenceError(f"{name}: value must be finite and tolerance finite and >= 0")
+    if ref.cannot_fail is not None and (not isinstance(ref.cannot_fail, str)
+                                        or not ref.cannot_fail.strip()):
+        raise ReferenceError(f"{name}: cannot_fail must say why the reference holds by "
+                             f"construction, got {ref.cannot_fail!r}")
     if ref.explained is not None:
         page, _, anchor = ref.explained.partition("#")
         if not page.startswith("docs/") or not page.endswith(".md") or not anchor:

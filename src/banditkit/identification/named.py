@@ -169,12 +169,12 @@ def g_bai(env: Environment, rng: np.random.Generator, *, horizon: int | None = N
 @register_policy("ReplicableGBAI")
 def replicable_g_bai(env: Environment, rng: np.random.Generator, *,
                      horizon: int | None = None, rho: float = 0.3, sigma: float = 1.0,
-                     delta_r: float | None = None, design_tol: float = 0.01
-                     ) -> ReplicableGBAI:
-    """G-BAI with a ρ-replicable recommendation (issue 25): same pulls, rounded gaps."""
+                     design_tol: float = 0.01) -> ReplicableGBAI:
+    """G-BAI with a ρ-replicable recommendation (issues 25, 35): same pulls, a Gumbel-max
+    draw from the softmax of the estimated values."""
     return ReplicableGBAI(*_arms_items(env, "ReplicableGBAI"),
                           _budget("ReplicableGBAI", horizon), rho=rho, sigma=sigma,
-                          delta_r=delta_r, design_tol=design_tol, rng=rng)
+                          design_tol=design_tol, rng=rng)
 
 
 @register_policy("P1RAGE")

@@ -14,9 +14,12 @@ from ...envs.base import Environment
 from ...envs.instances import make_instance
 from ...identification.rage import RAGE
 from ...identification.replicable_rage import ReplicableRAGE
+from ...identification.replicable_rule import ReplicableGapRule
+from ..numbers import short_number
 from ..spec import AlgorithmSpec, FigureSpec, PlotSpec
 
-__all__ = ["COST", "FIGURES", "make_rage_at_rho", "make_replicable_rage", "make_soare_d"]
+__all__ = ["COST", "FIGURES", "cost_table", "make_rage_at_rho", "make_replicable_rage",
+           "make_soare_d", "predicted_factor"]
 
 DELTA = 0.05
 COST_RHOS = (0.05, 0.1, 0.2, 0.3, 0.5)
@@ -74,3 +77,36 @@ COST = FigureSpec(
 )
 
 FIGURES = [COST]
+
+
+def predicted_factor(d: int, rho: float, delta: float = DELTA) -> float:
+    """(2.5(|Z| − 1)/ρ_q)², the rule's factor on every phase's samples (ρ_q = ρ − 2δ_s,
+    δ_s = min(δ, ρ/4)) on Soare's instance in R^d (|Z| = d + 1)."""
+    return ReplicableGapRule(rho, delta, d + 1).blowup(1, d + 1)
+
+
+def cost_table(result: object) -> str:
+    """The ρ × d table of docs/replicable-bai.md from a run of :data:`COST` (full or quick):
+    per d, the measured ratio of mean pulls ReplicableRAGE / RAGE at every ρ, then the
+    rule's factor (2.5(|Z| − 1)/ρ_q)² that the ratio follows.
+
+    ``result`` is a :class:`~banditkit.experiments.runner.RunResult`; the table is regenerated
+    by ``tests/test_replicable_bai_cost_table.py`` from the quick run and compared with the
+    page's quick table."""
+    summary, points = result.summary, result.config["points"]
+    mean = summary.set_index(["point", "algorithm"])["n_pulls_mean"]
+    cells: dict[tuple[int, float], float] = {}
+    for i, point in enumerate(points):
+        d, rho = int(point["d"]), float(point["rho"])  # the stored (flattened) point
+        cells[(d, rho)] = float(mean[(i, "ReplicableRAGE")] / mean[(i, "RAGE")])
+    ds = sorted({d for d, _ in cells})
+    rhos = sorted({r for _, r in cells})
+    lines = ["| ρ | " + " | ".join(f"{r:g}" for r in rhos) + " |",
+             "|---|" + "---|" * len(rhos)]
+    for d in ds:
+        lines.append(f"| d = {d}, measured | "
+                     + " | ".join(short_number(cells[(d, r)]) if (d, r) in cells else "–"
+                                  for r in rhos) + " |")
+        lines.append(f"| d = {d}, (2.5(\\|Z\\| − 1)/ρ_q)² | "
+                     + " | ".join(short_number(predicted_factor(d, r)) for r in rhos) + " |")
+    return "\n".join(lines)
