@@ -11,15 +11,17 @@ from typing import TYPE_CHECKING
 
 from ..._lazy import lazy_exports
 
-__all__ = ["EBTC", "KLLUCB", "LUCB", "ComposedIdentifier", "KArmedTrackAndStop", "TopTwo",
-           "Tracking", "Uniform", "characteristic_time", "lower_bound"]
+__all__ = ["EBTC", "KLLUCB", "LUCB", "BestChallenger", "ChernoffRacing", "ComposedIdentifier",
+           "KArmedTrackAndStop", "KLRacing", "TopTwo", "Tracking", "Uniform",
+           "characteristic_time", "lower_bound"]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".composed": ["ComposedIdentifier"],
     ".eb_tc": ["EBTC"],
     ".lucb": ["KLLUCB", "LUCB"],
     ".oracle": ["characteristic_time", "lower_bound"],
-    ".rules": ["TopTwo", "Tracking", "Uniform"],
+    ".racing": ["ChernoffRacing", "KLRacing"],
+    ".rules": ["BestChallenger", "TopTwo", "Tracking", "Uniform"],
     ".track_and_stop": ["KArmedTrackAndStop"],
 }, globals())
 
@@ -28,5 +30,6 @@ if TYPE_CHECKING:
     from .eb_tc import EBTC
     from .lucb import KLLUCB, LUCB
     from .oracle import characteristic_time, lower_bound
-    from .rules import TopTwo, Tracking, Uniform
+    from .racing import ChernoffRacing, KLRacing
+    from .rules import BestChallenger, TopTwo, Tracking, Uniform
     from .track_and_stop import KArmedTrackAndStop

@@ -15,6 +15,8 @@ their combination with the Chernoff stop is that identifier, bit for bit:
   fallback of :func:`~banditkit.identification.top_two.redraw_challenger`), and the leader
   played with probability β ("coin", Russo's) or by tracking β per leader ("tracking", Jourdan
   et al.'s). EB-TCε₀ is (EB, TC, tracking); TTTS is (TS, TS, coin);
+* :class:`BestChallenger` — GK16 Table 1's "best challenger" (the empirical best or its
+  closest challenger in the Chernoff statistic);
 * :class:`Uniform` — round robin (the least pulled arm), the baseline every paper plots.
 """
 
@@ -35,8 +37,8 @@ from .track_and_stop import TRACKINGS, check_lazy_ratio, track
 if TYPE_CHECKING:
     from .composed import ComposedIdentifier
 
-__all__ = ["CHALLENGERS", "LEADERS", "SELECTIONS", "SamplingRule", "TopTwo", "Tracking",
-           "Uniform"]
+__all__ = ["CHALLENGERS", "LEADERS", "SELECTIONS", "BestChallenger", "SamplingRule", "TopTwo",
+           "Tracking", "Uniform"]
 
 LEADERS = ("EB", "TS")
 CHALLENGERS = ("TC", "TCI", "TS")
@@ -211,6 +213,51 @@ def tci_challenger(means: np.ndarray, pulls: np.ndarray, leader: int, gaussian: 
         if cost < best:
             best, arm = cost, j
     return arm
+
+
+class BestChallenger(SamplingRule):
+    """The "best challenger" rule of GK16's Table 1 ("T-a-S (BC)"), as the authors' code
+    (EmilieKaufmann/BAI_epsBAI_code, ``ChernoffBC``) has it: forced exploration as D-tracking's
+    (the least pulled arm while some N_a < √t − K/2); otherwise, with B the empirical best,
+    c = argmin_{b ≠ B} Z_{B,b} its closest challenger in the Chernoff statistic and m their
+    pooled mean, pull B if d(μ̂_B, m) > d(μ̂_c, m), else c: the arm whose term of Z_{B,c} grows
+    the least per pull. Ties to the lowest index (the code draws among tied empirical bests at
+    random; the paper's own tie-breaking, which the code's comment says differs, is not in the
+    text we could read)."""
+
+    def start(self, n_arms: int) -> None:
+        self.forced = 0
+
+    def choose(self, alg: ComposedIdentifier) -> int:
+        t, pulls, K = alg.t, alg.pulls, alg.n_arms
+        under = np.flatnonzero(pulls < math.sqrt(t) - K / 2)
+        if under.size:
+            self.forced += 1
+            return int(under[np.argmin(pulls[under])])
+        mu = alg.means()
+        best = int(np.argmax(mu))
+        n_b = float(pulls[best])
+        challenger, score, d_b, d_c = -1, math.inf, 0.0, 0.0
+        for j in range(K):
+            if j == best:
+                continue
+            n_j = float(pulls[j])
+            m = (n_b * mu[best] + n_j * mu[j]) / (n_b + n_j)
+            db, dj = _divergence(mu[best], m, alg), _divergence(mu[j], m, alg)
+            z = n_b * db + n_j * dj
+            if z < score:
+                challenger, score, d_b, d_c = j, z, db, dj
+        return best if d_b > d_c else challenger
+
+    @property
+    def info(self) -> dict:
+        return {"forced": self.forced}
+
+
+def _divergence(p: float, q: float, alg: ComposedIdentifier) -> float:
+    if alg.gaussian:
+        return (p - q) ** 2 / (2.0 * alg.sigma * alg.sigma)
+    return _kl(p, q) if 0.0 < q < 1.0 else 0.0
 
 
 class Uniform(SamplingRule):
