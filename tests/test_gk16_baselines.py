@@ -83,8 +83,9 @@ def test_kl_racing_eliminates_when_the_bounds_part_gaussian_sigma_2():
 
 
 def test_best_challenger_pulls_the_leader_or_its_closest_challenger():
-    env = BernoulliBandit(np.array([0.6, 0.5, 0.45, 0.4, 0.3]))
-    alg = ComposedIdentifier(5, 0.05, sampling=BestChallenger())
+    # K = 4: √t − K/2 is an integer at square t, where forcing on < and on ≤ differ
+    env = BernoulliBandit(np.array([0.6, 0.5, 0.45, 0.4]))
+    alg = ComposedIdentifier(4, 0.05, sampling=BestChallenger())
     rng = np.random.default_rng(5)
     forced = chosen = 0
     while alg.t < 3_000:
@@ -94,13 +95,13 @@ def test_best_challenger_pulls_the_leader_or_its_closest_challenger():
             break
         if alg.t > 0:
             t = alg.t
-            if np.any(pulls < math.sqrt(t) - 2.5):
-                want = int(np.flatnonzero(pulls == pulls[pulls < math.sqrt(t) - 2.5].min())[0])
+            if np.any(pulls < math.sqrt(t) - 2):
+                want = int(np.flatnonzero(pulls == pulls[pulls < math.sqrt(t) - 2].min())[0])
                 forced += 1
             else:
                 b = int(np.argmax(mu))
                 scores = []
-                for j in range(5):
+                for j in range(4):
                     m = (pulls[b] * mu[b] + pulls[j] * mu[j]) / (pulls[b] + pulls[j])
                     scores.append(math.inf if j == b else
                                   pulls[b] * _kl(mu[b], m) + pulls[j] * _kl(mu[j], m))
