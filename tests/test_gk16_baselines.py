@@ -33,7 +33,7 @@ def _kl(p, q):
 
 def _races(alg, env, seed, each):
     rng = np.random.default_rng(seed)
-    while True:
+    while alg.t < 1_000_000:  # a cap: a broken elimination may never stop
         batch = alg.next_batch()
         if batch is None:
             return
@@ -61,6 +61,7 @@ def test_chernoff_racing_eliminates_by_the_chernoff_statistic(threshold):
 
     alg = ChernoffRacing(5, 0.05, threshold=threshold)
     _races(alg, env, 3, each)
+    assert alg.next_batch() is None
     assert alg.stopped and alg.recommendation == 0 and len(eliminated) == 4
     assert np.all(alg.pulls[alg.remaining] == alg.rounds)
 
