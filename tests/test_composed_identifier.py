@@ -141,3 +141,47 @@ def test_impossible_compositions_are_refused_before_any_work():
     ]:
         with pytest.raises(ValueError, match=match):
             build()
+
+
+def test_lazy_track_and_stops_kernel_is_its_class_bit_for_bit():
+    env = BernoulliBandit(np.array([0.5, 0.45, 0.4, 0.3]))
+    for tracking in ("D", "C"):
+        fast = simulate(KArmedTrackAndStop(4, 0.1, tracking=tracking, lazy_ratio=1.3), env,
+                        seed=4, horizon=5_000)
+        slow = simulate(KArmedTrackAndStop(4, 0.1, tracking=tracking, lazy_ratio=1.3), env,
+                        seed=4, horizon=5_000, engine="reference")
+        _same(fast, slow)
+        assert fast.info["solves"] == slow.info["solves"]
+
+
+def test_the_tci_challenger_and_the_most_played_recommendation_are_their_definitions():
+    """TCI (Jourdan et al. 2022): argmin_{j ≠ B} W_{B,j} + log N_j, W the pair's Chernoff GLR;
+    most-played: argmax N. Checked at every round of a run."""
+    env = GaussianBandit(np.array([0.5, 0.3, 0.25, 0.0]), sigma=2.0)
+    alg = ComposedIdentifier(4, 0.1, sampling=TopTwo("EB", "TCI", beta=0.6), model="gaussian",
+                             sigma=2.0, recommendation="most-played")
+    rng = np.random.default_rng(2)
+    challengers = 0
+    while alg.t < 3_000:
+        n, mu = alg.pulls.astype(float), alg.means()
+        batch = alg.next_batch()
+        if batch is None:
+            break
+        if alg.t > 0:
+            b = int(np.argmax(mu))
+            w = np.where(mu < mu[b], (mu[b] - mu) ** 2 / (2 * 4.0 * (1 / n[b] + 1 / n)), 0.0)
+            cost = w + np.log(n)
+            cost[b] = np.inf
+            arm = int(batch.arms[0])
+            if arm != b:
+                assert arm == int(np.argmin(cost)), alg.t
+                challengers += 1
+        alg.observe(batch, env.pull(batch, rng, alg.t).rewards)
+        assert alg.recommendation == int(np.argmax(alg.pulls))
+    assert challengers > 500
+    # where the most played arm is not the empirical best
+    alg.pulls[:] = [5, 1, 9, 2]
+    alg.sums[:] = [5.0, 0.9, 0.0, 0.0]
+    assert alg.recommendation == 2
+    alg.recommendation_rule = "empirical-best"
+    assert alg.recommendation == 0
