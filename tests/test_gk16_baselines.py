@@ -37,7 +37,7 @@ def _races(alg, env, seed, each):
         batch = alg.next_batch()
         if batch is None:
             return
-        before = alg.remaining.copy()
+        before = alg.active.copy()
         alg.observe(batch, env.pull(batch, rng, alg.t).rewards)
         each(alg, before)
 
@@ -55,7 +55,7 @@ def test_chernoff_racing_eliminates_by_the_chernoff_statistic(threshold):
         z = r * (_kl(b, m) + _kl(w, m)) if b > w else 0.0
         level = (math.log(2 * t * 4 / 0.05) if threshold == "theory"
                  else math.log((math.log(t) + 1) / 0.05))
-        gone = set(before.tolist()) - set(alg.remaining.tolist())
+        gone = set(before.tolist()) - set(alg.active.tolist())
         assert gone == ({int(before[np.argmin(mu)])} if z > level else set()), (r, z, level)
         eliminated.extend(gone)
 
@@ -63,7 +63,7 @@ def test_chernoff_racing_eliminates_by_the_chernoff_statistic(threshold):
     _races(alg, env, 3, each)
     assert alg.next_batch() is None
     assert alg.stopped and alg.recommendation == 0 and len(eliminated) == 4
-    assert np.all(alg.pulls[alg.remaining] == alg.rounds)
+    assert np.all(alg.pulls[alg.active] == alg.rounds)
 
 
 def test_kl_racing_eliminates_when_the_bounds_part_gaussian_sigma_2():
@@ -74,7 +74,7 @@ def test_kl_racing_eliminates_when_the_bounds_part_gaussian_sigma_2():
         mu = alg.sums[before] / r
         level = math.log(405.5 * 5 * r ** 1.1 / 0.05)
         width = 2.0 * math.sqrt(2 * level / r)
-        gone = set(before.tolist()) - set(alg.remaining.tolist())
+        gone = set(before.tolist()) - set(alg.active.tolist())
         parted = mu.max() - width > mu.min() + width
         assert gone == ({int(before[np.argmin(mu)])} if parted else set()), r
 

@@ -45,26 +45,27 @@ class _Racing(KArmedIdentifier):
                  horizon: int | None = None) -> None:
         super().__init__(n_arms, delta=delta, model=model, sigma=sigma,
                          threshold=check_threshold(threshold), horizon=horizon)
-        self.remaining = np.arange(self.n_arms)
+        # the arms still racing ("remaining" is simulate's name for a budget left)
+        self.active = np.arange(self.n_arms)
         self.rounds = 0  # r: pulls of every remaining arm
 
     def _next_batch(self) -> Batch | None:
         if self._stopped or (self.horizon is not None and self.t >= self.horizon):
             return None
-        return Batch(self.remaining.copy(), np.ones(self.remaining.size, dtype=np.int64))
+        return Batch(self.active.copy(), np.ones(self.active.size, dtype=np.int64))
 
     def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
         np.add.at(self.pulls, batch.arms, batch.counts)
         np.add.at(self.sums, batch.arms, rewards)
-        if batch.n_pulls < self.remaining.size:
+        if batch.n_pulls < self.active.size:
             return  # a cut round: the run is over (simulate's horizon)
         self.rounds += 1
-        mu = self.sums[self.remaining] / self.rounds
+        mu = self.sums[self.active] / self.rounds
         best = int(np.argmax(mu))
         worst = int(np.argmin(mu))
         if best != worst and self._eliminates(float(mu[best]), float(mu[worst])):
-            self.remaining = np.delete(self.remaining, worst)
-            if self.remaining.size == 1:
+            self.active = np.delete(self.active, worst)
+            if self.active.size == 1:
                 self._stopped = True
 
     def _eliminates(self, top: float, bottom: float) -> bool:
@@ -74,13 +75,13 @@ class _Racing(KArmedIdentifier):
     def recommendation(self) -> int | None:
         if self.t == 0:
             return None
-        if self.remaining.size == 1:
-            return int(self.remaining[0])
-        return int(self.remaining[np.argmax(self.sums[self.remaining])])
+        if self.active.size == 1:
+            return int(self.active[0])
+        return int(self.active[np.argmax(self.sums[self.active])])
 
     @property
     def info(self) -> dict:
-        return {"rounds": self.rounds, "remaining": int(self.remaining.size),
+        return {"rounds": self.rounds, "active": int(self.active.size),
                 "stopped_by_rule": self._stopped}
 
 
