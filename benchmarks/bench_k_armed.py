@@ -45,8 +45,18 @@ from banditkit.experiments.figures.k_armed_bai import (
     make_tas,
     make_ttts,
 )
-from banditkit.identification import KLLUCB, LUCB
+from banditkit.identification import (
+    KLLUCB,
+    LUCB,
+    ChernoffRacing,
+    ComposedIdentifier,
+    KArmedTrackAndStop,
+    KLRacing,
+)
+from banditkit.identification.k_armed import BestChallengerSampling, TopTwo, Uniform
 from banditkit.identification.k_armed.oracle import lower_bound
+from banditkit.identification.k_armed.rules import SamplingRule
+from banditkit.identification.top_two import TopTwoThompson
 from banditkit.intervals import wilson_interval
 from banditkit.protocol import Algorithm
 from banditkit.rng import derive_seed, stream
@@ -56,6 +66,14 @@ SEED = 28
 
 def _lucb1(env: BernoulliBandit, rng: np.random.Generator, *, delta: float) -> LUCB:
     return LUCB(env.n_arms, delta)
+
+
+def _composed(sampling: Callable[[], SamplingRule], threshold: str = "theory",
+              first: bool = True) -> Callable[..., Algorithm]:
+    def build(env: BernoulliBandit, rng: np.random.Generator, *, delta: float) -> Algorithm:
+        return ComposedIdentifier(env.n_arms, delta, sampling=sampling(), threshold=threshold,
+                                  rng=rng, each_arm_first=first)
+    return build
 
 
 #: name → factory(env, ξ, delta=δ); the figure's names
@@ -69,6 +87,22 @@ ALGORITHMS: dict[str, Callable[..., Algorithm]] = {
     "KL-LUCB": make_kl_lucb,
     "KL-LUCB-heur": lambda env, rng, *, delta: KLLUCB(env.n_arms, delta, threshold="heuristic"),
     "LUCB1": _lucb1,
+    # issue 36 §2: GK16 Table 1's other baselines, the lazy variants, new combinations
+    "TaS-BC": _composed(BestChallengerSampling),
+    "TaS-BC-heur": _composed(BestChallengerSampling, "heuristic"),
+    "Chernoff-Racing": lambda env, rng, *, delta: ChernoffRacing(env.n_arms, delta),
+    "Chernoff-Racing-heur": lambda env, rng, *, delta: ChernoffRacing(env.n_arms, delta,
+                                                                      threshold="heuristic"),
+    "KL-Racing": lambda env, rng, *, delta: KLRacing(env.n_arms, delta),
+    "KL-Racing-heur": lambda env, rng, *, delta: KLRacing(env.n_arms, delta,
+                                                          threshold="heuristic"),
+    "TaS-D-lazy": lambda env, rng, *, delta: KArmedTrackAndStop(env.n_arms, delta,
+                                                                lazy_ratio=1.5),
+    "TTTS-lazy": lambda env, rng, *, delta: TopTwoThompson(env.n_arms, rng, delta=delta,
+                                                           max_redraws=10),
+    "EB-TCI": _composed(lambda: TopTwo("EB", "TCI")),
+    "TS-TC": _composed(lambda: TopTwo("TS", "TC", selection="coin")),
+    "uniform": _composed(Uniform),
 }
 
 

@@ -114,7 +114,9 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
                     "banditkit.identification.top_two",
                     "banditkit.identification.k_armed.track_and_stop",
                     "banditkit.identification.k_armed.eb_tc",
-                    "banditkit.identification.k_armed.lucb"],
+                    "banditkit.identification.k_armed.lucb",
+                    "banditkit.identification.k_armed.racing",
+                    "banditkit.identification.k_armed.composed"],
     },
     "replicable-identification": {
         "title": "Replicable best-arm identification (ours)",

@@ -39,7 +39,7 @@ from .validation import as_numbers
 if TYPE_CHECKING:  # pragma: no cover
     from .engines import Engine
 
-__all__ = ["Algorithm", "Batch", "DecisionLog", "IIDBatch"]
+__all__ = ["Algorithm", "ArmOutOfRangeError", "Batch", "DecisionLog", "IIDBatch"]
 
 _ONE = np.ones(1, dtype=np.int64)
 _ONE.flags.writeable = False
@@ -473,6 +473,11 @@ def _check_run_sums(batch: Batch, sums: np.ndarray, bounds: tuple[float, float],
                          f"{int(n[i])} pull(s) of arm {int(batch.arms[i])} got {sums[i]:g}")
 
 
+class ArmOutOfRangeError(RuntimeError):
+    """An algorithm asked for an arm it does not have (a bug in the algorithm, not the
+    caller's mistake: :func:`banditkit.testing.check_algorithm` names it)."""
+
+
 class Algorithm(ABC):
     """Base class of every bandit algorithm (regret policies and identifiers).
 
@@ -548,8 +553,8 @@ class Algorithm(ABC):
             else:
                 top = int(batch.arms.max()) if batch.n_runs else -1
             if top >= self.n_arms:
-                raise RuntimeError(f"{type(self).__name__} asked for arm {top} of "
-                                   f"{self.n_arms}")
+                raise ArmOutOfRangeError(f"{type(self).__name__} asked for arm {top} of "
+                                         f"{self.n_arms}")
         self._pending = batch
         return batch
 

@@ -32,8 +32,9 @@ MOVED = {
 
 alias_moved_modules(__name__, MOVED)
 
-__all__ = ["ALBA", "EBTC", "GBAI", "KLLUCB", "LUCB", "P1RAGE", "RAGE", "FrankWolfeSampling",
-           "KArmedTrackAndStop", "LinGame", "LinGapE", "LinearTrackAndStop", "MixedPeace",
+__all__ = ["ALBA", "EBTC", "GBAI", "KLLUCB", "LUCB", "P1RAGE", "RAGE", "BestChallenger",
+           "ChernoffRacing", "ComposedIdentifier", "FrankWolfeSampling", "KArmedTrackAndStop",
+           "KLRacing", "LinGame", "LinGapE", "LinearTrackAndStop", "MixedPeace",
            "ODLinBAI", "P1Peace", "Peace", "ReplicableGBAI", "ReplicableRAGE",
            "ReplicableSuccessiveElimination", "TopTwoThompson", "XYAdaptive", "XYOracle",
            "XYStatic"]
@@ -44,8 +45,10 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".alba": ["ALBA"],
     ".fw_sampling": ["FrankWolfeSampling"],
     ".g_bai": ["GBAI"],
+    ".k_armed.composed": ["BestChallenger", "ComposedIdentifier"],
     ".k_armed.eb_tc": ["EBTC"],
     ".k_armed.lucb": ["KLLUCB", "LUCB"],
+    ".k_armed.racing": ["ChernoffRacing", "KLRacing"],
     ".k_armed.track_and_stop": ["KArmedTrackAndStop"],
     ".lingame": ["LinGame"],
     ".lingape": ["LinGapE"],
@@ -65,8 +68,10 @@ if TYPE_CHECKING:
     from .alba import ALBA
     from .fw_sampling import FrankWolfeSampling
     from .g_bai import GBAI
+    from .k_armed.composed import BestChallenger, ComposedIdentifier
     from .k_armed.eb_tc import EBTC
     from .k_armed.lucb import KLLUCB, LUCB
+    from .k_armed.racing import ChernoffRacing, KLRacing
     from .k_armed.track_and_stop import KArmedTrackAndStop
     from .lingame import LinGame
     from .lingape import LinGapE

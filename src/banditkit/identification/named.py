@@ -17,8 +17,10 @@ from ..registry import register_policy
 from .alba import ALBA
 from .fw_sampling import FrankWolfeSampling
 from .g_bai import GBAI
+from .k_armed.composed import BestChallenger
 from .k_armed.eb_tc import EBTC
 from .k_armed.lucb import KLLUCB, LUCB
+from .k_armed.racing import ChernoffRacing, KLRacing
 from .k_armed.track_and_stop import KArmedTrackAndStop
 from .lingame import LinGame
 from .lingape import LinGapE
@@ -35,11 +37,14 @@ from .xy import XYAdaptive, XYOracle, XYStatic
 
 __all__ = [
     "alba",
+    "best_challenger",
+    "chernoff_racing",
     "eb_tc",
     "fw_sampling",
     "g_bai",
     "k_armed_track_and_stop",
     "kl_lucb",
+    "kl_racing",
     "lingame",
     "lingape",
     "lucb",
@@ -295,3 +300,32 @@ def kl_lucb(env: Environment, rng: np.random.Generator, *, horizon: int | None =
     """KL-LUCB (Kaufmann & Kalyanakrishnan 2013), β = log(405.5 K t^1.1/δ)."""
     return KLLUCB(env.n_arms, delta, epsilon=epsilon, threshold=threshold, model=model,
                   sigma=sigma, horizon=horizon)
+
+
+# --- GK16 Table 1's other baselines (issue 36 §2) ----------------------------------------------
+
+@register_policy("BestChallenger")
+def best_challenger(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                    delta: float = 0.05, threshold: str = "theory", model: str = "bernoulli",
+                    sigma: float = 1.0) -> BestChallenger:
+    """GK16 Table 1's "T-a-S (BC)": best-challenger sampling, Chernoff stop."""
+    return BestChallenger(env.n_arms, delta, threshold=threshold, model=model, sigma=sigma,
+                          horizon=horizon)
+
+
+@register_policy("ChernoffRacing")
+def chernoff_racing(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+                    delta: float = 0.05, threshold: str = "theory", model: str = "bernoulli",
+                    sigma: float = 1.0) -> ChernoffRacing:
+    """Chernoff-Racing (Garivier & Kaufmann 2016, Section 5)."""
+    return ChernoffRacing(env.n_arms, delta, threshold=threshold, model=model, sigma=sigma,
+                          horizon=horizon)
+
+
+@register_policy("KLRacing")
+def kl_racing(env: Environment, rng: np.random.Generator, *, horizon: int | None = None,
+              delta: float = 0.05, threshold: str = "theory", model: str = "bernoulli",
+              sigma: float = 1.0) -> KLRacing:
+    """KL-Racing (Kaufmann & Kalyanakrishnan 2013)."""
+    return KLRacing(env.n_arms, delta, threshold=threshold, model=model, sigma=sigma,
+                    horizon=horizon)

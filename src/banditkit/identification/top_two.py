@@ -57,7 +57,8 @@ from ..protocol import Algorithm, Batch
 from ..validation import check_positive, check_positive_int, check_probability
 
 __all__ = ["TopTwoThompson", "challenger_from_beating", "chernoff_scalar",
-           "chernoff_statistic", "log_normal_cdf", "stopping_threshold"]
+           "chernoff_statistic", "log_normal_cdf", "posterior_draws", "redraw_challenger",
+           "stopping_threshold"]
 
 BLOCK = 64  # redraws read at once
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -203,6 +204,42 @@ def posterior_moments(posterior_beta: bool, pulls: np.ndarray, sums: np.ndarray,
             variances[k] = sigma * sigma / n1
 
 
+def posterior_draws(rng: np.random.Generator, posterior: str, pulls: np.ndarray,
+                    sums: np.ndarray, prior: tuple[float, float], sigma: float, size: int
+                    ) -> np.ndarray:
+    """``size`` joint posterior draws, shape (size, K), from ``rng`` in the kernel's order:
+    Beta(S + a₀, F + b₀) from 5 uniforms per arm, or N(S/(n + 1), σ²/(n + 1))."""
+    if posterior == "gaussian":
+        n1 = pulls + 1.0
+        z = rng.standard_normal((size, pulls.shape[0]))
+        return sums / n1 + sigma * z / np.sqrt(n1)
+    a = sums + prior[0]
+    b = (pulls - sums) + prior[1]
+    return beta_from_uniforms(a, b, rng.random((size, BETA_UNIFORMS * pulls.shape[0])))
+
+
+def redraw_challenger(rng: np.random.Generator, posterior: str, pulls: np.ndarray,
+                      sums: np.ndarray, prior: tuple[float, float], sigma: float, leader: int,
+                      max_redraws: int) -> tuple[int, bool]:
+    """(J, whether the fallback drew it): Russo's redraws, read in blocks of :data:`BLOCK`,
+    until a draw's argmax differs from ``leader``; after ``max_redraws`` draws that all name
+    it, J ∝ P(θ_j > θ_leader) (:func:`challenger_from_beating`)."""
+    drawn = 0
+    while drawn < max_redraws:
+        size = min(BLOCK, max_redraws - drawn)
+        best = np.argmax(posterior_draws(rng, posterior, pulls, sums, prior, sigma, size),
+                         axis=1)
+        differ = np.flatnonzero(best != leader)
+        if differ.size:
+            return int(best[differ[0]]), False
+        drawn += size
+    K = pulls.shape[0]
+    means, variances = np.empty(K), np.empty(K)
+    posterior_moments(posterior == "beta", pulls, sums, prior[0], prior[1], sigma, means,
+                      variances)
+    return challenger_from_beating(means, variances, leader, float(rng.random())), True
+
+
 class TopTwoThompson(Algorithm):
     """Top-two Thompson sampling (Russo 2016) with Chernoff stopping.
 
@@ -265,29 +302,15 @@ class TopTwoThompson(Algorithm):
 
     def _draws(self, size: int) -> np.ndarray:
         """``size`` joint posterior draws, shape (size, K), from ξ in the kernel's order."""
-        if self.posterior == "gaussian":
-            n1 = self.pulls + 1.0
-            z = self.rng.standard_normal((size, self.n_arms))
-            return self.sums / n1 + self.sigma * z / np.sqrt(n1)
-        a = self.sums + self.prior[0]
-        b = (self.pulls - self.sums) + self.prior[1]
-        return beta_from_uniforms(a, b, self.rng.random((size, BETA_UNIFORMS * self.n_arms)))
+        return posterior_draws(self.rng, self.posterior, self.pulls, self.sums, self.prior,
+                               self.sigma, size)
 
     def _challenger(self, leader: int) -> int:
         """Russo's redraws until the argmax differs from the leader, then the fallback."""
-        drawn = 0
-        while drawn < self.max_redraws:
-            size = min(BLOCK, self.max_redraws - drawn)
-            best = np.argmax(self._draws(size), axis=1)
-            differ = np.flatnonzero(best != leader)
-            if differ.size:
-                return int(best[differ[0]])
-            drawn += size
-        self.fallbacks += 1
-        means, variances = np.empty(self.n_arms), np.empty(self.n_arms)
-        posterior_moments(self.posterior == "beta", self.pulls, self.sums, self.prior[0],
-                          self.prior[1], self.sigma, means, variances)
-        return challenger_from_beating(means, variances, leader, float(self.rng.random()))
+        arm, fell_back = redraw_challenger(self.rng, self.posterior, self.pulls, self.sums,
+                                           self.prior, self.sigma, leader, self.max_redraws)
+        self.fallbacks += fell_back
+        return arm
 
     def _next_batch(self) -> Batch | None:
         if self._stopped or (self.horizon is not None and self.t >= self.horizon):

@@ -32,7 +32,16 @@ import numpy as np
 from ...protocol import Batch
 from .base import KArmedIdentifier, check_threshold
 
-__all__ = ["EBTC"]
+__all__ = ["EBTC", "tc_challenger"]
+
+
+def tc_challenger(means: np.ndarray, pulls: np.ndarray, leader: int, epsilon0: float) -> int:
+    """The transportation-cost challenger argmin_{j ≠ leader} (μ̂_B − μ̂_j + ε₀)/√(1/N_B + 1/N_j)
+    (ties to the lowest index)."""
+    n = pulls.astype(float)
+    cost = (means[leader] - means + epsilon0) / np.sqrt(1.0 / n[leader] + 1.0 / n)
+    cost[leader] = math.inf
+    return int(np.argmin(cost))
 
 
 class EBTC(KArmedIdentifier):
@@ -78,11 +87,7 @@ class EBTC(KArmedIdentifier):
 
     def challenger(self, leader: int) -> int:
         """argmin_{j ≠ leader} (μ̂_B − μ̂_j + ε₀)/√(1/N_B + 1/N_j) (ties to the lowest index)."""
-        mu = self.means()
-        n = self.pulls.astype(float)
-        cost = (mu[leader] - mu + self.epsilon0) / np.sqrt(1.0 / n[leader] + 1.0 / n)
-        cost[leader] = math.inf
-        return int(np.argmin(cost))
+        return tc_challenger(self.means(), self.pulls, leader, self.epsilon0)
 
     def _choose(self) -> Batch:
         leader = int(np.argmax(self.means()))

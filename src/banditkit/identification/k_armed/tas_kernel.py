@@ -77,10 +77,12 @@ def tas_steps(noise: np.random.Generator, gaussian_env: bool, means: np.ndarray,
               thresholds: np.ndarray, below: np.ndarray, noise_sigma: float, t: int, cap: int,
               d_tracking: bool, gaussian: bool, sigma: float, heuristic: bool, delta: float,
               pulls: np.ndarray, sums: np.ndarray, weights: np.ndarray, cum: np.ndarray,
-              out: np.ndarray, counters: np.ndarray) -> tuple[int, int, int, float]:
+              out: np.ndarray, counters: np.ndarray, lazy_ratio: float
+              ) -> tuple[int, int, int, float]:
     """Track-and-Stop's batches from pull count ``t`` (0: the first batch) until the stopping
     rule fires, ``t`` reaches ``cap`` or ``out`` is full: returns (why, t, arms written, the last
-    statistic). ``counters[0]`` counts forced pulls."""
+    statistic). ``counters``: [forced pulls, w* solves, the lazy grid's next time, the empirical
+    best of the last lazy solve]; ``lazy_ratio`` 0 solves every round."""
     K = pulls.shape[0]
     mu = np.empty(K)
     floored = np.empty(K)
@@ -98,9 +100,20 @@ def tas_steps(noise: np.random.Generator, gaussian_env: bool, means: np.ndarray,
                 n_out += 1
             t = K
         else:
+            best_arm = 0
             for k in range(K):
                 mu[k] = sums[k] / pulls[k]
-            optimal_weights(mu, gaussian, sigma, weights)
+                if mu[k] > mu[best_arm]:
+                    best_arm = k
+            if lazy_ratio == 0.0:
+                optimal_weights(mu, gaussian, sigma, weights)
+                counters[1] += 1
+            elif t >= counters[2] or best_arm != counters[3]:
+                optimal_weights(mu, gaussian, sigma, weights)
+                counters[1] += 1
+                counters[3] = best_arm
+                if t >= counters[2]:
+                    counters[2] = max(t + 1, math.ceil(t * lazy_ratio))
             arm = -1
             if d_tracking:
                 bound = math.sqrt(t) - K / 2
@@ -170,12 +183,15 @@ def run_tas(alg: KArmedTrackAndStop, env: Environment, *, horizon: int | None = 
     gaussian_env, means, thresholds, below, noise_sigma = env_noise(env)
     cap = run_cap(horizon, alg.horizon)
     out = np.empty(CHUNK, dtype=np.int64)
-    counters = np.zeros(1, dtype=np.int64)
+    counters = np.array([0, 0, alg._next_solve, alg._solved_for], dtype=np.int64)
     steps, stat, stopped = run_chunks(lambda t: tas_steps(
         rng, gaussian_env, means, thresholds, below, noise_sigma, t, cap,
         alg.tracking == "D", alg.gaussian, alg.sigma, alg.threshold == "heuristic",
-        alg.delta, alg.pulls, alg.sums, alg.weights, alg._cum, out, counters), out)
+        alg.delta, alg.pulls, alg.sums, alg.weights, alg._cum, out, counters,
+        0.0 if alg.lazy_ratio is None else alg.lazy_ratio), out)
     alg.forced += int(counters[0])
+    alg.solves += int(counters[1])
+    alg._next_solve, alg._solved_for = int(counters[2]), int(counters[3])
     alg.statistic, alg._stopped = stat, stopped
     log = one_pull_log(steps, alg.n_arms)
     return identification_trial(alg, env, steps, log, stopped, horizon, checkpoints, start)

@@ -12,6 +12,14 @@ lim E[τ_δ]/log(1/δ) = T*(μ).
     max(η, max_a ε − w*_a), is the least possible). The sum starts at the first round's pulls
     (one per arm), as if the uniform allocation had been tracked during it.
   Ties go to the lowest index. While the empirical best is tied, w* is the uniform allocation.
+* **Lazy w*** (``lazy_ratio``, an option; the paper's every-round solve is the default): w* is
+  recomputed only when t reaches the next time of a geometric grid t_{k+1} = ⌈ρ t_k⌉ (ρ =
+  ``lazy_ratio`` > 1) or when the empirical best arm changes (the tracked w* then drifts from
+  the plug-in one the most), and kept in between. Lazy updates keep asymptotic optimality as
+  long as the number of updates grows without bound (Jedra & Proutière 2020, Section 4,
+  "lazy updates"; Degenne, Koolen & Ménard 2019), and the Chernoff stopping rule is δ-correct
+  whatever the sampling rule (GK16, Theorem 10), so δ-correctness is untouched. The forced
+  exploration of D-tracking is checked every round as in the paper.
 * Stopping: the Chernoff rule (:mod:`.base`), β(t, δ) = log(2t(K − 1)/δ) (GK16, Theorem 10) by
   default, their experiments' log((log t + 1)/δ) as ``threshold="heuristic"``.
 * Recommendation: the empirical best arm.
@@ -25,6 +33,7 @@ decimal (tests/test_k_armed.py).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +41,7 @@ from ...protocol import Batch
 from .base import KArmedIdentifier, check_threshold
 from .solvers import weights_solver
 
-__all__ = ["TRACKINGS", "KArmedTrackAndStop", "project_floor"]
+__all__ = ["TRACKINGS", "KArmedTrackAndStop", "project_floor", "track"]
 
 TRACKINGS = ("D", "C")
 
@@ -49,6 +58,44 @@ def project_floor(w: np.ndarray, eps: float) -> np.ndarray:
         if order[k - 1] - eta > eps or k == 1:
             break
     return np.maximum(w - eta, eps)
+
+
+def track(state: object, t: int, pulls: np.ndarray, means: np.ndarray, gaussian: bool,
+          sigma: float) -> int:
+    """The arm D- or C-tracking pulls at round t (module docstring), with the tracking state
+    read from and written to ``state``: ``tracking``, ``lazy_ratio``, ``weights``, ``_cum``,
+    ``_solve``, ``forced``, ``solves``, ``_next_solve``, ``_solved_for`` (the attributes of
+    :class:`KArmedTrackAndStop`, and of the composable identifier's tracking rule)."""
+    st: Any = state
+    K = pulls.shape[0]
+    if st.lazy_ratio is None:
+        st._solve(means, gaussian, sigma, st.weights)
+        st.solves += 1
+    else:
+        best = int(np.argmax(means))
+        if t >= st._next_solve or best != st._solved_for:
+            st._solve(means, gaussian, sigma, st.weights)
+            st.solves += 1
+            st._solved_for = best
+            if t >= st._next_solve:
+                st._next_solve = max(t + 1, math.ceil(t * st.lazy_ratio))
+    if st.tracking == "D":
+        under = np.flatnonzero(pulls < math.sqrt(t) - K / 2)
+        if under.size:
+            st.forced += 1
+            return int(under[np.argmin(pulls[under])])
+        return int(np.argmax(t * st.weights - pulls))
+    eps = 0.5 / math.sqrt(K * K + t)
+    st._cum += project_floor(st.weights, eps)
+    return int(np.argmax(st._cum - pulls))
+
+
+def check_lazy_ratio(lazy_ratio: float | None) -> float | None:
+    if lazy_ratio is not None and not (isinstance(lazy_ratio, (int, float))
+                                       and math.isfinite(lazy_ratio) and lazy_ratio > 1):
+        raise ValueError(f"lazy_ratio must be a finite number > 1 (or None), got "
+                         f"{lazy_ratio!r}")
+    return None if lazy_ratio is None else float(lazy_ratio)
 
 
 class KArmedTrackAndStop(KArmedIdentifier):
@@ -70,11 +117,15 @@ class KArmedTrackAndStop(KArmedIdentifier):
         β(t, δ) of the Chernoff stopping rule.
     horizon : int, optional
         Budget cap.
+    lazy_ratio : float, optional
+        Recompute w* on the geometric grid of this ratio (> 1) and when the empirical best
+        changes, instead of every round (module docstring). ``None`` (default): every round,
+        as the paper.
 
     Notes
     -----
     Deterministic (no internal randomness). w* is solved at every round
-    (:func:`~.solvers.weights_solver`, compiled when numba is available).
+    (:func:`~.solvers.weights_solver`, compiled when numba is available), or lazily.
     """
 
     #: The compiled kernel (:mod:`banditkit.engines`; :mod:`.tas_kernel`).
@@ -82,7 +133,7 @@ class KArmedTrackAndStop(KArmedIdentifier):
 
     def __init__(self, n_arms: int, delta: float = 0.05, *, tracking: str = "D",
                  model: str = "bernoulli", sigma: float = 1.0, threshold: str = "theory",
-                 horizon: int | None = None) -> None:
+                 horizon: int | None = None, lazy_ratio: float | None = None) -> None:
         if tracking not in TRACKINGS:
             raise ValueError(f"tracking must be one of {TRACKINGS}, got {tracking!r}")
         super().__init__(n_arms, delta=delta, model=model, sigma=sigma,
@@ -92,21 +143,15 @@ class KArmedTrackAndStop(KArmedIdentifier):
         self._cum = np.ones(self.n_arms)  # Σ_s w^{ε_s}(s) of C-tracking
         self._solve = weights_solver()
         self.forced = 0
+        self.lazy_ratio = check_lazy_ratio(lazy_ratio)
+        self.solves = 0  # w* solves so far
+        self._next_solve = 0  # the grid's next time (lazy)
+        self._solved_for = -1  # the empirical best of the last solve (lazy)
 
     def _choose(self) -> Batch:
-        t, K = self.t, self.n_arms
-        N = self.pulls
-        self._solve(self.means(), self.gaussian, self.sigma, self.weights)
-        if self.tracking == "D":
-            under = np.flatnonzero(N < math.sqrt(t) - K / 2)
-            if under.size:
-                self.forced += 1
-                return Batch.single(int(under[np.argmin(N[under])]))
-            return Batch.single(int(np.argmax(t * self.weights - N)))
-        eps = 0.5 / math.sqrt(K * K + t)
-        self._cum += project_floor(self.weights, eps)
-        return Batch.single(int(np.argmax(self._cum - N)))
+        return Batch.single(track(self, self.t, self.pulls, self.means(), self.gaussian,
+                                  self.sigma))
 
     @property
     def info(self) -> dict:
-        return {**super().info, "forced": self.forced}
+        return {**super().info, "forced": self.forced, "solves": self.solves}

@@ -1,5 +1,6 @@
 """A conformance kit for algorithms: does a new :class:`~banditkit.protocol.Algorithm` keep the
-promises of the ask/tell protocol (DESIGN.md; issue 28 §4)?
+promises of the ask/tell protocol (DESIGN.md; issue 28 §4), and are its outputs sane (issue 36
+§3)?
 
 :func:`check_algorithm` is to a bandit algorithm what scikit-learn's ``check_estimator`` is to an
 estimator: give it ``factory(rng)``, which builds a fresh algorithm whose internal randomness ξ
@@ -14,28 +15,49 @@ is the Generator ``rng``, and an environment; it runs the algorithm a few times 
    constant (``np.random.default_rng()`` or ``default_rng(0)`` instead of ``rng``): every
    ``default_rng`` call it makes while built and run under two different ξ must get different
    seeds (a Generator seeded from ξ's draws, or spawned from ξ, is fine).
-4. **decisions logged** — :attr:`Algorithm.decisions` holds exactly the batches observed, in
+4. **runs without error** — ``next_batch``, ``observe`` and ``recommendation`` raise nothing on
+   the environment's outcomes. Every check turns a raw exception of the algorithm into the
+   failure of the promise it was checking, so a user reads a promise, not a traceback.
+5. **arms in range** — every batch asks for arms in [0, K).
+6. **decisions logged** — :attr:`Algorithm.decisions` holds exactly the batches observed, in
    order (what a replicability audit compares and a trial's regret is computed from).
-5. **determinism** — the same ξ seed and noise seed give the same batches, strategies and
+7. **determinism** — the same ξ seed and noise seed give the same batches, strategies and
    recommendation, run after run in one process.
-6. **replay** — what :class:`banditkit.Experiment` does to reopen a file: a rebuilt algorithm
-   (same ξ seed), told the stored outcomes of the stored batches (reward sums through JSON,
-   an i.i.d. batch by its per-arm sums, :meth:`Algorithm.observe_arm_sums`), asks the very
-   same batches, and then the same next one, while the first object still exists.
-7. **refuses unasked batches** — ``observe`` with no batch pending, or with a batch that is
-   neither the pending one nor a prefix of it, raises ``ValueError`` and changes nothing (the
-   algorithm then continues exactly as an untouched one).
-8. **refuses impossible sums** — non-finite sums, the wrong number of sums, sums outside what
-   rewards in :attr:`Algorithm.reward_range` can add up to (and costs outside
-   :attr:`Algorithm.cost_range`, or missing) raise ``ValueError`` and change nothing.
-9. **same trials everywhere** — :func:`banditkit.simulate_trials` (with the engine the
-   algorithm declares, lock-step or compiled), the protocol loop trial by trial, and the
-   trials split over ``processes`` worker processes give the same decisions, counts, regret,
-   recommendation and stopping.
+8. **counts consistent with pulls** — ``t`` is the number of pulls observed, and a per-arm
+   count the algorithm exposes as ``pulls`` or ``counts`` holds each arm's pulls.
+9. **recommendations in range** — after every batch, ``recommendation`` is ``None`` or an
+   index of an item (of an arm, without items); an identifier that stopped recommends one.
+10. **rewards at the ends of their range** — two runs in which every reward is the lowest, then
+    the highest value of :attr:`Algorithm.reward_range` ([0, 1] when it states none) raise
+    nothing and keep promises 5, 8 and 9 (a log of an empirical variance crashes there).
+11. **replay** — what :class:`banditkit.Experiment` does to reopen a file: a rebuilt algorithm
+    (same ξ seed), told the stored outcomes of the stored batches (reward sums through JSON,
+    an i.i.d. batch by its per-arm sums, :meth:`Algorithm.observe_arm_sums`), asks the very
+    same batches, and then the same next one, while the first object still exists.
+12. **copy and pickle** — ``copy.deepcopy`` and a pickle round trip of the algorithm half-way
+    through the run, told the same outcomes, ask the same batches and recommend the same arm
+    (the pickle only when the class itself pickles: not one defined in ``__main__``).
+13. **parameters kept** — a constructor argument the algorithm keeps as an attribute of the
+    same name (plain values and arrays) has its value after a run, as sklearn's
+    ``check_estimator`` asks of ``get_params``: a run's state lives elsewhere.
+14. **refuses unasked batches** — ``observe`` with no batch pending, or with a batch that is
+    neither the pending one nor a prefix of it, raises ``ValueError`` and changes nothing (the
+    algorithm then continues exactly as an untouched one).
+15. **refuses impossible sums** — non-finite sums, the wrong number of sums, sums outside what
+    rewards in :attr:`Algorithm.reward_range` can add up to (and costs outside
+    :attr:`Algorithm.cost_range`, or missing) raise ``ValueError`` and change nothing.
+16. **stops on an easy instance** — an identifier (:attr:`Algorithm.stops_by_itself`) stops
+    within ``stop_within`` pulls of ``env`` (give an instance with large gaps) and recommends
+    an item.
+17. **same trials everywhere** — :func:`banditkit.simulate_trials` (with the engine the
+    algorithm declares, lock-step or compiled), the protocol loop trial by trial, and the
+    trials split over ``processes`` worker processes give the same decisions, counts, regret,
+    recommendation and stopping.
 
-The checks are black-box and cheap (a few runs of ``horizon`` pulls); they test the
-protocol, not the algorithm's statistics (regret or δ-correctness are for tests against its
-paper). ``docs/new-algorithm.md`` walks through writing an algorithm that passes them.
+The checks are black-box and cheap (a few runs of ``horizon`` pulls, and one of at most
+``stop_within`` for an identifier); they test the protocol and the shape of the outputs, not
+the algorithm's statistics (regret or δ-correctness are for tests against its paper).
+``docs/new-algorithm.md`` walks through writing an algorithm that passes them.
 """
 
 from __future__ import annotations
@@ -50,36 +72,23 @@ from typing import Any
 
 import numpy as np
 
-from .envs.base import Environment
-from .protocol import Algorithm, Batch, DecisionLog, IIDBatch
-from .rng import STREAMS, derive_seed, stream
-from .simulate import simulate, simulate_trials
-from .trial import Trial
-from .validation import check_positive_int
+from ..envs.base import Environment
+from ..protocol import Algorithm, Batch, DecisionLog, IIDBatch
+from ..rng import STREAMS, derive_seed, stream
+from ..simulate import simulate, simulate_trials
+from ..trial import Trial
+from ..validation import check_positive_int
+from ._core import PROMISES, Run, describe, fail, first_difference, guarded, run, same_batch
+from .outputs import (
+    check_copies,
+    check_counts,
+    check_ends,
+    check_parameters,
+    check_stops,
+    parameters,
+)
 
 __all__ = ["PROMISES", "CheckReport", "check_algorithm"]
-
-#: The promises :func:`check_algorithm` checks, in the order it checks them, each with its rule.
-PROMISES: dict[str, str] = {
-    "builds": "factory(rng) returns a fresh Algorithm with the environment's number of arms",
-    "no global randomness": "numpy's legacy global random state and Python's random module "
-                            "are left untouched; draw only from the ξ Generator given",
-    "randomness from ξ only": "no Generator made from OS entropy or from a constant: seed "
-                              "any extra Generator from ξ (xi.spawn(1)[0], or ξ's draws)",
-    "decisions logged": "algorithm.decisions holds exactly the batches observed, in order "
-                        "(call Algorithm.observe, which records them)",
-    "determinism": "the same ξ seed and noise seed give the same batches and recommendation",
-    "replay": "a rebuilt algorithm told the stored outcomes asks the stored batches again "
-              "(what Experiment.open does); no state outside the object",
-    "refuses unasked batches": "observe() of a batch not asked for, or with none pending, "
-                               "raises ValueError and changes nothing",
-    "refuses impossible sums": "observe() of non-finite sums, the wrong number of sums, or sums "
-                               "outside reward_range × pulls raises ValueError and changes "
-                               "nothing",
-    "same trials everywhere": "simulate_trials (the declared engines), the protocol loop and "
-                              "worker processes give the same trials",
-}
-
 
 @dataclass(frozen=True)
 class CheckReport:
@@ -110,80 +119,6 @@ class CheckReport:
     reads_xi: bool
     engine: str
     processes: int
-
-
-def _fail(promise: str, detail: str) -> AssertionError:
-    return AssertionError(f"check_algorithm: promise {promise!r} is broken: {detail} "
-                          f"(rule: {PROMISES[promise]})")
-
-
-@dataclass
-class _Run:
-    """One run of the protocol loop, with each batch's outcome kept for replay."""
-
-    algorithm: Algorithm
-    batches: list[Batch]
-    rewards: list[np.ndarray]
-    costs: list[np.ndarray | None]
-    n_pulls: int
-    next_batch: Batch | None  # what it asks after the run (None: stopped or cut)
-
-
-def _run(algorithm: Algorithm, env: Environment, horizon: int, noise: int) -> _Run:
-    """The protocol loop of :func:`banditkit.simulate`, keeping every outcome."""
-    rng = np.random.Generator(np.random.PCG64(noise))
-    batches: list[Batch] = []
-    rewards: list[np.ndarray] = []
-    costs: list[np.ndarray | None] = []
-    t, cut, empty = 0, False, 0
-    while t < horizon:
-        batch = algorithm.next_batch()
-        if batch is None:
-            break
-        empty = empty + 1 if batch.n_pulls == 0 else 0
-        if empty > 1000:
-            raise _fail("determinism", f"{type(algorithm).__name__} asked for {empty} empty "
-                        "batches in a row")
-        if t + batch.n_pulls > horizon:
-            batch, cut = batch.truncated(horizon - t), True
-        outcome = env.pull(batch, rng, t)
-        algorithm.observe(batch, outcome.rewards, outcome.costs)
-        batches.append(batch)
-        rewards.append(np.array(outcome.rewards, dtype=float))
-        costs.append(None if outcome.costs is None else np.array(outcome.costs, dtype=float))
-        t += batch.n_pulls
-        if cut:
-            break
-    after = None if cut else algorithm.next_batch()
-    return _Run(algorithm, batches, rewards, costs, t, after)
-
-
-def _same_batch(a: Batch | None, b: Batch | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, IIDBatch) and isinstance(b, IIDBatch):
-        return a.n_pulls == b.n_pulls and a.is_prefix_of(b)
-    if a.n_pulls != b.n_pulls or not (np.array_equal(a.arms, b.arms)
-                                      and np.array_equal(a.counts, b.counts)):
-        return False
-    if (a.strategy is None) != (b.strategy is None):
-        return False
-    return a.strategy is None or bool(np.array_equal(a.strategy, b.strategy))
-
-
-def _describe(batch: Batch | None) -> str:
-    if batch is None:
-        return "None (stop)"
-    if batch.n_runs > 6:
-        return f"a batch of {batch.n_pulls} pulls in {batch.n_runs} runs"
-    return f"runs arms={batch.arms.tolist()} counts={batch.counts.tolist()}"
-
-
-def _first_difference(a: list[Batch], b: list[Batch]) -> int | None:
-    for i in range(max(len(a), len(b))):
-        if i >= len(a) or i >= len(b) or not _same_batch(a[i], b[i]):
-            return i
-    return None
 
 
 class _RngCalls:
@@ -231,21 +166,26 @@ def _xi(seed: int, which: str) -> np.random.Generator:
 
 def _build(factory: Callable[[np.random.Generator], Algorithm], xi: np.random.Generator,
            env: Environment) -> Algorithm:
-    algorithm = factory(xi)
+    algorithm = guarded("builds", "factory", "(rng)", lambda: factory(xi))
     if not isinstance(algorithm, Algorithm):
-        raise _fail("builds", f"factory(rng) returned a {type(algorithm).__name__}")
+        raise fail("builds", f"factory(rng) returned a {type(algorithm).__name__}")
     if algorithm.n_arms != env.n_arms:
-        raise _fail("builds", f"the algorithm has {algorithm.n_arms} arms, the environment "
+        raise fail("builds", f"the algorithm has {algorithm.n_arms} arms, the environment "
                     f"{env.n_arms}")
     if not algorithm.fresh:
-        raise _fail("builds", "factory(rng) returned an algorithm that has already asked or "
+        raise fail("builds", "factory(rng) returned an algorithm that has already asked or "
                     "observed (build a new one on every call)")
     return algorithm
 
 
+def _rebuild(factory: Callable[[np.random.Generator], Algorithm], seed: int,
+             env: Environment) -> Algorithm:
+    return _build(factory, _xi(seed, "a"), env)
+
+
 def check_algorithm(factory: Callable[[np.random.Generator], Algorithm], env: Environment, *,
                     horizon: int = 200, seed: int = 0, trials: int = 2,
-                    processes: int = 2) -> CheckReport:
+                    processes: int = 2, stop_within: int | None = 20_000) -> CheckReport:
     """Check that an algorithm keeps the protocol's promises (:data:`PROMISES`).
 
     Parameters
@@ -265,6 +205,9 @@ def check_algorithm(factory: Callable[[np.random.Generator], Algorithm], env: En
     processes : int
         Worker processes those trials are also split over (0 skips that part; it needs the
         ``fork`` start method, Linux's default, so the factory need not pickle).
+    stop_within : int or None
+        Pulls of ``env`` within which an identifier must stop ("stops on an easy instance";
+        ``None`` skips that check). Give an ``env`` with large gaps.
 
     Returns
     -------
@@ -291,68 +234,86 @@ def check_algorithm(factory: Callable[[np.random.Generator], Algorithm], env: En
             0 <= processes <= trials):
         raise ValueError(f"processes must be an integer in [0, trials = {trials}], got "
                          f"{processes!r}")
+    if stop_within is not None:
+        stop_within = check_positive_int(stop_within, "stop_within")
     seed = int(seed)
     noise = int(derive_seed(seed, "check_algorithm", STREAMS["environment"]).generate_state(1)[0])
 
-    # 1-4: one reference run, watched
+    # 1-5: one reference run, watched
     before = _global_states()
     with _RngCalls() as calls_a:
         xi = _xi(seed, "a")
         xi_state = xi.bit_generator.state
-        first = _run(_build(factory, xi, env), env, horizon, noise)
+        built = _build(factory, xi, env)
+        kept = parameters(built)
+        first = run(built, env, horizon, noise)
     if not _same_global(before, _global_states()):
-        raise _fail("no global randomness", f"{type(first.algorithm).__name__} changed the "
-                    "global random state (np.random.* or random.*) while built and run")
+        raise fail("no global randomness", f"{type(first.algorithm).__name__} changed the "
+                   "global random state (np.random.* or random.*) while built and run")
     name = type(first.algorithm).__name__
     reads_xi = xi.bit_generator.state != xi_state
     with _RngCalls() as calls_b:
-        _run(_build(factory, _xi(seed, "b"), env), env, horizon, noise)
+        run(_build(factory, _xi(seed, "b"), env), env, horizon, noise)
     if "os-entropy" in calls_a.calls:
-        raise _fail("randomness from ξ only", f"{name} called np.random.default_rng() without "
-                    "a seed (fresh OS entropy)")
+        raise fail("randomness from ξ only", f"{name} called np.random.default_rng() without "
+                   "a seed (fresh OS entropy)")
     constant = [c for c, d in zip(calls_a.calls, calls_b.calls, strict=False)
                 if c == d and c != "derived"]
     if constant:
-        raise _fail("randomness from ξ only", f"{name} called np.random.default_rng({constant[0]}) "
-                    "under two different ξ: a Generator that ignores ξ")
+        raise fail("randomness from ξ only", f"{name} called np.random.default_rng({constant[0]}) "
+                   "under two different ξ: a Generator that ignores ξ")
     _check_log(first, name)
 
-    # 5: determinism
-    again = _run(_build(factory, _xi(seed, "a"), env), env, horizon, noise)
-    i = _first_difference(first.batches, again.batches)
+    # 7: determinism
+    again = run(_build(factory, _xi(seed, "a"), env), env, horizon, noise)
+    i = first_difference(first.batches, again.batches)
     if i is not None:
         got = again.batches[i] if i < len(again.batches) else None
         want = first.batches[i] if i < len(first.batches) else None
-        raise _fail("determinism", f"two runs of {name} with the same ξ and noise seeds differ "
-                    f"at batch {i}: {_describe(want)} then {_describe(got)}")
+        raise fail("determinism", f"two runs of {name} with the same ξ and noise seeds differ "
+                   f"at batch {i}: {describe(want)} then {describe(got)}")
     if first.algorithm.recommendation != again.algorithm.recommendation:
-        raise _fail("determinism", f"two runs of {name} with the same seeds recommend "
-                    f"{first.algorithm.recommendation} and {again.algorithm.recommendation}")
+        raise fail("determinism", f"two runs of {name} with the same seeds recommend "
+                   f"{first.algorithm.recommendation} and {again.algorithm.recommendation}")
 
-    # 6: replay, as Experiment.open does, while `first` still exists
-    _check_replay(factory, env, first, seed, name)
+    # 8-10: what it returns (recommendations were checked on the way)
+    check_counts(first, env.n_arms, name)
+    rebuild = partial(_rebuild, factory, seed, env)
+    check_ends(rebuild, env, horizon, noise, name)
 
-    # 7-8: refusals, each followed by the untouched continuation
-    _check_refusals(factory, env, first, seed, name)
+    # 11: replay, as Experiment.open does, while `first` still exists
+    guarded("replay", name, "replayed", lambda: _check_replay(factory, env, first, seed, name))
 
-    # 9: the same trials through every engine and worker count
-    engine = _check_trials(factory, env, horizon, seed, trials, processes, name)
-    promises = tuple(p for p in PROMISES)
+    # 12-13: copies, and the constructor's arguments
+    check_copies(rebuild, first, name)
+    check_parameters(kept, first.algorithm, name)
+
+    # 14-15: refusals, each followed by the untouched continuation
+    guarded("refuses unasked batches", name, "refusing",
+            lambda: _check_refusals(factory, env, first, seed, name))
+
+    # 16-17: an identifier stops; the same trials through every engine and worker count
+    if stop_within is not None:
+        check_stops(rebuild, env, stop_within, noise, name)
+    engine = guarded("same trials everywhere", name, "simulated", lambda: _check_trials(
+        factory, env, horizon, seed, trials, processes, name))
+    promises = tuple(p for p in PROMISES if stop_within is not None
+                     or p != "stops on an easy instance")
     return CheckReport(name, promises, len(first.batches), first.n_pulls, reads_xi, engine,
                        processes)
 
 
-def _check_log(run: _Run, name: str) -> None:
+def _check_log(run: Run, name: str) -> None:
     log = run.algorithm.decisions
     expected = DecisionLog()
     for batch in run.batches:
         expected.record(batch)
     if log.n_batches != len(run.batches):
-        raise _fail("decisions logged", f"{name} observed {len(run.batches)} batches but its "
+        raise fail("decisions logged", f"{name} observed {len(run.batches)} batches but its "
                     f"decisions hold {log.n_batches}")
     if not log.same_as(expected):
         arms, counts = log.runs()
-        raise _fail("decisions logged", f"{name}'s decisions hold {int(counts.sum())} pulls in "
+        raise fail("decisions logged", f"{name}'s decisions hold {int(counts.sum())} pulls in "
                     f"{arms.size} runs, not the {run.n_pulls} pulls it observed")
 
 
@@ -362,16 +323,16 @@ def _replayed_sums(batch: Batch, rewards: np.ndarray) -> np.ndarray:
 
 
 def _check_replay(factory: Callable[[np.random.Generator], Algorithm], env: Environment,
-                  first: _Run, seed: int, name: str) -> None:
+                  first: Run, seed: int, name: str) -> None:
     rebuilt = _build(factory, _xi(seed, "a"), env)
     for i, (stored, rewards, costs) in enumerate(zip(first.batches, first.rewards,
                                                      first.costs, strict=True)):
         asked = rebuilt.next_batch()
         if asked is not None and asked.n_pulls > stored.n_pulls:
             asked = asked.truncated(stored.n_pulls)  # the horizon's cut, as Experiment's
-        if not _same_batch(asked, stored):
-            raise _fail("replay", f"rebuilt with the same ξ and told the stored outcomes, {name} "
-                        f"asks {_describe(asked)} at batch {i} where {_describe(stored)} was "
+        if not same_batch(asked, stored):
+            raise fail("replay", f"rebuilt with the same ξ and told the stored outcomes, {name} "
+                        f"asks {describe(asked)} at batch {i} where {describe(stored)} was "
                         "stored")
         assert asked is not None
         sums = _replayed_sums(asked, rewards)
@@ -380,12 +341,12 @@ def _check_replay(factory: Callable[[np.random.Generator], Algorithm], env: Envi
                                      asked.allocation(env.n_arms))
         else:
             rebuilt.observe(asked, sums, costs)
-    if first.next_batch is not None and not _same_batch(rebuilt.next_batch(), first.next_batch):
-        raise _fail("replay", f"after replaying {len(first.batches)} stored batches, {name} asks "
+    if first.next_batch is not None and not same_batch(rebuilt.next_batch(), first.next_batch):
+        raise fail("replay", f"after replaying {len(first.batches)} stored batches, {name} asks "
                     f"for other pulls next than the algorithm that was not reopened")
 
 
-def _continues(algorithm: Algorithm, first: _Run, promise: str, name: str) -> None:
+def _continues(algorithm: Algorithm, first: Run, promise: str, name: str) -> None:
     """``algorithm`` (its first batch pending) answered as ``first`` was must ask ``first``'s
     second batch: the refusals before changed nothing."""
     algorithm.observe(first.batches[0], first.rewards[0], first.costs[0])
@@ -393,9 +354,9 @@ def _continues(algorithm: Algorithm, first: _Run, promise: str, name: str) -> No
     got = algorithm.next_batch()
     if want is not None and got is not None and got.n_pulls > want.n_pulls:
         got = got.truncated(want.n_pulls)
-    if not _same_batch(got, want):
-        raise _fail(promise, f"after the refused calls {name} asks {_describe(got)} for its "
-                    f"second batch where an untouched one asks {_describe(want)}: the refusal "
+    if not same_batch(got, want):
+        raise fail(promise, f"after the refused calls {name} asks {describe(got)} for its "
+                    f"second batch where an untouched one asks {describe(want)}: the refusal "
                     "changed its state")
 
 
@@ -420,7 +381,7 @@ def _refused(call: Callable[[], object]) -> bool:
 
 
 def _check_refusals(factory: Callable[[np.random.Generator], Algorithm], env: Environment,
-                    first: _Run, seed: int, name: str) -> None:
+                    first: Run, seed: int, name: str) -> None:
     if not first.batches or first.batches[0].n_pulls == 0:
         return  # nothing was asked: nothing to forge
     stored, rewards, costs = first.batches[0], first.rewards[0], first.costs[0]
@@ -429,7 +390,7 @@ def _check_refusals(factory: Callable[[np.random.Generator], Algorithm], env: En
     alg = _build(factory, _xi(seed, "a"), env)
     promise = "refuses unasked batches"
     if not _refused(lambda: alg.observe(stored, rewards, costs)):
-        raise _fail(promise, f"{name} accepted an outcome with no batch pending")
+        raise fail(promise, f"{name} accepted an outcome with no batch pending")
     pending = alg.next_batch()
     assert pending is not None  # the reference run got a first batch from the same state
     arms, counts = pending.arms.copy(), pending.counts.copy()
@@ -440,8 +401,8 @@ def _check_refusals(factory: Callable[[np.random.Generator], Algorithm], env: En
     for what, batch in forged:
         sums, cost_sums = _feasible(alg, batch)
         if not _refused(lambda b=batch, s=sums, c=cost_sums: alg.observe(b, s, c)):
-            raise _fail(promise, f"{name} accepted a batch with {what} "
-                        f"({_describe(batch)} for {_describe(pending)})")
+            raise fail(promise, f"{name} accepted a batch with {what} "
+                        f"({describe(batch)} for {describe(pending)})")
     _continues(alg, first, promise, name)
 
     alg = _build(factory, _xi(seed, "a"), env)
@@ -462,7 +423,7 @@ def _check_refusals(factory: Callable[[np.random.Generator], Algorithm], env: En
                         rewards, np.full_like(costs, alg.cost_range[1] + 1.0) * n[:, None]))
     for what, sums, c in bad:
         if not _refused(lambda s=sums, c=c: alg.observe(stored, s, c)):
-            raise _fail(promise, f"{name} accepted {what} for {_describe(stored)}")
+            raise fail(promise, f"{name} accepted {what} for {describe(stored)}")
     _continues(alg, first, promise, name)
 
 
@@ -519,7 +480,7 @@ def _check_trials(factory: Callable[[np.random.Generator], Algorithm], env: Envi
                     and (a.regret is None or np.allclose(a.regret, b.regret, rtol=0,
                                                          atol=1e-9)))
             if not same:
-                raise _fail(promise, f"trial {i} of {name} through simulate_trials (engine "
+                raise fail(promise, f"trial {i} of {name} through simulate_trials (engine "
                             f"{engine!r}) differs from {label}: {a.n_pulls} pulls, counts "
                             f"{a.counts.tolist()}, recommendation {a.recommendation} against "
                             f"{b.n_pulls}, {b.counts.tolist()}, {b.recommendation}")
