@@ -1496,3 +1496,22 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         with self._transaction():
             assert self._algorithm is not None
             return self._algorithm.decisions
+
+    # -- assignment at the edge: banditkit.live.allocation and banditkit.live.ingest ---------
+    def allocation(self, name: str | None = None, *, cache_seconds: float = 5.0) -> Any:
+        """What an application downloads to assign its visitors itself
+        (:mod:`banditkit.live.allocation`): arms, weights, salt, version; kept, so that
+        :meth:`ingest` accepts the exposures made under it. ``name`` is published with it
+        (default: the experiment's name, or its file's stem)."""
+        from .allocation import publish
+
+        return publish(self, name, cache_seconds)
+
+    def ingest(self, exposures: Sequence[Mapping[str, Any]] = (),
+               outcomes: Sequence[Mapping[str, Any]] = (), *, who: str = "local") -> Any:
+        """Exposures and outcomes made at the edge, in bulk, idempotent and in any order
+        (:mod:`banditkit.live.ingest`): an :class:`~banditkit.live.ingest.Ingested` with the
+        counts of new, repeated and refused events and each refusal's reason."""
+        from .ingest import ingest
+
+        return ingest(self, exposures, outcomes, who=who)
