@@ -790,6 +790,10 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                                ) as conn:
             self._resolve(conn)  # units whose outcome window closed, by the experiment's rule
             state = self._ops_state(conn)
+            if "edge" in state:  # its slots are filled by exposures (live/ingest.py)
+                raise ExperimentError("assign: this experiment is fed from the edge "
+                                      "(allocation and ingest); assign there, with the "
+                                      "client, and send the exposures to ingest")
             stopped = state.get("stopped")
             closed = (self._paused(conn, state)  # guardrails or by hand: nothing while paused
                       or (stopped is not None and not stopped.get("rollout", True)
@@ -869,7 +873,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                                read_ahead=self._assign_reads(total, None)) as conn:
             self._resolve(conn)  # as each call would (their windows close in the same instant)
             state = self._ops_state(conn)
-            if state.get("stopped") is not None or self._paused(conn, state):
+            if state.get("stopped") is not None or self._paused(conn, state) or "edge" in state:
                 return None
             pending = self._pending(conn)
             if pending is None:

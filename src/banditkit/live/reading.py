@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..protocol import Algorithm
 from .defaults import NOT_PROVED
+from .ingest import edge_warnings
 from .inputs import as_ids
 from .journal import (
     ALL_BATCHES,
@@ -172,6 +173,8 @@ class Reading:
             # the missing-outcome check on the prefix: units expired there count as lost
             warnings = self.create_warnings + missing_outcome_warnings(
                 self.arm_names, prefix.n + prefix.expired, prefix.n, alpha)
+            if "edge" in state:  # exposures refused as a broken client's (live/ingest.py)
+                warnings += edge_warnings(conn)
             waiting_units = self._waiting(conn)
             warnings += self._waiting_warnings(
                 waiting_units, blocked=pending is not None and unassigned == 0 and waiting > 0)

@@ -1,0 +1,162 @@
+"""Experiment.ingest: exposures and outcomes from the edge (banditkit.live.ingest)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from banditkit import Experiment, ExperimentError
+from banditkit.client import Assigner
+from edge_support import feed_assign, feed_edge
+
+MEANS = [0.3, 0.5, 0.7]
+ALGORITHMS = [
+    ("ReplicableElimination", ["a", "b", "c"], {"rho": 0.3, "beta_floor": False}, 1500),
+    ("RAGE", np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.3]]), {"delta": 0.1}, 700),
+    ("BatchedThompson", ["a", "b", "c"], {"batch_size": 100, "draws": 2000}, 400),
+]
+
+
+@pytest.mark.parametrize("algorithm, arms, params, horizon", ALGORITHMS,
+                         ids=[a[0] for a in ALGORITHMS])
+def test_the_same_decisions_as_assign_and_record(tmp_path, algorithm, arms, params, horizon):
+    made = []
+    for name in ("assign.db", "edge.db"):
+        made.append(Experiment.create(tmp_path / name, algorithm=algorithm, arms=arms,
+                                      seed=5, horizon=horizon, params=params))
+    served, edge = made
+    with served, edge:
+        feed_assign(served, MEANS)
+        feed_edge(edge, MEANS)
+        a, b = served.decisions(), edge.decisions()
+        assert a.same_as(b) and a.n_batches >= 2
+        sa, sb = served.status(), edge.status()
+        assert sa.recommendation == sb.recommendation
+        assert sa.arms["recorded"].tolist() == sb.arms["recorded"].tolist()
+
+
+def _fresh(tmp_path, name="e.db", **kw):
+    return Experiment.create(tmp_path / name, algorithm="BatchedElimination",
+                             arms=["control", "b", "c"], seed=2, horizon=600,
+                             params={"q": 4.0}, **kw)
+
+
+def _exposures(e, keys):
+    assigner = Assigner(e.allocation())
+    return [assigner.exposure(k, assigner.assign(k)) for k in keys]
+
+
+def test_duplicates_reordering_and_late_outcomes(tmp_path):
+    with _fresh(tmp_path) as e:
+        exposures = _exposures(e, [f"k{i}" for i in range(10)])
+        # outcomes first: they wait for their exposure
+        early = e.ingest([], [{"key": "k0", "value": 1}, {"key": "k1", "value": 0}])
+        assert early.outcomes["waiting"] == 2 and early.new == 2
+        assert e.ingest([], [{"key": "k0", "value": 1}]).repeated == 1
+        first = e.ingest(exposures + exposures[:3], [{"key": "k2", "value": 1}])
+        assert first.exposures["new"] == 10 and first.exposures["repeated"] == 3
+        assert first.outcomes["recorded"] == 3  # k2, and k0 and k1 that waited
+        again = e.ingest(exposures, [{"key": "k2", "value": 1}])
+        assert again.new == 0 and again.repeated == 11 and again.refused == 0
+        units = e.units()
+        assert len(units) == 10 and units["reward"].notna().sum() == 3
+        # a different value for a recorded key: refused alone, the others kept
+        mixed = e.ingest([], [{"key": "k2", "value": 0}, {"key": "k3", "value": 1}])
+        assert mixed.refused == 1 and mixed.outcomes["recorded"] == 1
+        assert "already has outcome 1" in mixed.refusals[0].reason
+        assert mixed.refusals[0].index == 0 and mixed.refusals[0].key == "k2"
+
+
+def test_refusals_are_per_event_and_broken_clients_are_flagged(tmp_path):
+    with _fresh(tmp_path) as e:
+        good = _exposures(e, ["a", "b"])
+        version = good[0]["version"]
+        other = next(arm for arm in ("control", "b", "c") if arm != good[0]["arm"])
+        bad = [
+            {"key": "x1", "arm": "nope", "version": version},
+            {"key": "", "arm": "b", "version": version},
+            {"key": "x3", "arm": "b", "version": "feedfeedfeedfeed"},
+            {"key": "a", "arm": other, "version": version},  # a key on two arms
+            {"key": "x5", "arm": "b", "version": version, "colour": "red"},
+            {"key": "x6", "arm": "b", "version": version, "time": "yesterday"},
+            "not an object",
+        ]
+        result = e.ingest(good + bad, [{"key": "a", "value": float("nan")},
+                                       {"key": "b"}, {"key": "a", "value": 5.0}])
+        reasons = {(r.kind, r.index): r.reason for r in result.refusals}
+        assert result.exposures["new"] == 2 and result.exposures["refused"] == 7
+        assert "arm must be one of" in reasons[("exposure", 2)]
+        assert "key has 0 characters" in reasons[("exposure", 3)]
+        assert "never published" in reasons[("exposure", 4)]
+        assert "exposed on arm" in reasons[("exposure", 5)]
+        assert "unknown field" in reasons[("exposure", 6)]
+        assert "time must be" in reasons[("exposure", 7)]
+        assert "an exposure is an object" in reasons[("exposure", 8)]
+        assert "value must be a finite number" in reasons[("outcome", 0)]
+        assert "value is required" in reasons[("outcome", 1)]
+        assert "rewards must lie in [0, 1]" in reasons[("outcome", 2)]
+        # an arm the version did not offer
+        e.pause("test")
+        paused = e.allocation()
+        refused = e.ingest([{"key": "z", "arm": "b", "version": paused.version}], [])
+        assert "control only" in refused.refusals[0].reason
+        e.resume()
+        e.ingest(_exposures(e, [f"f{i}" for i in range(10)]), [])  # fill the batch
+        weights = e.allocation()
+        zero = [a for a, w in zip(weights.arms, weights.weights, strict=True) if w == 0]
+        if zero:
+            out = e.ingest([{"key": "y", "arm": zero[0], "version": weights.version}], [])
+            assert "was not offered" in out.refusals[0].reason
+        status = e.status()
+        assert any("looks broken" in w and "another arm" in w for w in status.warnings)
+
+
+def test_outcome_window_applies_from_the_exposure_time(tmp_path):
+    clock = [1_000_000.0]
+    with _fresh(tmp_path, clock=lambda: clock[0], outcome_window=60, missing="zero") as e:
+        x = _exposures(e, ["a", "b", "c"])
+        for event in x:
+            event["time"] = clock[0] - 10
+        e.ingest(x, [{"key": "a", "value": 1, "time": clock[0] + 30}])
+        late = e.ingest([], [{"key": "b", "value": 1, "time": clock[0] + 55}])
+        assert "after the outcome window" in late.refusals[0].reason
+        clock[0] += 3600  # c's window closed unanswered: 0 was recorded by the rule
+        c = e.ingest([], [{"key": "c", "value": 1}])
+        assert "closed before its outcome came" in c.refusals[0].reason
+        # an exposure arriving long after its time, with its outcome: still recorded
+        old = _exposures(e, ["d"])
+        old[0]["time"] = clock[0] - 50
+        ok = e.ingest(old, [{"key": "d", "value": 1, "time": clock[0] - 20}])
+        assert ok.outcomes["recorded"] == 1 and ok.refused == 0
+
+
+def test_propensity_log_and_one_feeding_path(tmp_path):
+    with _fresh(tmp_path) as e:
+        allocation = e.allocation()
+        x = _exposures(e, [f"k{i}" for i in range(20)])
+        e.ingest(x, [])
+        units = e.units()
+        assert set(units["kind"]) == {"algorithm", "overflow"}
+        assert (units["propensity"] == units["arm_index"].map(
+            lambda a: allocation.weights[a])).all()
+        with pytest.raises(ExperimentError, match="fed from the edge"):
+            e.assign(1)
+    with _fresh(tmp_path, "served.db") as s:
+        s.assign(1)
+        with pytest.raises(ExperimentError, match="assigned by assign"):
+            s.ingest(_exposures(s, ["k"]), [])
+
+
+def test_whole_call_refusals_name_the_parameter(tmp_path):
+    with _fresh(tmp_path) as e:
+        with pytest.raises(ExperimentError, match="exposures must be a list"):
+            e.ingest({"key": "a"}, [])
+        with pytest.raises(ExperimentError, match="outcomes must be a list"):
+            e.ingest([], "k,1")
+        with pytest.raises(ExperimentError, match="at most 100000"):
+            e.ingest([{}] * 100_001, [])
+        with pytest.raises(ExperimentError, match="who"):
+            e.ingest([], [], who="")
+    with Experiment.open(tmp_path / "e.db", readonly=True) as r:
+        with pytest.raises(ExperimentError, match="read-only"):
+            r.ingest([], [])
