@@ -11,6 +11,9 @@ import numpy as np
 
 from banditkit.client import Assigner
 
+#: The arms' success probabilities of the two feeds.
+MEANS_DEFAULT = [0.3, 0.5, 0.7]
+
 
 def reward(arm: int, k: int, batch: int, means: list[float]) -> float:
     """The k-th algorithm unit of ``arm`` in ``batch`` gets this 0/1 reward (a fixed hash, so
@@ -44,7 +47,8 @@ def feed_edge(e, means: list[float], ingest: Callable | None = None,
     """Every batch from the edge: keys assigned by the published allocation (refreshed every
     ``chunk`` keys) until the batch's slots are filled (the extra exposures are overflow,
     reward 0), then every outcome. ``ingest(exposures, outcomes)`` and ``allocation()``
-    default to the experiment's own; returns the keys used."""
+    default to the experiment's own (a service's routes, with ``e`` the same experiment opened
+    read-only, for the batch's slots); returns the keys used."""
     ingest = ingest or (lambda x, o: e.ingest(x, o).as_json())
     allocation = allocation or (lambda: e.allocation().as_json())
     key = 0

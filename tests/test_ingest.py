@@ -7,9 +7,9 @@ import pytest
 
 from banditkit import Experiment, ExperimentError
 from banditkit.client import Assigner
-from edge_support import feed_assign, feed_edge
+from edge_support import MEANS_DEFAULT, feed_assign, feed_edge
 
-MEANS = [0.3, 0.5, 0.7]
+MEANS = MEANS_DEFAULT
 ALGORITHMS = [
     ("ReplicableElimination", ["a", "b", "c"], {"rho": 0.3, "beta_floor": False}, 1500),
     ("RAGE", np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.3]]), {"delta": 0.1}, 700),

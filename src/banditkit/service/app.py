@@ -50,6 +50,7 @@ from .jsonable import to_json
 from .limits import RESERVE, Limits, descriptors_left
 from .openapi import openapi
 from .readers import Readers, ReadSpec, units_answer
+from .routes_edge import edge_routes
 from .routes_ops import Context, Metrics, ops_routes, who_of
 
 __all__ = ["create_app"]
@@ -333,7 +334,11 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
         Route("/experiments/{name}/status", status, methods=["GET"]),
     ]
     metrics = Metrics(catalog)  # the operator's routes, /metrics among them: routes_ops.py
-    routes += ops_routes(Context(catalog, run, on, read, answer, metrics))
+    context = Context(catalog, run, on, read, answer, metrics)
+    routes += ops_routes(context)
+    routes += edge_routes(context, lambda request: body.read_body(  # routes_edge.py
+        request.receive, request.headers.get("content-length"), max_body,
+        limits.body_timeout, body_deadlines))
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if reader_pool is not None:
