@@ -160,3 +160,38 @@ def test_whole_call_refusals_name_the_parameter(tmp_path):
     with Experiment.open(tmp_path / "e.db", readonly=True) as r:
         with pytest.raises(ExperimentError, match="read-only"):
             r.ingest([], [])
+
+
+def test_cli_ingest_reads_a_csv_and_lists_the_refused_rows(tmp_path, capsys):
+    import csv
+
+    from banditkit.cli import main
+
+    path = tmp_path / "shop.db"
+    assert main(["experiment", "create", str(path), "--algorithm", "BatchedElimination",
+                 "--arms", "control,b,c", "--seed", "1", "--horizon", "600",
+                 "--param", "q=4"]) == 0
+    with Experiment.open(path) as e:
+        assigner = Assigner(e.allocation())
+    rows = [["key", "arm", "version", "value", "time"]]
+    for i in range(10):
+        arm = assigner.assign(f"u{i}")
+        rows.append([f"u{i}", arm, assigner.version, int(arm == "c"), 1764000000 + i])
+    rows += [["u99", "zzz", assigner.version, "", ""], ["u98", "", "", "x", ""]]
+    with (tmp_path / "events.csv").open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    capsys.readouterr()
+    assert main(["experiment", "ingest", str(path), str(tmp_path / "events.csv")]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("ingested 20 new event(s), 0 repeated, 2 refused")
+    assert "line 12: exposure refused: arm must be one of" in err
+    assert "line 13: outcome refused: value must be a finite number, got 'x'" in err
+    assert main(["experiment", "ingest", str(path), str(tmp_path / "events.csv")]) == 0
+    assert "0 new event(s), 20 repeated" in capsys.readouterr()[0]
+    for content, word in (("", "no rows"), ("key,colour\nk,red\n", "needs a column key"),
+                          ("key,arm\nk,b\n", "no version column")):
+        (tmp_path / "bad.csv").write_text(content)
+        assert main(["experiment", "ingest", str(path), str(tmp_path / "bad.csv")]) == 2
+        assert word in capsys.readouterr()[1]
+    assert main(["experiment", "ingest", str(path), str(tmp_path / "none.csv")]) == 2
+    assert "argument FILE: no file" in capsys.readouterr()[1]
