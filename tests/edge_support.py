@@ -81,3 +81,56 @@ def feed_edge(e, means: list[float], ingest: Callable | None = None,
         answer = ingest([], outcomes)
         assert answer["refused"] == 0, answer
     return key
+
+
+def null_run(path, seed: int, run: int, *, arms: int = 4, p: float = 0.3, horizon: int = 2000,
+             batch_size: int = 200, chunk: int = 100, look_every: int = 1,
+             ingest: Callable | None = None) -> dict:
+    """One null experiment fed from the edge (every arm's mean ``p``): BatchedThompson's
+    weights move every ``batch_size`` exposures; each ``chunk`` of keys is assigned by the
+    allocation published then, and its exposures reach the experiment 0, 1 or 2 allocation
+    versions late; outcomes arrive in value-dependent order (a 1 with its exposure, a 0 two
+    rounds later). ``status`` is read every ``look_every`` rounds (peeking) and at the end.
+    Returns whether any look showed a ``better`` or ``worse`` verdict, and the counts."""
+    from banditkit import Experiment
+    from banditkit.rng import stream
+
+    rng = stream(seed, "edge-null", run)
+    names = ["control"] + [f"arm{i}" for i in range(1, arms)]
+    with Experiment.create(path, algorithm="BatchedThompson", arms=names, seed=seed + run,
+                           horizon=horizon, params={"batch_size": batch_size, "draws": 1000}
+                           ) as e:
+        send = ingest or (lambda x, o: e.ingest(x, o).as_json())
+        queue: list[tuple[int, list, list]] = []  # (round due, exposures, outcomes)
+        looks, false, key, versions = 0, False, 0, set()
+        for r in range(10 * horizon // chunk):
+            doc = e.allocation().as_json()
+            if doc["mode"] not in ("batch", "sampling", "overflow"):
+                break
+            versions.add(doc["version"])
+            assigner = Assigner(doc)
+            keys = [f"r{run}k{key + i}" for i in range(chunk)]
+            key += chunk
+            exposures = [assigner.exposure(k, assigner.assign(k)) for k in keys]
+            values = (rng.random(chunk) < p).astype(float)
+            lag = int(rng.integers(0, 3))  # up to two versions late
+            ones = [{"key": k, "value": 1.0} for k, v in zip(keys, values, strict=True) if v]
+            zeros = [{"key": k, "value": 0.0} for k, v in zip(keys, values, strict=True)
+                     if not v]
+            queue.append((r + lag, exposures, ones))
+            queue.append((r + lag + 2, [], zeros))  # the zeros come later
+            due = [q for q in queue if q[0] <= r]
+            queue = [q for q in queue if q[0] > r]
+            answer = send([x for q in due for x in q[1]], [o for q in due for o in q[2]])
+            assert answer["refused"] == 0, answer["refusals"][:3]
+            if r % look_every == 0:
+                verdicts = set(e.status().arms["verdict"])
+                looks += 1
+                false = false or bool(verdicts & {"better", "worse"})
+        if queue:
+            send([x for q in queue for x in q[1]], [o for q in queue for o in q[2]])
+        verdicts = set(e.status().arms["verdict"])
+        false = false or bool(verdicts & {"better", "worse"})
+        units = e.units()
+    return {"false": false, "looks": looks + 1, "versions": len(versions), "units": len(units),
+            "overflow": int((units["kind"] == "overflow").sum())}

@@ -212,7 +212,7 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS edge_versions (version TEXT PRIMARY KEY, batch {int} NOT NULL, "
     "mode TEXT NOT NULL, weights TEXT NOT NULL, published_at TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS edge_units (unit {int} PRIMARY KEY, version TEXT NOT NULL, "
-    "weight {real} NOT NULL, exposed_at TEXT NOT NULL)",
+    "weight {real} NOT NULL, exposed_at {int} NOT NULL)",  # µs since the epoch
     "CREATE TABLE IF NOT EXISTS edge_slots (batch {int} NOT NULL, arm {int} NOT NULL, "
     "taken {int} NOT NULL, PRIMARY KEY (batch, arm))",
     "CREATE TABLE IF NOT EXISTS edge_outcomes (key TEXT PRIMARY KEY, value {real} NOT NULL, "

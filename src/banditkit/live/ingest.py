@@ -15,7 +15,7 @@ they would have seen through ``assign``/``record``:
   the same run sums and makes the same decisions as through ``assign``/``record``
   (tests/test_ingest.py checks ReplicableElimination, RAGE and BatchedThompson).
 - **Propensity log.** ``edge_units`` keeps each exposure's version and the weight its arm had
-  in that version (also ``units.propensity``), and its exposure time.
+  in that version (also ``units.propensity``), and its exposure time (µs since the epoch).
 - **Idempotent and order-free.** A key is exposed once: the same exposure again (a retry, a
   duplicate in the feed) counts as *repeated*; an outcome recorded with the same value again is
   *repeated*. An outcome whose exposure has not come yet waits (``edge_outcomes``) and is
@@ -176,6 +176,7 @@ class _Feed:
         self.flags: dict[str, int] = {}
         # key → (unit, arm, exposed at µs or None, expired_at) of the keys seen by this call
         self.units: dict[str, tuple[int, int, int | None, str | None]] = {}
+        self.placed: set[int] = set()  # the units this call created (no outcome yet)
         self.window = experiment.window.micros if experiment.window.seconds is not None \
             else None
 
@@ -249,16 +250,21 @@ class _Feed:
         slots = _Slots(conn, batch_id, pending[1], len(e.arm_names)) \
             if pending is not None else None
         floor = self.now - (self.window or 0) + min(60_000_000, (self.window or 0) // 2)
+        taken = slots.take_all([x.arm for x, _ in fresh]) if slots is not None \
+            else [None] * len(fresh)
         rows, keyed, logged = [], [], []
-        for x, weight in fresh:
-            slot = slots.take(x.arm) if slots is not None else None
+        stamps: dict[int, str] = {}
+        for (x, weight), slot in zip(fresh, taken, strict=True):
             kind = ALGORITHM if slot is not None else (OVERFLOW if pending is not None
                                                        else ROLLOUT)
             # a unit is never born with its window closed: its outcome may be in this call
-            at = stamp(min(max(x.at, floor), self.now) if self.window else min(x.at, self.now))
-            rows.append((batch_id, -1 if slot is None else slot, x.arm, at, kind, weight))
+            at = min(max(x.at, floor), self.now) if self.window else min(x.at, self.now)
+            text = stamps.get(at)
+            if text is None:
+                text = stamps[at] = stamp(at)
+            rows.append((batch_id, -1 if slot is None else slot, x.arm, text, kind, weight))
             keyed.append(x.key)
-            logged.append((x.version, weight, stamp(x.at)))
+            logged.append((x.version, weight, x.at))
         conn.executemany("INSERT INTO units (batch, slot, arm, assigned_at, kind, propensity) "
                          "VALUES (?, ?, ?, ?, ?, ?)", rows)
         (last,) = conn.execute(e._journal.last_id_sql).fetchone()
@@ -269,6 +275,7 @@ class _Feed:
                          "VALUES (?, ?, ?, ?)",
                          [(u, *log) for u, log in zip(ids, logged, strict=True)])
         per: dict[tuple[int, int], int] = {}
+        self.placed.update(ids)
         for (x, _), unit, row in zip(fresh, ids, rows, strict=True):
             self.units[x.key] = (unit, x.arm, x.at, None)
             target = batch_id if row[4] == ALGORITHM else OVERFLOW_TOTALS
@@ -356,12 +363,15 @@ class _Feed:
             return
         exposed = self._exposure_times([self.units[o.key][0] for o in todo
                                         if self.units[o.key][2] is None])
-        rows = e._units(conn, np.asarray([self.units[o.key][0] for o in todo],
+        # units placed by this call have no outcome yet: only the older ones are read
+        rows = e._units(conn, np.asarray([self.units[o.key][0] for o in todo
+                                          if self.units[o.key][2] is None or
+                                          self.units[o.key][0] not in self.placed],
                                          dtype=np.int64))
         good: list[Outcome] = []
         for o in todo:
             unit, _, at, _ = self.units[o.key]
-            row = rows.get(unit)
+            row = _FRESH if unit in self.placed else rows.get(unit)
             why = self._why_not(o, unit, row, at if at is not None else exposed.get(unit))
             if why == "repeated":
                 result.outcomes["repeated"] += o.index >= 0
@@ -449,7 +459,7 @@ class _Feed:
             for unit, at in self.conn.execute(
                     "SELECT unit, exposed_at FROM edge_units WHERE unit IN "
                     f"({','.join('?' * len(chunk))})", tuple(chunk)):
-                found[int(unit)] = _micros_of(at)
+                found[int(unit)] = int(at)
         return found
 
     # -- flags --------------------------------------------------------------------------------
@@ -462,6 +472,11 @@ class _Feed:
                 "INSERT INTO edge_flags (reason, count) VALUES (?, ?) ON CONFLICT (reason) "
                 "DO UPDATE SET count = edge_flags.count + excluded.count",
                 list(self.flags.items()))
+
+
+#: The stored row of a unit created by this call (``Experiment._units``'s columns): no
+#: reward, not expired, not imputed.
+_FRESH = (None, None, None, None, None, None, None, None, 0, None, None)
 
 
 def _extra(o: Outcome) -> str | None:
@@ -494,18 +509,44 @@ class _Slots:
         self.run_starts = ends - batch.counts
         self.arms_runs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
+    def take_all(self, arms: list[int]) -> list[int | None]:
+        """A free slot for each of ``arms`` in order (``None``: none left for it), the k-th of
+        an arm in its run order computed for all of them at once."""
+        out: list[int | None] = [None] * len(arms)
+        wanted: dict[int, list[int]] = {}
+        for i, arm in enumerate(arms):
+            wanted.setdefault(arm, []).append(i)
+        for arm, where in wanted.items():
+            free = max(int(self.per_arm[arm] - self.taken[arm]), 0)
+            first = where[:free]
+            if first:
+                k = np.arange(int(self.taken[arm]), int(self.taken[arm]) + len(first))
+                self.taken[arm] += len(first)
+                starts, cumulative = self._runs(arm)
+                r = np.searchsorted(cumulative, k, side="right")
+                before = np.where(r > 0, cumulative[np.maximum(r - 1, 0)], 0)
+                for i, slot in zip(first, (starts[r] + k - before).tolist(), strict=True):
+                    out[i] = int(slot)
+            for i in where[free:]:
+                out[i] = self._reoffered(arm)
+        return out
+
+    def _runs(self, arm: int) -> tuple[np.ndarray, np.ndarray]:
+        """The start of each run of ``arm`` and the arm's cumulative pulls at each run's end."""
+        runs = self.arms_runs.get(arm)
+        if runs is None:
+            mine = np.flatnonzero(self.batch.arms == arm)
+            runs = (self.run_starts[mine], np.cumsum(self.batch.counts[mine]))
+            self.arms_runs[arm] = runs
+        return runs
+
     def take(self, arm: int) -> int | None:
         """A free slot of ``arm`` (``None`` when it has none)."""
         if self.taken[arm] >= self.per_arm[arm]:
             return self._reoffered(arm)
         k = int(self.taken[arm])
         self.taken[arm] += 1
-        runs = self.arms_runs.get(arm)
-        if runs is None:
-            mine = np.flatnonzero(self.batch.arms == arm)
-            runs = (self.run_starts[mine], np.cumsum(self.batch.counts[mine]))
-            self.arms_runs[arm] = runs
-        starts, cumulative = runs
+        starts, cumulative = self._runs(arm)
         r = int(np.searchsorted(cumulative, k, side="right"))
         before = int(cumulative[r - 1]) if r else 0
         return int(starts[r]) + k - before
