@@ -30,6 +30,12 @@ def test_the_same_decisions_as_assign_and_record(tmp_path, algorithm, arms, para
         feed_edge(edge, MEANS)
         a, b = served.decisions(), edge.decisions()
         assert a.same_as(b) and a.n_batches >= 2
+        # every slot of every batch filled, each by a unit of the slot's arm
+        ua, ub = served.units(), edge.units()
+        slots = [sorted(map(tuple, u.loc[u["kind"] == "algorithm",
+                                          ["batch", "slot", "arm"]].to_numpy().tolist()))
+                 for u in (ua, ub)]
+        assert slots[0] == slots[1]
         sa, sb = served.status(), edge.status()
         assert sa.recommendation == sb.recommendation
         assert sa.arms["recorded"].tolist() == sb.arms["recorded"].tolist()
@@ -134,9 +140,12 @@ def test_propensity_log_and_one_feeding_path(tmp_path):
     with _fresh(tmp_path) as e:
         allocation = e.allocation()
         x = _exposures(e, [f"k{i}" for i in range(20)])
-        e.ingest(x, [])
+        result = e.ingest(x, [])
         units = e.units()
         assert set(units["kind"]) == {"algorithm", "overflow"}
+        kinds = units["kind"].value_counts()
+        assert result.exposures["algorithm"] == kinds["algorithm"] == 12
+        assert result.exposures["overflow"] == kinds["overflow"] == 8
         assert (units["propensity"] == units["arm_index"].map(
             lambda a: allocation.weights[a])).all()
         with pytest.raises(ExperimentError, match="fed from the edge"):

@@ -39,5 +39,13 @@ sticky.update({ version: "2", salt: "s", arms: ["a", "b"], weights: [0.1, 0.9] }
 const again = Array.from({ length: 200 }, (_, i) => sticky.assign(`k${i}`));
 checked++;
 if (first.join() !== again.join()) { failures++; console.log("sticky keys moved"); }
+// an arm no longer offered (weight 0): assigned afresh, and the store follows
+sticky.update({ version: "3", salt: "s", arms: ["a", "b"], weights: [1, 0] });
+const moved = Array.from({ length: 200 }, (_, i) => sticky.assign(`k${i}`));
+checked++;
+if (moved.some((arm) => arm !== "a") || [...store.values()].some((arm) => arm !== "a")) {
+  failures++;
+  console.log("a key kept an arm that is no longer offered");
+}
 console.log(JSON.stringify({ checked, failures }));
 process.exit(failures ? 1 : 0);
