@@ -156,13 +156,10 @@ def _claim(experiment: Any, conn: Connection) -> None:
 
 
 def flags(conn: Connection) -> dict[str, int]:
-    """The exposures refused as signs of a broken client, by reason (empty when none, or
-    when the experiment was never fed from the edge)."""
-    try:
-        return {reason: int(count) for reason, count in
-                conn.execute("SELECT reason, count FROM edge_flags")}
-    except Exception:  # no edge table: never fed from the edge
-        return {}
+    """The exposures refused as signs of a broken client, by reason, of an experiment fed
+    from the edge (``meta.edge`` set: its tables were created in the same transaction)."""
+    return {reason: int(count) for reason, count in
+            conn.execute("SELECT reason, count FROM edge_flags")}
 
 
 class _Feed:
@@ -539,17 +536,6 @@ class _Slots:
             runs = (self.run_starts[mine], np.cumsum(self.batch.counts[mine]))
             self.arms_runs[arm] = runs
         return runs
-
-    def take(self, arm: int) -> int | None:
-        """A free slot of ``arm`` (``None`` when it has none)."""
-        if self.taken[arm] >= self.per_arm[arm]:
-            return self._reoffered(arm)
-        k = int(self.taken[arm])
-        self.taken[arm] += 1
-        starts, cumulative = self._runs(arm)
-        r = int(np.searchsorted(cumulative, k, side="right"))
-        before = int(cumulative[r - 1]) if r else 0
-        return int(starts[r]) + k - before
 
     def _reoffered(self, arm: int) -> int | None:
         if self.reoffer is None:
