@@ -26,9 +26,9 @@ _SCALE = float(16**_HEX)
 
 
 def uniform(salt: str, key: str | int) -> float:
-    """The key's uniform number in [0, 1): the first 52 bits of SHA-256(salt ":" key)."""
-    digest = hashlib.sha256(f"{salt}:{key}".encode()).hexdigest()
-    return int(digest[:_HEX], 16) / _SCALE
+    """The key's uniform number in [0, 1): the first 52 bits of SHA-256(salt ":" key), i.e.
+    ``int(hexdigest[:13], 16) / 16**13``."""
+    return _bits(f"{salt}:".encode(), key) / _SCALE
 
 
 def _bits(prefix: bytes, key: str | int) -> int:
