@@ -69,6 +69,8 @@ def test_allocation_events_and_the_same_decisions_as_assign_record(served, tmp_p
     status, etag, first = _allocation(port, "shop", token=READ)  # the read token reads it
     assert status == 200 and etag == f'"{first["version"]}"' and first["name"] == "shop"
     assert _allocation(port, "shop", etag=etag)[0] == 304
+    assert _allocation(port, "shop", token=READ, etag=etag)[0] == 304  # answered before
+    assert _allocation(port, "shop", token="wrong", etag=etag)[0] == 401  # Starlette, guarded
     assert _allocation(port, "shop", etag='"other"')[0] == 200
     refused = call(port, "POST", "/experiments/shop/events", {"exposures": []}, token=READ)
     assert refused[0] == 403  # the read token never writes

@@ -9,8 +9,10 @@ application downloads to assign its visitors itself, :mod:`banditkit.live.alloca
   writer (it keeps each version it publishes, so that ``events`` accepts the exposures made
   under it) and then kept in this process for :data:`FRESH_FOR` seconds (and dropped at once
   when this server ingests events for the experiment): polling applications cost a dictionary
-  lookup, and another server sharing the database is seen within a second. The read-only
-  token may read it.
+  lookup, and another server sharing the database is seen within a second. A 304 of a fresh
+  allocation is answered before Starlette (:meth:`EdgeRoutes.not_modified`, after the guard's
+  own checks, counted in ``/metrics``), as :mod:`.fast` answers ``assign`` and ``record``.
+  The read-only token may read it.
 - ``POST .../events`` takes ``{"exposures": [...], "outcomes": [...]}`` as JSON, or the same
   events as newline-delimited JSON (``Content-Type: application/x-ndjson``), one object per
   line with ``"type": "exposure"`` or ``"outcome"`` (a line that is not such an object is
@@ -31,9 +33,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .bodies import BadRequest
+from .guard import Answer, refusal, request_headers
 from .routes_ops import Context, who_of
 
-__all__ = ["FRESH_FOR", "edge_routes"]
+__all__ = ["FRESH_FOR", "EdgeRoutes"]
 
 #: Seconds a computed allocation is answered from this process's memory.
 FRESH_FOR = 1.0
@@ -64,12 +67,49 @@ def _ndjson(raw: bytes) -> tuple[list[Any], list[Any]]:
     return exposures, outcomes
 
 
-def edge_routes(ctx: Context, read_raw: Callable[[Request], Awaitable[bytes]]) -> list[Route]:
-    """The routes of this module (see its docstring); ``read_raw`` reads a request's body
-    (the app's limits and timeouts)."""
+class EdgeRoutes:
+    """The routes of this module (:attr:`routes`) and the 304 answered before Starlette
+    (:meth:`not_modified`); ``read_raw`` reads a request's body (the app's limits and
+    timeouts), ``access`` is the guard's, ``observe`` counts a request in ``/metrics``."""
+
+    def __init__(self, ctx: Context, read_raw: Callable[[Request], Awaitable[bytes]],
+                 access: Any, observe: Callable[[str, str, int, float], None]) -> None:
+        self.access, self.observe = access, observe
+        # name → (etag, JSON bytes, cache seconds, when computed: monotonic)
+        self.cache: dict[str, tuple[str, bytes, float, float]] = {}
+        self.routes = _routes(ctx, read_raw, self.cache)
+
+    def not_modified(self, scope: Any) -> Answer | None:
+        """The 304 of ``GET /experiments/{name}/allocation`` whose ``If-None-Match`` names the
+        fresh cached version (or the guard's refusal of it); ``None``: Starlette answers."""
+        if scope["type"] != "http" or scope["method"] != "GET" or scope.get("root_path") \
+                or scope.get("query_string"):
+            return None
+        path = scope["path"]
+        if not (path.startswith("/experiments/") and path.endswith("/allocation")):
+            return None
+        name = path[len("/experiments/"):-len("/allocation")]
+        found = self.cache.get(name)
+        if not name or "/" in name or found is None \
+                or time.monotonic() - found[3] >= FRESH_FOR:
+            return None
+        start = time.perf_counter()
+        headers = request_headers(scope)
+        asked = headers.get("if-none-match")
+        if asked is None or found[0] not in [t.strip() for t in asked.split(",")]:
+            return None
+        answer = refusal(self.access, scope, headers) or (
+            304, [(b"etag", found[0].encode()),
+                  (b"cache-control", f"max-age={int(found[2])}".encode())], b"")
+        self.observe("GET", "/experiments/{name}/allocation", answer[0],
+                     time.perf_counter() - start)
+        return answer
+
+
+def _routes(ctx: Context, read_raw: Callable[[Request], Awaitable[bytes]],
+            cache: dict[str, tuple[str, bytes, float, float]]) -> list[Route]:
+    """The two routes (see the module docstring), sharing ``cache``."""
     answer, on = ctx.answer, ctx.on
-    # name → (etag, JSON bytes, cache seconds, when computed: monotonic)
-    cache: dict[str, tuple[str, bytes, float, float]] = {}
 
     async def allocation_of(name: str) -> tuple[str, bytes, float]:
         found = cache.get(name)
