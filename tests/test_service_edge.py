@@ -181,16 +181,18 @@ def test_the_example_shop_assigns_locally_and_feeds_the_experiment(served):
     definition = {**DEFINITION, "algorithm": "BatchedThompson", "horizon": 6000,
                   "arms": ["control", "new-button", "new-copy"],
                   "params": {"batch_size": 300}}
-    assert call(server.port, "POST", "/experiments", {"name": "shop", **definition},
+    assert call(server.port, "POST", "/experiments", {"name": "shopex", **definition},
                 token=TOKEN)[0] == 201
     example = Path(__file__).resolve().parent.parent / "examples" / "edge_shop.py"
     run = subprocess.run([sys.executable, str(example), "--service",
-                          f"http://127.0.0.1:{server.port}", "--name", "shop", "--token", TOKEN,
+                          f"http://127.0.0.1:{server.port}", "--name", "shopex", "--token",
+                          TOKEN,
                           "--port", "0", "--load", "150"], capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr
     assert "150 visitors; assigning took" in run.stdout and "300 events sent" in run.stdout
-    with Experiment.open(where("shop").target, name=where("shop").name, readonly=True) as e:
+    with Experiment.open(where("shopex").target, name=where("shopex").name,
+                         readonly=True) as e:
         units = e.units()
         assert len(units) == 150 and units["reward"].notna().all()
         assert e.status().warnings == []
