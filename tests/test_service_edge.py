@@ -77,6 +77,14 @@ def test_allocation_events_and_the_same_decisions_as_assign_record(served, tmp_p
     bad = call(port, "POST", "/experiments/shop/events", {"exposure": []}, token=TOKEN)
     assert bad[0] == 400 and "unknown field" in bad[1]["error"]
     assert call(port, "GET", "/experiments/nope/allocation", token=TOKEN)[0] == 404
+    # events move the weights: the next GET answers the new version at once (not the copy
+    # kept in memory for a second)
+    assert call(port, "POST", "/experiments", {"name": "moving", **DEFINITION},
+                token=TOKEN)[0] == 201
+    moving = _allocation(port, "moving")[2]
+    assigner = Assigner(moving)
+    _events(port, "moving", [assigner.exposure(k, assigner.assign(k)) for k in ("p1", "p2")])
+    assert _allocation(port, "moving")[2]["version"] != moving["version"]
     # the whole experiment from the edge, over HTTP
     with Experiment.open(where("shop").target, name=where("shop").name, readonly=True) as e:
         feed_edge(e, MEANS_DEFAULT, ingest=lambda x, o: _events(port, "shop", x, o),
