@@ -217,3 +217,33 @@ def test_null_experiments_through_the_edge_keep_their_verdicts_valid(tmp_path):
                         chunk=50, look_every=2) for run in range(6)]
     assert sum(r["false"] for r in results) <= 2
     assert all(r["versions"] >= 3 and r["units"] >= 300 for r in results)
+
+
+def test_metric_parts_and_guardrail_metrics_come_with_the_outcomes(tmp_path):
+    """A ratio experiment's denominators and a guardrail's metric ride on each outcome (also
+    one that waits for its exposure); an outcome without them is refused alone."""
+    rail = {"metric": "latency", "rule": "max_increase", "margin": 0.1, "range": [0, 1]}
+    with Experiment.create(tmp_path / "r.db", algorithm="FixedAllocation",
+                           arms=["control", "treatment"], seed=0, reward_type="continuous",
+                           params={"batch_size": 40}, verdicts={"ratio": True},
+                           guardrails=[rail]) as e:
+        exposures = _exposures(e, [f"k{i}" for i in range(6)])
+        early = e.ingest([], [{"key": "k0", "value": 3.0, "denominator": 2.0,
+                               "metrics": {"latency": 0.2}}])
+        assert early.outcomes["waiting"] == 1
+        outcomes = [{"key": f"k{i}", "value": float(i), "denominator": 1.0 + i,
+                     "metrics": {"latency": 0.1}} for i in range(1, 4)]
+        outcomes += [{"key": "k4", "value": 1.0, "metrics": {"latency": 0.1}},  # no denominator
+                     {"key": "k5", "value": 1.0, "denominator": 1.0}]  # no latency
+        result = e.ingest(exposures, outcomes)
+        assert result.outcomes["recorded"] == 4 and result.refused == 2
+        reasons = {r.key: r.reason for r in result.refusals}
+        assert "denominators are required" in reasons["k4"]
+        assert "latency" in reasons["k5"]
+        units = e.units().set_index("key")
+        assert units.loc["k0", "reward"] == 3.0 and np.isnan(units.loc["k4", "reward"])
+    import sqlite3
+
+    stored = dict(sqlite3.connect(tmp_path / "r.db").execute(
+        "SELECT k.key, u.denominator FROM units u JOIN keys k ON k.unit = u.id"))
+    assert stored["k0"] == 2.0 and stored["k3"] == 4.0 and stored["k4"] is None
