@@ -169,6 +169,18 @@ def test_whole_call_refusals_name_the_parameter(tmp_path):
     with Experiment.open(tmp_path / "e.db", readonly=True) as r:
         with pytest.raises(ExperimentError, match="read-only"):
             r.ingest([], [])
+    # the edge cannot fill slots drawn i.i.d. (its allocation: the design's probabilities),
+    # nor carry costs; refused before anything is kept
+    with Experiment.create(tmp_path / "g.db", algorithm="GBAI", arms=np.eye(3), seed=0,
+                           horizon=3000) as g:
+        assert g.allocation().mode == "sampling"
+        with pytest.raises(ExperimentError, match="drawn, not planned"):
+            g.ingest(_exposures(g, ["k"]), [])
+        assert len(g.units()) == 0 and g.assign(1) is not None  # still served by assign
+    with Experiment.create(tmp_path / "c.db", algorithm="DEBORAS", arms=["a", "b"], seed=0,
+                           horizon=3000, thresholds=[0.5]) as c:
+        with pytest.raises(ExperimentError, match="costs"):
+            c.ingest([], [])
 
 
 def test_cli_ingest_reads_a_csv_and_lists_the_refused_rows(tmp_path, capsys):

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ..protocol import IIDBatch
 from .journal import ExperimentError
 from .overflow import arms_in_play, design_shares
 from .store import Connection
@@ -190,6 +191,9 @@ def _live_weights(experiment: Any, conn: Connection, batch_id: int, batch: Any
         return (np.asarray(shares, dtype=float), "sampling",
                 f"{experiment.algorithm_name}'s sampling probabilities for batch "
                 f"{batch_id + 1}")
+    if isinstance(batch, IIDBatch):  # drawn i.i.d. from a design: its probabilities, O(arms)
+        return (np.diff(np.asarray(batch.cdf, dtype=float), prepend=0.0)[:K], "sampling",
+                f"{experiment.algorithm_name}'s design probabilities for batch {batch_id + 1}")
     remaining = batch.allocation(K).astype(float)
     for arm, assigned in conn.execute("SELECT arm, assigned FROM totals WHERE batch = ?",
                                       (batch_id,)):
