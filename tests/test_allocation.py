@@ -89,7 +89,11 @@ def test_bad_arguments_are_refused_by_name(tmp_path):
 
 
 def test_readonly_computes_the_same_allocation(tmp_path):
-    with _elimination(tmp_path) as e:
-        a = e.allocation()
+    _elimination(tmp_path).close()  # nothing stored yet: not even the first batch
     with Experiment.open(tmp_path / "e.db", readonly=True) as r:
+        fresh = r.allocation()
+    with _elimination(tmp_path, "e2.db") as e:
+        a = e.allocation()
+    assert fresh.weights == a.weights and fresh.mode == a.mode
+    with Experiment.open(tmp_path / "e2.db", readonly=True) as r:
         assert r.allocation() == a

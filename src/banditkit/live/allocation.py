@@ -165,7 +165,7 @@ def current(experiment: Any, conn: Connection, name: str,
         reason = (paused or "the experiment was stopped without rollout") + \
             ": the control only"
     else:
-        pending = None if stopped is not None else experiment._pending(conn)
+        pending = None if stopped is not None else _pending(experiment, conn)
         if pending is None:
             arm, why = experiment._rollout_arm(conn)
             weights[arm] = 1.0
@@ -180,6 +180,15 @@ def current(experiment: Any, conn: Connection, name: str,
                       salt=salt_of(experiment._verdict_meta), arms=list(experiment.arm_names),
                       weights=published, mode=mode, batch=int(batch_id),
                       cache_seconds=float(cache_seconds), reason=reason)
+
+
+def _pending(experiment: Any, conn: Connection) -> tuple[int, Any] | None:
+    """(id, batch) of the algorithm's pending batch; a read-only experiment asks the algorithm
+    without storing the batch (a writable one stores it, as ``assign`` does)."""
+    if not experiment.readonly:
+        return experiment._pending(conn)
+    batch = experiment._ask()
+    return None if batch is None else (experiment._observed, batch)
 
 
 def _live_weights(experiment: Any, conn: Connection, batch_id: int, batch: Any
