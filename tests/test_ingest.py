@@ -138,16 +138,21 @@ def test_outcome_window_applies_from_the_exposure_time(tmp_path):
 
 def test_propensity_log_and_one_feeding_path(tmp_path):
     with _fresh(tmp_path) as e:
-        allocation = e.allocation()
-        x = _exposures(e, [f"k{i}" for i in range(20)])
-        result = e.ingest(x, [])
+        first = e.allocation()
+        result = e.ingest(_exposures(e, [f"k{i}" for i in range(5)]), [])
+        second = e.allocation()  # 7 slots left: other weights than the batch's thirds
+        assert second.weights != first.weights
+        more = e.ingest(_exposures(e, [f"k{i}" for i in range(5, 20)]), [])
         units = e.units()
         assert set(units["kind"]) == {"algorithm", "overflow"}
         kinds = units["kind"].value_counts()
-        assert result.exposures["algorithm"] == kinds["algorithm"] == 12
-        assert result.exposures["overflow"] == kinds["overflow"] == 8
-        assert (units["propensity"] == units["arm_index"].map(
-            lambda a: allocation.weights[a])).all()
+        assert result.exposures["algorithm"] + more.exposures["algorithm"] == \
+            kinds["algorithm"] == 12
+        assert more.exposures["overflow"] == kinds["overflow"] == 8
+        # the propensity log: each exposure's arm's weight in the version it was made under
+        expected = [(first if i < 5 else second).weights[a]
+                    for i, a in enumerate(units["arm_index"])]
+        assert units["propensity"].tolist() == pytest.approx(expected)
         with pytest.raises(ExperimentError, match="fed from the edge"):
             e.assign(1)
     with _fresh(tmp_path, "served.db") as s:

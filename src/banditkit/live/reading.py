@@ -390,10 +390,11 @@ class Reading:
                  for i, arms, counts, strategy in batches], len(self.arm_names))
             design = shares[frame["batch"].to_numpy(np.int64),
                                 frame["arm_index"].to_numpy(np.int64)]
-            # overflow and rollout units: the probability their rule drew the arm with
+            # overflow and rollout units: the probability their rule drew the arm with; a unit
+            # exposed at the edge (live/ingest.py): its arm's weight in its allocation version
             kinds = frame["kind"].to_numpy(np.int64)
             stored = pd.to_numeric(frame["stored_propensity"], errors="coerce").to_numpy(float)
-            frame["propensity"] = np.where(kinds == 0, design, stored)
+            frame["propensity"] = np.where((kinds == 0) & np.isnan(stored), design, stored)
         except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
             raise ExperimentError(f"{self._journal.label} is damaged: its batches cannot be read "
                                   f"({error})") from None
