@@ -64,7 +64,7 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)
 
 
 # -- assign ---------------------------------------------------------------------------------
