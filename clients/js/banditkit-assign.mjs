@@ -107,23 +107,10 @@ function encode(text) {
   return n;
 }
 
-/** The full SHA-256 hex digest of a text (UTF-8), for tests and for other uses. */
+/** The full SHA-256 hex digest of a text (UTF-8): the same compression as the assigner's,
+ *  all eight words read (clients/js/test.mjs checks it against node:crypto). */
 export function sha256Hex(text) {
   const bytes = encoder.encode(text);
-  // the full digest: run the compression and read all eight words
-  return fullDigest(bytes);
-}
-
-function fullDigest(bytes) {
-  // a plain implementation reusing the rounds above would duplicate code; for the full digest
-  // (tests only) the head function is extended by recomputing with an index of words
-  const words = sha256Words(bytes);
-  return words.map((w) => w.toString(16).padStart(8, "0")).join("");
-}
-
-function sha256Words(bytes) {
-  let h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-    0x5be0cd19];
   const length = bytes.length;
   const padded = (((length + 8) >> 6) + 1) * 64;
   const data = new Uint8Array(padded);
@@ -133,30 +120,15 @@ function sha256Words(bytes) {
   data[padded - 4] = bits >>> 24; data[padded - 3] = bits >>> 16;
   data[padded - 2] = bits >>> 8; data[padded - 1] = bits;
   data[padded - 5] = Math.floor(bits / 0x100000000);
-  const w = new Uint32Array(64);
+  const state = Int32Array.from(INIT);
   for (let b = 0; b < padded; b += 64) {
     for (let i = 0; i < 16; i++) {
       const j = b + i * 4;
-      w[i] = (data[j] << 24) | (data[j + 1] << 16) | (data[j + 2] << 8) | data[j + 3];
+      W[i] = (data[j] << 24) | (data[j + 1] << 16) | (data[j + 2] << 8) | data[j + 3];
     }
-    for (let i = 16; i < 64; i++) {
-      const x = w[i - 15], y = w[i - 2];
-      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
-      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
-      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
-    }
-    let [a, bb, c, d, e, f, g, hh] = h;
-    for (let i = 0; i < 64; i++) {
-      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-      const t1 = (hh + S1 + ((e & f) ^ (~e & g)) + K[i] + w[i]) | 0;
-      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-      const t2 = (S0 + ((a & bb) ^ (a & c) ^ (bb & c))) | 0;
-      hh = g; g = f; f = e; e = (d + t1) | 0; d = c; c = bb; bb = a; a = (t1 + t2) | 0;
-    }
-    h = [h[0] + a, h[1] + bb, h[2] + c, h[3] + d, h[4] + e, h[5] + f, h[6] + g, h[7] + hh]
-      .map((v) => v >>> 0);
+    compress(state);
   }
-  return h;
+  return Array.from(state, (w) => (w >>> 0).toString(16).padStart(8, "0")).join("");
 }
 
 const SCALE = 2 ** 52;
