@@ -45,11 +45,12 @@ from .bodies import TooLarge, TooSlow
 from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable
 from .deadlines import Deadlines
 from .fast import FastPath
-from .guard import Guard
+from .guard import Guard, send_answer
 from .jsonable import to_json
 from .limits import RESERVE, Limits, descriptors_left
 from .openapi import openapi
 from .readers import Readers, ReadSpec, units_answer
+from .routes_edge import EdgeRoutes
 from .routes_ops import Context, Metrics, ops_routes, who_of
 
 __all__ = ["create_app"]
@@ -333,7 +334,12 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
         Route("/experiments/{name}/status", status, methods=["GET"]),
     ]
     metrics = Metrics(catalog)  # the operator's routes, /metrics among them: routes_ops.py
-    routes += ops_routes(Context(catalog, run, on, read, answer, metrics))
+    context = Context(catalog, run, on, read, answer, metrics)
+    routes += ops_routes(context)
+    edge = EdgeRoutes(context, lambda request: body.read_body(  # routes_edge.py
+        request.receive, request.headers.get("content-length"), max_body,
+        limits.body_timeout, body_deadlines), access, metrics.observe)
+    routes += edge.routes
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if reader_pool is not None:
@@ -346,6 +352,7 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     app = _App(routes=routes, exception_handlers={HTTPException: http_error},
                lifespan=lifespan, middleware=[Middleware(Guard, access=access)])
     app.add_middleware(metrics.middleware)  # type: ignore[arg-type]
+    app.not_modified = edge.not_modified
     if fast:
         app.fast = FastPath({"assign": assigned, "record": recorded}, access, limits,
                             refused, metrics.observe, body_deadlines)
@@ -356,8 +363,14 @@ class _App(Starlette):
     """Starlette, with the fast path of ``assign`` and ``record`` (:mod:`.fast`) in front."""
 
     fast: FastPath | None = None
+    not_modified: Callable[[Any], Any] | None = None  # routes_edge.py: a polled 304
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.not_modified is not None:
+            answer = self.not_modified(scope)
+            if answer is not None:
+                await send_answer(send, answer)
+                return
         if self.fast is not None:
             found = self.fast.match(scope)
             if found is not None:

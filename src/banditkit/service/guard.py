@@ -83,7 +83,8 @@ def refusal(access: Access, scope: Scope, headers: dict[str, str]) -> Answer | N
                 "this token reads only (the server's read token, or a browser session); "
                 f"{method} {path} writes: send 'Authorization: Bearer <token>' with the "
                 "server's write token")})
-    if method in _WITH_BODY and not _is_json(headers.get("content-type")):
+    if method in _WITH_BODY and not _is_json(headers.get("content-type")) and not (
+            path.endswith("/events") and _is_ndjson(headers.get("content-type"))):
         given = headers.get("content-type")
         return json_answer(415, {"error": (
             f"{method} {path}: the body must be JSON, sent with 'Content-Type: "
@@ -205,6 +206,12 @@ def _is_json(content_type: str | None) -> bool:
         return False
     kind = content_type.partition(";")[0].strip().lower()
     return kind == "application/json"
+
+
+def _is_ndjson(content_type: str | None) -> bool:
+    """Newline-delimited JSON, which ``POST .../events`` also takes (:mod:`.routes_edge`)."""
+    return content_type is not None and \
+        content_type.partition(";")[0].strip().lower() == "application/x-ndjson"
 
 
 def _cookie(header: str, name: str) -> str | None:

@@ -73,8 +73,9 @@ their arm, and their running sums in the ``totals`` rows of batch −2 only
 
 from __future__ import annotations
 
-__all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_TOTALS",
-           "ROLLOUT", "schema", "upgrade_5_to_6", "upgrade_6_to_7", "upgrade_7_to_8"]
+__all__ = ["ALGORITHM", "ALL_BATCHES", "EDGE_NOT_OFFERED", "EDGE_TWO_ARMS", "FORMAT", "KINDS",
+           "OVERFLOW", "OVERFLOW_TOTALS", "ROLLOUT", "edge_tables", "schema", "upgrade_5_to_6",
+           "upgrade_6_to_7", "upgrade_7_to_8"]
 
 #: Version of the stored layout (the same on both backends); a file of another version is
 #: refused, never guessed at.
@@ -301,3 +302,32 @@ def upgrade_7_to_8(types: dict[str, str]) -> list[str]:
     return [f"ALTER TABLE prefix ADD COLUMN {c} {types['real']} NOT NULL DEFAULT 0"
             for c in PREFIX_8] + [f"ALTER TABLE prefix ADD COLUMN plugin_cursor {types['int']} "
                                   "NOT NULL DEFAULT 0"]
+
+
+#: The tables of an experiment fed from the edge (:mod:`banditkit.live.assignment.allocation`,
+#: :mod:`banditkit.live.outcomes.ingest`): the allocation versions published, each exposed
+#: unit's version, weight and exposure time (µs since the epoch), the slots taken per (batch,
+#: arm), the outcomes waiting for their exposure, and the exposures refused as a broken
+#: client's, by reason. They are created by the first call that needs them
+#: (:func:`edge_tables`, ``IF NOT EXISTS``), not by :func:`schema`: an experiment never fed
+#: from the edge does not have them, so adding them needed no format change.
+_EDGE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS edge_versions (version TEXT PRIMARY KEY, batch {int} NOT NULL, "
+    "mode TEXT NOT NULL, weights TEXT NOT NULL, published_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS edge_units (unit {int} PRIMARY KEY, version TEXT NOT NULL, "
+    "weight {real} NOT NULL, exposed_at {int} NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS edge_slots (batch {int} NOT NULL, arm {int} NOT NULL, "
+    "taken {int} NOT NULL, PRIMARY KEY (batch, arm))",
+    "CREATE TABLE IF NOT EXISTS edge_outcomes (key TEXT PRIMARY KEY, value {real} NOT NULL, "
+    "at TEXT NOT NULL, extra TEXT)",
+    "CREATE TABLE IF NOT EXISTS edge_flags (reason TEXT PRIMARY KEY, count {int} NOT NULL)",
+)
+
+#: ``edge_flags`` reasons: an exposure to an arm its version did not offer; a key exposed on
+#: two arms (signs of a broken client, shown by ``status``).
+EDGE_NOT_OFFERED, EDGE_TWO_ARMS = "arm_not_offered", "key_on_two_arms"
+
+
+def edge_tables(types: dict[str, str]) -> list[str]:
+    """The edge's ``CREATE TABLE IF NOT EXISTS`` statements in one dialect's column types."""
+    return [s.format(**types) for s in _EDGE_TABLES]
