@@ -185,9 +185,9 @@ def test_ingest_fills_each_arms_slots_first_and_keeps_early_outcomes_waiting(tmp
         seen = [{"key": f"u{i}", "arm": "a", "version": version, "time": t + i}
                 for i in range(5)]  # 4 slots of arm a, then an overflow unit
         later = {"version": version, "time": t + 10}  # after the first exposures
-        first = call(seen + [{"key": "u0", "arm": "a", **later},
-                             {"key": "u1", "arm": "b", **later},
-                             {"key": "v", "arm": "b", "version": "nope"}],
+        first = call([*seen, {"key": "u0", "arm": "a", **later},
+                      {"key": "u1", "arm": "b", **later},
+                      {"key": "v", "arm": "b", "version": "nope"}],
                      [{"key": "u0", "value": 1}, {"key": "w", "value": 0}])
         assert first.exposures == {"new": 5, "repeated": 1, "refused": 2, "algorithm": 4,
                                    "overflow": 1, "rollout": 0}
