@@ -124,6 +124,7 @@ def test_the_allocation_follows_the_remaining_slots_and_the_operator(tmp_path):
     part = Edge(tmp_path)
     try:
         first = part.publish()  # 12 slots, 4 per arm
+        assert part.rows("SELECT id, n_pulls FROM batches") == [(0, 12)]  # stored, as assign
         assert (first.mode, first.batch, first.name) == ("batch", 0, "shop")
         assert first.weights == pytest.approx([1 / 3] * 3)
         assert part.publish().version == first.version  # the same state: the same version

@@ -205,6 +205,13 @@ def test_ingest_fills_each_arms_slots_first_and_keeps_early_outcomes_waiting(tmp
         assert rows[0][4] == 1.0 and all(r[4] is None for r in rows[1:])
         late = call([{"key": "w", "arm": "c", "version": version}])  # its outcome waited
         assert late.outcomes["recorded"] == 1 and late.exposures["new"] == 1
+        # the version after a call is kept by it: an application that read it from a
+        # read-only process (which keeps none) is heard after the weights moved on
+        with s.transaction() as conn:
+            after = allocator.current(conn, "x", store_batch=False).version
+        assert after != version
+        call([{"key": "z", "arm": "c", "version": version}])  # the weights move on
+        assert call([{"key": "y", "arm": "b", "version": after}]).exposures["new"] == 1
         again = call([{"key": "w", "arm": "c", "version": version}], [{"key": "w", "value": 0}])
         assert (again.new, again.repeated, again.refused) == (0, 2, 0)
     finally:
