@@ -271,3 +271,27 @@ def test_metric_parts_and_guardrail_metrics_come_with_the_outcomes(tmp_path):
     stored = dict(sqlite3.connect(tmp_path / "r.db").execute(
         "SELECT k.key, u.denominator FROM units u JOIN keys k ON k.unit = u.id"))
     assert stored["k0"] == 2.0 and stored["k3"] == 4.0 and stored["k4"] is None
+
+
+def test_a_format_9_experiment_gets_the_edge_tables_on_a_writable_open(tmp_path):
+    """Format 10 added the edge's tables; a format 9 file (without them) is brought to 10 by a
+    writable open, its prefix kept, and is then fed from the edge."""
+    import sqlite3
+
+    path = tmp_path / "nine.sqlite"
+    Experiment.create(path, algorithm="FixedAllocation", arms=["a", "b"], seed=1,
+                      params={"batch_size": 4}).close()
+    conn = sqlite3.connect(path)
+    for table in ("edge_versions", "edge_units", "edge_slots", "edge_outcomes", "edge_flags"):
+        conn.execute(f"DROP TABLE {table}")
+    conn.execute("UPDATE meta SET value = '9' WHERE key = 'format'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ExperimentError, match=r"format 9.*open it once for writing"):
+        Experiment.open(path, readonly=True)
+    with Experiment.open(path) as e:
+        version = e.allocation().version
+        assert e.ingest([{"key": "k", "arm": "a", "version": version}]).new == 1
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "10"
+    conn.close()

@@ -296,13 +296,16 @@ class Experiment:
         return experiment
 
     def _upgrade(self, conn: Connection) -> None:
-        """Bring a format 5 to 8 experiment to :data:`FORMAT` in the caller's transaction (see
-        :meth:`open`): the tables (:mod:`banditkit.live.store.upgrade`), then the resolved
-        prefix rebuilt from the units (format 9 counts every arm to one cursor, G: an older
-        file's sums follow each arm's own cursor and are not kept) and the plug-in's sums."""
+        """Bring a format 5 to 9 experiment to :data:`FORMAT` in the caller's transaction (see
+        :meth:`open`): the tables (:mod:`banditkit.live.store.upgrade`), then, before format
+        9, the resolved prefix rebuilt from the units (format 9 counts every arm to one cursor,
+        G: an older file's sums follow each arm's own cursor and are not kept) and the
+        plug-in's sums. Format 9 to 10 adds the edge's tables only."""
         store = self._store
+        rebuild = store.format < 9
         upgrade_tables(conn, store, OutcomeWindow(None, None).as_meta())
-        _rebuild_prefix(conn, store, len(self.arm_names), len(self.guardrails))
+        if rebuild:
+            _rebuild_prefix(conn, store, len(self.arm_names), len(self.guardrails))
         store.format = FORMAT
         self._outcomes.plugin_catch_up(conn)  # the plug-in's sums from the first unit
 
@@ -905,6 +908,4 @@ class Experiment:
         check_who(who)
         now, events = self._ingest.read(exposures, outcomes)
         with self._transaction(resolve=True) as conn:
-            result = self._ingest.ingest(conn, now, events)
-        self._allocator.committed()  # the edge's tables exist now
-        return result
+            return self._ingest.ingest(conn, now, events)

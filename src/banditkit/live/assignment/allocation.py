@@ -45,7 +45,6 @@ from ..definition import Definition, LiveClock
 from ..errors import ExperimentError
 from ..journal.replay import Journal
 from ..store import Connection, Store
-from ..store.schema import edge_tables
 from .operations import Operations
 from .overflow import arms_in_play, design_shares
 
@@ -167,24 +166,12 @@ class Allocator:
         self._clock = clock
         self._journal = journal
         self._operations = operations
-        #: the version this process last kept, and whether the edge tables are known to
-        #: exist (both set once the call's transaction committed: :meth:`committed`)
+        #: the version this process last kept (set once its call committed: :meth:`committed`)
         self._kept: str | None = None
-        self._ready = False
 
-    # -- the edge's tables ---------------------------------------------------------------------
-    def ensure_tables(self, conn: Connection) -> None:
-        """Create the edge's tables unless a committed call of this process saw them."""
-        if not self._ready:
-            for statement in edge_tables(self._store.types):
-                conn.execute(statement)
-
-    def committed(self, kept: Allocation | None = None) -> None:
-        """The call that ensured the tables (and kept ``kept``) committed: neither is done
-        again by this process."""
-        self._ready = True
-        if kept is not None:
-            self._kept = kept.version
+    def committed(self, kept: Allocation) -> None:
+        """The call that kept ``kept`` committed: this process does not keep it again."""
+        self._kept = kept.version
 
     # -- the allocation ------------------------------------------------------------------------
     def publish(self, conn: Connection, name: str, cache_seconds: float, writable: bool
@@ -194,7 +181,6 @@ class Allocator:
         caller then calls :meth:`committed` with it)."""
         allocation = self.current(conn, name, cache_seconds, store_batch=writable)
         if writable and self._kept != allocation.version:
-            self.ensure_tables(conn)
             self.remember(conn, allocation)
         return allocation
 
@@ -273,7 +259,7 @@ class Allocator:
 
     # -- the versions kept ---------------------------------------------------------------------
     def remember(self, conn: Connection, allocation: Allocation) -> None:
-        """Keep ``allocation``'s version (the tables ensured), so that exposures made under
+        """Keep ``allocation``'s version, so that exposures made under
         it are checked and logged with their weight; a version kept already is left as is."""
         conn.execute("INSERT INTO edge_versions (version, batch, mode, weights, published_at) "
                      "VALUES (?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING",

@@ -167,13 +167,11 @@ class Ingest:
         return now, (read_e, read_o, [*refused_e, *refused_o])
 
     def ingest(self, conn: Connection, now: int, events: Events) -> Ingested:
-        """``Experiment.ingest`` in the caller's transaction (events read by :meth:`read`);
-        the caller calls the allocator's ``committed`` once it committed."""
+        """``Experiment.ingest`` in the caller's transaction (events read by :meth:`read`)."""
         exposures, outcomes, refused = events
         result = Ingested()
         for refusal in refused:
             result._refuse(refusal.kind, refusal.index, refusal.key, refusal.reason)
-        self._allocator.ensure_tables(conn)
         self._claim(conn)
         self._outcomes.resolve(conn)
         feed = _Feed(self, conn, result, now)
