@@ -6,7 +6,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= runs/demo
 
-.PHONY: demo test lint bench clean data chromium postgresql docs typecheck
+.PHONY: demo test lint bench clean data chromium nodejs postgresql docs typecheck
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq >/dev/null && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
+# Node for the JavaScript client's tests (clients/js/test.mjs, run by tests/test_client.py):
+# Debian's package, installed only when no node is found.
+nodejs:
+	@command -v node >/dev/null 2>&1 || { $(SUDO) apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs >/dev/null; }
+
 # PostgreSQL for the store's and the service's tests (tests/postgres_support.py starts a throwaway
 # server per test process): Debian's package, installed only when no initdb is found.
 postgresql:
@@ -53,7 +59,7 @@ postgresql:
 # The suite includes the docs' strict build (tests/test_docs_site.py), every python block of the
 # docs (test_docs_blocks.py), the wheel in a clean venv (test_wheel.py) and mypy --strict on the
 # public API (test_typing.py).
-test: $(STAMP_TEST) chromium postgresql
+test: $(STAMP_TEST) chromium nodejs postgresql
 	$(BIN)/ruff check src tests benchmarks examples docs/_gen
 	$(BIN)/python -m pytest -n 2 --dist loadscope -q
 

@@ -247,6 +247,10 @@ def check_consistent(path: Where | str | Path) -> None:
         conn.close()
 
 
+#: The edge's tables, which format 10 added (a format 5 to 9 file has none).
+_EDGE_10 = tuple(f"DROP TABLE {t}" for t in ("edge_versions", "edge_units", "edge_slots",
+                                              "edge_outcomes", "edge_flags"))
+
 #: The plug-in sums format 8 added to ``prefix``.
 _PLUGIN_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high",
              "plugin_cursor")
@@ -254,6 +258,7 @@ _PLUGIN_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high",
 #: The statements that take a format 8 experiment back to format 7's layout (no plug-in sums).
 DOWNGRADE_TO_7 = (
     *(f"ALTER TABLE prefix DROP COLUMN {c}" for c in _PLUGIN_8),
+    *_EDGE_10,
     "UPDATE meta SET value = '7' WHERE key = 'format'",
 )
 
@@ -266,6 +271,7 @@ DOWNGRADE_TO_6 = (
         "covariate", "covariate_sq", "covariate_reward", "denominator", "denominator_sq",
         "denominator_reward")),
     "ALTER TABLE prefix_metrics DROP COLUMN total_sq",
+    *_EDGE_10,
     "UPDATE meta SET value = '6' WHERE key = 'format'",
 )
 
@@ -282,6 +288,7 @@ DOWNGRADE_TO_5 = (
     "CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL",
     "DELETE FROM meta WHERE key IN ('outcome_window', 'missing', 'outcome_window_defaults', "
     "'overflow', 'create_warnings', 'overflow_drawn')",
+    *_EDGE_10,
     "UPDATE meta SET value = '5' WHERE key = 'format'",
 )
 

@@ -20,6 +20,7 @@ from banditkit.live.readout.sequences import asymptotic_from, asymptotic_rho2
 from banditkit.live.readout.statistics import compare
 from banditkit.live.readout.sums import ArmSums
 from banditkit.live.readout.verdict_spec import check_verdicts
+from banditkit.live.store.schema import FORMAT
 from banditkit.rng import stream
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -360,7 +361,7 @@ def test_a_format_6_file_is_upgraded_on_a_writable_open_and_keeps_its_verdicts(t
                                                                   "diff_low"]])
     conn = sqlite3.connect(path)
     assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'format'")
-                      .fetchone()[0]) == 9
+                      .fetchone()[0]) == FORMAT
     conn.close()
 
 

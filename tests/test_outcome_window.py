@@ -410,7 +410,7 @@ def test_a_format_8_file_has_its_prefix_rebuilt_to_the_one_cursor_on_upgrade(tmp
         exp.record([first], [1.0])
         assert exp.status().arms["counted"].sum() == 60
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "9"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "10"
     conn.close()
 
 

@@ -102,3 +102,57 @@ def test_a_stop_rolls_out_its_arm_or_nothing(part):
         assert part.ops.archive(conn, "ana") is False
     closed = part.assign(2)
     assert closed.unit == [] and "archived by ana" in closed.reason
+
+
+# -- the published allocation (assignment/allocation.py) ---------------------------------------
+class Edge(Part):
+    def __init__(self, folder, **given):
+        super().__init__(folder, **given)
+        from banditkit.live.assignment.allocation import Allocator
+
+        self.allocator = Allocator(self.s.definition, self.s.store, self.s.clock,
+                                   self.s.journal, self.ops)
+
+    def publish(self):
+        with self.s.transaction() as conn:
+            allocation = self.allocator.publish(conn, "shop", 5.0, True)
+        self.allocator.committed(allocation)
+        return allocation
+
+
+def test_the_allocation_follows_the_remaining_slots_and_the_operator(tmp_path):
+    part = Edge(tmp_path)
+    try:
+        first = part.publish()  # 12 slots, 4 per arm
+        assert part.rows("SELECT id, n_pulls FROM batches") == [(0, 12)]  # stored, as assign
+        assert (first.mode, first.batch, first.name) == ("batch", 0, "shop")
+        assert first.weights == pytest.approx([1 / 3] * 3)
+        assert part.publish().version == first.version  # the same state: the same version
+        taken = part.assign(5).arm_index
+        moved = part.publish()
+        left = np.array([4 - taken.count(a) for a in range(3)], dtype=float)
+        assert moved.weights == pytest.approx(list(left / left.sum()))
+        assert moved.version != first.version
+        assert part.rows("SELECT version FROM edge_versions ORDER BY published_at, version"
+                         ) == sorted([(first.version,), (moved.version,)])
+        with part.s.transaction() as conn:
+            part.ops.pause(conn, "by hand", "t")
+        paused = part.publish()
+        assert (paused.mode, paused.weights) == ("control", [1.0, 0.0, 0.0])
+        with part.s.transaction() as conn:
+            part.ops.resume(conn, "t")
+            part.ops.stop(conn, "c", True, "t")
+        stopped = part.publish()
+        assert (stopped.mode, stopped.weights) == ("rollout", [0.0, 0.0, 1.0])
+    finally:
+        part.s.close()
+
+
+def test_an_experiment_fed_from_the_edge_is_refused_by_assign(part):
+    with part.s.transaction() as conn:
+        conn.execute("INSERT INTO meta (key, value) VALUES ('edge', '{}')")
+    with pytest.raises(ExperimentError, match="fed from the edge"):
+        part.assign(1)
+    with part.s.transaction() as conn:
+        assert part.assigner.assign_many(conn, [1]) is None
+    assert part.rows("SELECT COUNT(*) FROM units") == [(0,)]

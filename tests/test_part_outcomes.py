@@ -157,3 +157,60 @@ def test_guardrail_values_call_the_breach_hook(tmp_path):
                                 ).fetchall() == [(1, 0.2)]
     finally:
         p.s.close()
+
+
+# -- the feed from the edge (outcomes/ingest.py) -------------------------------------------------
+def test_ingest_fills_each_arms_slots_first_and_keeps_early_outcomes_waiting(tmp_path):
+    from banditkit.live.assignment.allocation import Allocator
+    from banditkit.live.assignment.operations import Operations
+    from banditkit.live.outcomes.ingest import Ingest, edge_warnings
+
+    part = Part(tmp_path)
+    s = part.s
+    ops = Operations(s.definition, s.clock, s.journal)
+    allocator = Allocator(s.definition, s.store, s.clock, s.journal, ops)
+    ingest = Ingest(s.definition, s.store, s.clock, s.journal, ops, allocator, part.outcomes)
+
+    def call(exposures, outcomes=()):
+        now, events = ingest.read(exposures, outcomes)
+        with s.transaction() as conn:
+            return ingest.ingest(conn, now, events)
+
+    try:
+        with s.transaction() as conn:
+            version = allocator.publish(conn, "x", 5.0, True).version
+        t = s.seconds.now
+        seen = [{"key": f"u{i}", "arm": "a", "version": version, "time": t + i}
+                for i in range(5)]  # 4 slots of arm a, then an overflow unit
+        later = {"version": version, "time": t + 10}  # after the first exposures
+        first = call([*seen, {"key": "u0", "arm": "a", **later},
+                      {"key": "u1", "arm": "b", **later},
+                      {"key": "v", "arm": "b", "version": "nope"}],
+                     [{"key": "u0", "value": 1}, {"key": "w", "value": 0}])
+        assert first.exposures == {"new": 5, "repeated": 1, "refused": 2, "algorithm": 4,
+                                   "overflow": 1, "rollout": 0}
+        assert first.outcomes == {"new": 2, "repeated": 0, "refused": 0, "waiting": 1,
+                                  "recorded": 1}
+        with s.transaction() as conn:
+            rows = conn.execute("SELECT kind, slot, arm, propensity, reward FROM units "
+                                "ORDER BY id").fetchall()
+            _, batch = s.journal.pending(conn)
+            assert edge_warnings(conn) and "1 exposure(s) of a key" in edge_warnings(conn)[0]
+        arm_a_slots = np.flatnonzero(np.repeat(batch.arms, batch.counts) == 0)
+        assert [r[1] for r in rows[:4]] == arm_a_slots.tolist()  # arm a's slots in order
+        assert rows[4][:2] == (1, -1)  # the fifth: overflow
+        assert all(r[3] == pytest.approx(1 / 3) for r in rows)
+        assert rows[0][4] == 1.0 and all(r[4] is None for r in rows[1:])
+        late = call([{"key": "w", "arm": "c", "version": version}])  # its outcome waited
+        assert late.outcomes["recorded"] == 1 and late.exposures["new"] == 1
+        # the version after a call is kept by it: an application that read it from a
+        # read-only process (which keeps none) is heard after the weights moved on
+        with s.transaction() as conn:
+            after = allocator.current(conn, "x", store_batch=False).version
+        assert after != version
+        call([{"key": "z", "arm": "c", "version": version}])  # the weights move on
+        assert call([{"key": "y", "arm": "b", "version": after}]).exposures["new"] == 1
+        again = call([{"key": "w", "arm": "c", "version": version}], [{"key": "w", "value": 0}])
+        assert (again.new, again.repeated, again.refused) == (0, 2, 0)
+    finally:
+        s.close()

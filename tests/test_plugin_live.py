@@ -15,6 +15,7 @@ from banditkit.live.errors import ExperimentError
 from banditkit.live.outcomes.resolved_prefix import read_prefix
 from banditkit.live.readout.plugin import PluginSums, plugin_difference, plugin_sequence
 from banditkit.live.readout.statistics import plugin_sums
+from banditkit.live.store.schema import FORMAT
 from live_support import DOWNGRADE_TO_7
 
 
@@ -108,7 +109,7 @@ def test_a_format_7_file_is_upgraded_and_its_plugin_sums_rebuilt(tmp_path):
                                rtol=1e-12)
     conn = sqlite3.connect(path)
     assert json.loads(conn.execute("SELECT value FROM meta WHERE key = 'format'")
-                      .fetchone()[0]) == 9
+                      .fetchone()[0]) == FORMAT
     conn.close()
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .args import key_value, non_negative_int, positive_int, unique_params
+from .ingest import add_ingest, ingest_command
 from .output import json_default, refuse
 
 __all__ = ["add_arguments", "run"]
@@ -220,6 +221,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     delete.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
     audit = actions.add_parser("audit", help="every operator action: who, what, when (CSV)")
     audit.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    add_ingest(actions)  # cli/ingest.py
     for sub in actions.choices.values():  # every action reaches PostgreSQL too
         sub.add_argument("--name", default=None, metavar="NAME",
                          help="with a postgresql:// URL as PATH: the experiment's name in "
@@ -758,4 +760,5 @@ def _guardrail(text: str) -> dict[str, Any]:
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
             "expire": _expire, "units": _units, "report": _report, "resume": _resume,
             "pause": _pause, "stop": _stop, "archive": _archive, "delete": _delete,
-            "audit": _audit, "plan": _plan}
+            "audit": _audit, "plan": _plan,
+            "ingest": lambda args: ingest_command(args, _open)}

@@ -32,11 +32,13 @@ still waiting (one cursor for all arms).
 :class:`~banditkit.live.assignment.operations.Operations`), **outcomes**
 (:class:`~banditkit.live.outcomes.recorder.Outcomes`) and the **readout**
 (:class:`~banditkit.live.readout.reader.Readout` and the guardrails'
-:class:`~banditkit.live.readout.guard.Guard`). Each public method checks its arguments, opens
-the call's transaction (:meth:`Experiment._transaction`: the journal brought up to date, the
-plug-in's sums caught up) and asks the parts in turn. This module is long for one reason: it
-carries the public API's documentation (about 480 of its lines are docstrings; the code is
-under 400).
+:class:`~banditkit.live.readout.guard.Guard`); assignment at the edge adds the published
+allocation (:class:`~banditkit.live.assignment.allocation.Allocator`) and the outcomes' bulk
+feed (:class:`~banditkit.live.outcomes.ingest.Ingest`). Each public method checks its arguments,
+opens the call's transaction (:meth:`Experiment._transaction`: the journal brought up to date,
+the plug-in's sums caught up) and asks the parts in turn. This module is long for one reason: it
+carries the public API's documentation (about 480 of its lines are docstrings; the code is under
+400).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ import pandas as pd
 from .._version import __version__
 from ..protocol import Algorithm
 from .assignment import Assignment
+from .assignment.allocation import DEFAULT_CACHE_SECONDS, Allocation, Allocator, check_publish
 from .assignment.assigner import Assigner, check_count
 from .assignment.operations import Operations, check_reason, check_stop, check_who
 from .creating import define
@@ -61,6 +64,7 @@ from .inputs import MAX_KEY_LENGTH
 from .inputs import as_keys as _as_keys
 from .inputs import joined_calls as _joined_calls
 from .journal.replay import Journal
+from .outcomes.ingest import Ingest, Ingested
 from .outcomes.recorder import Outcomes
 from .outcomes.resolved_prefix import rebuild as _rebuild_prefix
 from .outcomes.window import OutcomeWindow
@@ -119,6 +123,10 @@ class Experiment:
         self._assigner = Assigner(d, journal, self._clock, self._replay, self._operations)
         self._readout = Readout(d, journal, self._replay, self._outcomes, self._operations,
                                 self._guard)
+        # assignment at the edge: the published allocation, and the outcomes' bulk feed
+        self._allocator = Allocator(d, journal, self._clock, self._replay, self._operations)
+        self._ingest = Ingest(d, journal, self._clock, self._replay, self._operations,
+                              self._allocator, self._outcomes)
 
     # -- creating and opening ----------------------------------------------------------------
     @classmethod
@@ -288,13 +296,16 @@ class Experiment:
         return experiment
 
     def _upgrade(self, conn: Connection) -> None:
-        """Bring a format 5 to 8 experiment to :data:`FORMAT` in the caller's transaction (see
-        :meth:`open`): the tables (:mod:`banditkit.live.store.upgrade`), then the resolved
-        prefix rebuilt from the units (format 9 counts every arm to one cursor, G: an older
-        file's sums follow each arm's own cursor and are not kept) and the plug-in's sums."""
+        """Bring a format 5 to 9 experiment to :data:`FORMAT` in the caller's transaction (see
+        :meth:`open`): the tables (:mod:`banditkit.live.store.upgrade`), then, before format
+        9, the resolved prefix rebuilt from the units (format 9 counts every arm to one cursor,
+        G: an older file's sums follow each arm's own cursor and are not kept) and the
+        plug-in's sums. Format 9 to 10 adds the edge's tables only."""
         store = self._store
+        rebuild = store.format < 9
         upgrade_tables(conn, store, OutcomeWindow(None, None).as_meta())
-        _rebuild_prefix(conn, store, len(self.arm_names), len(self.guardrails))
+        if rebuild:
+            _rebuild_prefix(conn, store, len(self.arm_names), len(self.guardrails))
         store.format = FORMAT
         self._outcomes.plugin_catch_up(conn)  # the plug-in's sums from the first unit
 
@@ -867,3 +878,34 @@ class Experiment:
         """
         with self._transaction() as conn:
             return self._operations.audit_log(conn)
+
+    # -- assignment at the edge: assignment/allocation.py and outcomes/ingest.py --------------
+    def allocation(self, name: str | None = None, *,
+                   cache_seconds: float = DEFAULT_CACHE_SECONDS) -> Allocation:
+        """What an application downloads to assign its visitors itself
+        (:mod:`banditkit.live.assignment.allocation`): arms, weights, salt, version; kept, so
+        that :meth:`ingest` accepts the exposures made under it. ``name`` is published with it
+        (default: the experiment's name, or its file's stem)."""
+        default = self.name if self.name is not None else (
+            self.path.stem if self.path is not None else "experiment")
+        name, seconds = check_publish(name, cache_seconds, default)
+        writable = not self.readonly
+        with self._transaction(resolve=writable) as conn:
+            if writable:
+                self._outcomes.resolve(conn)
+            allocation = self._allocator.publish(conn, name, seconds, writable)
+        if writable:
+            self._allocator.committed(allocation)  # committed: not kept again
+        return allocation
+
+    def ingest(self, exposures: Sequence[Mapping[str, Any]] = (),
+               outcomes: Sequence[Mapping[str, Any]] = (), *, who: str = "local") -> Ingested:
+        """Exposures and outcomes made at the edge, in bulk, idempotent and in any order
+        (:mod:`banditkit.live.outcomes.ingest`): an
+        :class:`~banditkit.live.outcomes.ingest.Ingested` with the counts of new, repeated and
+        refused events and each refusal's reason."""
+        self._check_writable("ingest")
+        check_who(who)
+        now, events = self._ingest.read(exposures, outcomes)
+        with self._transaction(resolve=True) as conn:
+            return self._ingest.ingest(conn, now, events)

@@ -43,10 +43,11 @@ from .auth import SESSION_SECONDS, Access, Key
 from .catalog import Catalog
 from .context import Context
 from .fast import FastPath
-from .guard import Guard
+from .guard import Guard, send_answer
 from .limits import Limits
 from .metrics import Metrics
 from .readers import Readers, ReadSpec
+from .routes_edge import EdgeRoutes
 from .signin import SignIn
 
 __all__ = ["ROUTE_MODULES", "create_app"]
@@ -105,6 +106,9 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     ctx = Context(catalog, limits, reader_pool, metrics)
     routes = [route for module in ROUTE_MODULES for route in module(ctx)]
 
+    edge = EdgeRoutes(ctx, access)  # routes_edge.py: its routes and the polled 304
+    routes += edge.routes
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if reader_pool is not None:
@@ -119,6 +123,7 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
                middleware=[Middleware(Guard, access=access, sign_in=SignIn(access))])
     app.add_middleware(metrics.middleware)  # type: ignore[arg-type]
     app.state.access = access  # the tokens, reloaded on SIGHUP (cli/serve.py)
+    app.not_modified = edge.not_modified
     if fast:
         app.fast = FastPath({"assign": partial(routes_calls.assigned, ctx),
                              "record": partial(routes_calls.recorded, ctx)},
@@ -136,8 +141,14 @@ class _App(Starlette):
     """Starlette, with the fast path of ``assign`` and ``record`` (:mod:`.fast`) in front."""
 
     fast: FastPath | None = None
+    not_modified: Callable[[Any], Any] | None = None  # routes_edge.py: a polled 304
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.not_modified is not None:
+            answer = self.not_modified(scope)
+            if answer is not None:
+                await send_answer(send, answer)
+                return
         if self.fast is not None:
             found = self.fast.match(scope)
             if found is not None:

@@ -106,13 +106,17 @@ class Context:
         """``action(experiment)``, committed with the other calls waiting for ``name``."""
         return await self.waited(self.catalog.submit_call(name, action))
 
-    async def read(self, request: Request) -> dict[str, Any]:
-        """The JSON body (the guard has checked the token and the content type first, so
-        that no one without the token makes us read a body)."""
+    async def read_raw(self, request: Request) -> bytes:
+        """The body's bytes, within the server's size limit and body timeout (the guard has
+        checked the token and the content type first, so that no one without the token makes
+        us read a body)."""
         limits = self.limits
-        raw = await body.read_body(request.receive, request.headers.get("content-length"),
-                                   limits.max_body, limits.body_timeout, self.body_deadlines)
-        return body.parse_body(raw, limits.max_depth)
+        return await body.read_body(request.receive, request.headers.get("content-length"),
+                                    limits.max_body, limits.body_timeout, self.body_deadlines)
+
+    async def read(self, request: Request) -> dict[str, Any]:
+        """The JSON body (:meth:`read_raw`, parsed)."""
+        return body.parse_body(await self.read_raw(request), self.limits.max_depth)
 
     # -- answers ---------------------------------------------------------------------------
     def degraded(self) -> str | None:

@@ -117,7 +117,8 @@ def refusal(access: Access, scope: Scope, headers: dict[str, str]) -> Answer | N
         refused = _key_refusal(access, scope, headers, method, path)
         if refused is not None:
             return refused
-    if method in _WITH_BODY and not _is_json(headers.get("content-type")):
+    if method in _WITH_BODY and not _is_json(headers.get("content-type")) and not (
+            path.endswith("/events") and _is_ndjson(headers.get("content-type"))):
         given = headers.get("content-type")
         return json_answer(415, {"error": (
             f"{method} {path}: the body must be JSON, sent with 'Content-Type: "
@@ -233,6 +234,12 @@ def _is_json(content_type: str | None) -> bool:
         return False
     kind = content_type.partition(";")[0].strip().lower()
     return kind == "application/json"
+
+
+def _is_ndjson(content_type: str | None) -> bool:
+    """Newline-delimited JSON, which ``POST .../events`` also takes (:mod:`.routes_edge`)."""
+    return content_type is not None and \
+        content_type.partition(";")[0].strip().lower() == "application/x-ndjson"
 
 
 def cookie_of(header: str, name: str) -> str | None:

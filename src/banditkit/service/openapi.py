@@ -199,5 +199,17 @@ def openapi() -> dict[str, Any]:
                     "400": _ERROR, "404": _ERROR, "503": _ERROR}}},
             "/experiments/{name}/status": {"parameters": [_NAME], "get": _read(
                 "ExperimentStatus: every field; arms as a list of records", _OBJECT)},
+            # assignment at the edge (routes_edge.py)
+            "/experiments/{name}/allocation": {"parameters": [_NAME], "get": {
+                **_read("what an application assigns by: arms, weights, salt, version "
+                        "(ETag; If-None-Match answers 304)", _OBJECT),
+                "responses": {"200": _json(_OBJECT), "304": {"description": "not modified"},
+                              "404": _ERROR, "503": _ERROR}}},
+            "/experiments/{name}/events": {"parameters": [_NAME], "post": {
+                **_write("exposures and outcomes in bulk (JSON, or application/x-ndjson: one "
+                         "event a line with \"type\"); idempotent; refusals per event",
+                         {"type": "object", "properties": {
+                             "exposures": {"type": "array", "items": _OBJECT},
+                             "outcomes": {"type": "array", "items": _OBJECT}}}, _OBJECT)}},
         },
     }

@@ -84,6 +84,10 @@ class Assigner:
                covariates: np.ndarray | None) -> Assignment:
         """``Experiment.assign_rows`` in the caller's transaction (arguments checked)."""
         state = self._operations.state(conn)
+        if "edge" in state:  # its slots are filled by exposures (outcomes/ingest.py)
+            raise ExperimentError("assign: this experiment is fed from the edge "
+                                  "(allocation and ingest); assign there, with the "
+                                  "client, and send the exposures to ingest")
         stopped = state.get("stopped")
         closed = self._closed(conn, state)
         if closed:  # with keys, the columns a keyed call returns, empty
@@ -134,7 +138,8 @@ class Assigner:
         """``Experiment.assign_many`` in the caller's transaction (counts checked): ``None``,
         nothing written, unless the pending batch has a slot for every unit."""
         state = self._operations.state(conn)
-        if state.get("stopped") is not None or self._operations.paused(conn, state):
+        if (state.get("stopped") is not None or self._operations.paused(conn, state)
+                or "edge" in state):  # fed from the edge: assign refuses it, with the reason
             return None
         pending = self._journal.pending(conn)
         if pending is None:

@@ -75,7 +75,9 @@ class Operations:
     # -- state -------------------------------------------------------------------------------
     @staticmethod
     def state(conn: Connection) -> dict[str, Any]:
-        """The operator's state: ``paused``, ``stopped``, ``archived`` (absent when not set)."""
+        """The operator's state: ``paused``, ``stopped``, ``archived`` (absent when not set),
+        and ``edge`` once the experiment is fed from the edge
+        (:mod:`banditkit.live.outcomes.ingest`)."""
         return {k: json.loads(v) for k, v in conn.execute(*ops_state())}
 
     @staticmethod

@@ -26,6 +26,7 @@ from ..errors import ExperimentError
 from ..inputs import as_ids
 from ..journal.defaults import NOT_PROVED
 from ..journal.replay import Journal
+from ..outcomes.ingest import edge_warnings
 from ..outcomes.recorder import Outcomes
 from ..outcomes.resolved_prefix import ResolvedPrefix, read_prefix
 from ..outcomes.unit_values import recorded_unit_sums
@@ -144,6 +145,8 @@ class Readout:
         # the missing-outcome check on the prefix: units expired there count as lost
         warnings = d.create_warnings + missing_outcome_warnings(
             d.arm_names, prefix.n + prefix.expired, prefix.n, alpha)
+        if "edge" in state:  # exposures refused as a broken client's (outcomes/ingest.py)
+            warnings += edge_warnings(conn)
         waiting_units = self._outcomes.waiting(conn)
         warnings += self._outcomes.waiting_warnings(
             waiting_units, blocked=pending is not None and unassigned == 0 and waiting > 0)
@@ -337,10 +340,12 @@ class Readout:
                  for i, arms, counts, strategy in batches], len(names))
             design = shares[frame["batch"].to_numpy(np.int64),
                             frame["arm_index"].to_numpy(np.int64)]
-            # overflow and rollout units: the probability their rule drew the arm with
+            # overflow and rollout units: the probability their rule drew the arm with; a unit
+            # exposed at the edge (outcomes/ingest.py): its arm's weight in its allocation
+            # version
             kinds = frame["kind"].to_numpy(np.int64)
             stored = pd.to_numeric(frame["stored_propensity"], errors="coerce").to_numpy(float)
-            frame["propensity"] = np.where(kinds == 0, design, stored)
+            frame["propensity"] = np.where((kinds == 0) & np.isnan(stored), design, stored)
         except (ValueError, TypeError, IndexError) as error:  # JSONDecodeError: a ValueError
             raise ExperimentError(f"{self._store.label} is damaged: its batches cannot be "
                                   f"read ({error})") from None

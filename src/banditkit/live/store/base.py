@@ -22,7 +22,7 @@ __all__ = ["NAME_PATTERN", "NAME_RULE", "UPGRADABLE", "Connection", "Store", "ch
 
 #: Older formats a writable open brings to :data:`~banditkit.live.store.schema.FORMAT` (their data
 #: unchanged: :meth:`banditkit.Experiment.open` adds what the newer format holds).
-UPGRADABLE = (5, 6, 7, 8)
+UPGRADABLE = (5, 6, 7, 8, 9)
 
 
 def check_format(version: object, readonly: bool, label: str) -> int:

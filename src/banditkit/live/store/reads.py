@@ -24,8 +24,9 @@ __all__ = ["OVERFLOW_DRAWN", "PLUGIN_BEHIND", "STATE_KEYS", "batches", "handed",
 #: A read: its SQL (``?`` placeholders) and parameters.
 Read = tuple[str, Sequence[Any]]
 
-#: The operator's state keys of ``meta`` (:mod:`banditkit.live.assignment.operations`).
-STATE_KEYS = ("paused", "stopped", "archived")
+#: The operator's state keys of ``meta`` (:mod:`banditkit.live.assignment.operations`), and
+#: ``edge``: the experiment is fed from the edge (:mod:`banditkit.live.outcomes.ingest`).
+STATE_KEYS = ("paused", "stopped", "archived", "edge")
 
 #: The overflow stream's counter (:mod:`banditkit.live.assignment.overflow`).
 OVERFLOW_DRAWN: Read = ("SELECT value FROM meta WHERE key = 'overflow_drawn'", ())

@@ -63,6 +63,12 @@ Tables
 ``audit``
     One row per operator action (create, pause, resume, stop, archive, expire): when, who (a
     service's token id, or ``"local"``), what, and its detail (JSON).
+``edge_versions``, ``edge_units``, ``edge_slots``, ``edge_outcomes``, ``edge_flags``
+    Assignment at the edge (format 10, :func:`edge_tables`): the allocation versions
+    published (:mod:`banditkit.live.assignment.allocation`), each exposed unit's version,
+    weight and exposure time, the slots taken per (batch, arm), the outcomes waiting for their
+    exposure, and the exposures refused as a broken client's, by reason
+    (:mod:`banditkit.live.outcomes.ingest`).
 
 Overflow and rollout units (:mod:`banditkit.live.assignment.overflow`) are rows of ``units`` too,
 with ``kind`` 1 (overflow: beyond the algorithm's pending slots) or 2 (rollout: after the
@@ -73,8 +79,9 @@ their arm, and their running sums in the ``totals`` rows of batch −2 only
 
 from __future__ import annotations
 
-__all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_TOTALS",
-           "ROLLOUT", "schema", "upgrade_5_to_6", "upgrade_6_to_7", "upgrade_7_to_8"]
+__all__ = ["ALGORITHM", "ALL_BATCHES", "EDGE_NOT_OFFERED", "EDGE_TWO_ARMS", "FORMAT", "KINDS",
+           "OVERFLOW", "OVERFLOW_TOTALS", "ROLLOUT", "edge_tables", "schema", "upgrade_5_to_6",
+           "upgrade_6_to_7", "upgrade_7_to_8", "upgrade_9_to_10"]
 
 #: Version of the stored layout (the same on both backends); a file of another version is
 #: refused, never guessed at.
@@ -97,7 +104,10 @@ __all__ = ["ALGORITHM", "ALL_BATCHES", "FORMAT", "KINDS", "OVERFLOW", "OVERFLOW_
 #:    before G, the first unit of *any* arm still waiting (format 8 summed each arm's units
 #:    before its own first waiting unit). The tables are unchanged; a writable open of a
 #:    format 5 to 8 experiment brings it to 9 and rebuilds the prefix from its units.
-FORMAT = 9
+#: 10: the edge's tables (:func:`edge_tables`, issue 38); a writable open of a format 5 to 9
+#:    experiment creates them (:func:`upgrade_9_to_10`; an experiment fed from the edge before
+#:    they were in the schema created them on its first use: ``IF NOT EXISTS`` keeps those).
+FORMAT = 10
 
 #: The ``batch`` of the ``totals`` rows that sum the overflow and rollout units (per arm).
 OVERFLOW_TOTALS = -2
@@ -262,7 +272,8 @@ def _prefix_tables(types: dict[str, str]) -> str:
 def schema(types: dict[str, str]) -> str:
     """The tables and indexes (the module docstring) in one dialect's column types."""
     return _SCHEMA_TEMPLATE.format(**types, prefix=_prefix_tables(types),
-                                   audit=_AUDIT.format(**types))
+                                   audit=_AUDIT.format(**types)) + "".join(
+        f"{statement};\n" for statement in edge_tables(types))
 
 
 def upgrade_5_to_6(types: dict[str, str]) -> list[str]:
@@ -301,3 +312,37 @@ def upgrade_7_to_8(types: dict[str, str]) -> list[str]:
     return [f"ALTER TABLE prefix ADD COLUMN {c} {types['real']} NOT NULL DEFAULT 0"
             for c in PREFIX_8] + [f"ALTER TABLE prefix ADD COLUMN plugin_cursor {types['int']} "
                                   "NOT NULL DEFAULT 0"]
+
+
+#: The tables of an experiment fed from the edge (:mod:`banditkit.live.assignment.allocation`,
+#: :mod:`banditkit.live.outcomes.ingest`), format 10: the allocation versions published, each
+#: exposed unit's version, weight and exposure time (µs since the epoch), the slots taken per
+#: (batch, arm), the outcomes waiting for their exposure, and the exposures refused as a broken
+#: client's, by reason.
+_EDGE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS edge_versions (version TEXT PRIMARY KEY, batch {int} NOT NULL, "
+    "mode TEXT NOT NULL, weights TEXT NOT NULL, published_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS edge_units (unit {int} PRIMARY KEY, version TEXT NOT NULL, "
+    "weight {real} NOT NULL, exposed_at {int} NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS edge_slots (batch {int} NOT NULL, arm {int} NOT NULL, "
+    "taken {int} NOT NULL, PRIMARY KEY (batch, arm))",
+    "CREATE TABLE IF NOT EXISTS edge_outcomes (key TEXT PRIMARY KEY, value {real} NOT NULL, "
+    "at TEXT NOT NULL, extra TEXT)",
+    "CREATE TABLE IF NOT EXISTS edge_flags (reason TEXT PRIMARY KEY, count {int} NOT NULL)",
+)
+
+#: ``edge_flags`` reasons: an exposure to an arm its version did not offer; a key exposed on
+#: two arms (signs of a broken client, shown by ``status``).
+EDGE_NOT_OFFERED, EDGE_TWO_ARMS = "arm_not_offered", "key_on_two_arms"
+
+
+def edge_tables(types: dict[str, str]) -> list[str]:
+    """The edge's ``CREATE TABLE IF NOT EXISTS`` statements in one dialect's column types."""
+    return [s.format(**types) for s in _EDGE_TABLES]
+
+
+def upgrade_9_to_10(types: dict[str, str]) -> list[str]:
+    """The statements that bring a format 5 to 9 experiment's tables to format 10 (after the
+    older upgrades, one transaction): the edge's tables, unless a first use of the edge before
+    format 10 created them already."""
+    return edge_tables(types)
