@@ -18,7 +18,7 @@ from edge_support import MEANS_DEFAULT, feed_assign, feed_edge
 from live_support import Where
 from service_support import Server, call
 
-TOKEN, READ = "s3cret", "r3ad"
+TOKEN, READ = "s3cret-long-enough", "r3ad-only-long-enough"
 DEFINITION = {"algorithm": "ReplicableElimination", "arms": ["a", "b", "c"], "seed": 4,
               "horizon": 1500, "params": {"rho": 0.3, "beta_floor": False}}
 
