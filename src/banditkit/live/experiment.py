@@ -44,6 +44,7 @@ from ..rng import as_generator
 from . import overflow as _overflow
 from . import reads as _reads
 from .assignment import Assignment
+from .corrections import Corrections
 from .defaults import params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics
 from .history import Histories
@@ -84,6 +85,7 @@ from .status import ExperimentStatus
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
 from .store_base import UPGRADABLE
 from .unit_values import check_stored, store_covariates
+from .value_guard import PREFIX_MOMENTS, check_summable, warn_outliers
 from .verdict_spec import VerdictSpec, check_unit_values, check_verdicts, spec_from_meta
 from .verify import Verification
 
@@ -124,7 +126,8 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
 Clock = Callable[[], float]
 
 
-class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verification, Histories):
+class Experiment(Corrections, Overflowing, Operations, Pausing, Reading, Resolving, Verification,
+                 Histories):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
@@ -665,18 +668,21 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
                              f"{'arms' if lazy else 'runs'}")
         expected = sums if lazy else batch.arm_sums(sums, K)
         pulls = None if lazy else batch.allocation(K)
-        got = np.zeros(K)
+        got, got_sq = np.zeros(K), np.zeros(K)
         counted = np.zeros(K, dtype=np.int64)
-        for arm, recorded, total in conn.execute(
-                "SELECT arm, recorded, reward FROM totals WHERE batch = ?", (batch_id,)):
+        for arm, recorded, total, total_sq in conn.execute(
+                "SELECT arm, recorded, reward, reward_sq FROM totals WHERE batch = ?",
+                (batch_id,)):
             self._check_arm_index(arm)
-            got[arm], counted[arm] = total, recorded
+            got[arm], got_sq[arm], counted[arm] = total, total_sq, recorded
         if pulls is None:  # an i.i.d. batch: its pulls per arm are what its units recorded
             pulls = counted
             if int(counted.sum()) != batch.n_pulls:
                 raise ValueError(f"its units recorded {int(counted.sum())} rewards for its "
                                  f"{batch.n_pulls} pulls: the file was edited by hand")
-        slack = 1e-9 * np.maximum(pulls, 1)
+        # sums in another order differ by up to n·eps·Σ|x| ≤ n·eps·√(n·Σx²): large rewards
+        # (revenue, an outlier) need a slack relative to them, not only 1e-9 per pull
+        slack = 1e-9 * np.maximum(pulls, 1) * (1 + np.sqrt(np.maximum(pulls, 1) * got_sq) * 1e-4)
         if not np.array_equal(counted, pulls) or np.any(np.abs(got - expected) > slack):
             raise ValueError("its run sums do not match the rewards recorded for its units "
                              "(the totals kept with them): the file was edited by hand")
@@ -1092,7 +1098,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         inputs = self._record_inputs(units, rewards, costs, metrics, covariates, denominators)
         ids = inputs[0]
         with self._transaction(resolve=True,
-                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
+                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist()),
+                                           PREFIX_MOMENTS]) as conn:
             return len(self._record_in(conn, *inputs))
 
     def record_many(self, calls: Sequence[tuple[Sequence[int], Sequence[float]]]
@@ -1128,7 +1135,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             values = np.concatenate([i[1] for i in inputs])
             sizes = [i[0].size for i in inputs]
         with self._transaction(resolve=True,
-                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
+                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist()),
+                                           PREFIX_MOMENTS]) as conn:
             new = self._record_in(conn, ids, values, None, None)
         ends = np.cumsum(sizes)
         counts = np.bincount(np.searchsorted(ends, [entry[-1] for entry in new], side="right"),
@@ -1152,6 +1160,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         if not np.isfinite(values).all():
             i = int(np.flatnonzero(~np.isfinite(values))[0])
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
+        check_summable("rewards", values, ids)
         cost_values = self._check_costs(costs, ids)
         metric_values = check_metrics(self.guardrails, metrics, ids.size)
         spec = self.verdict_spec
@@ -1176,6 +1185,8 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             for j in range(cost_values.shape[1]):
                 self._check_range(ids, cost_values[:, j], algorithm.cost_range, "cost")
         known = self._units(conn, ids)
+        if algorithm.reward_range is None and self.verdict_spec.reward_range is None:
+            self._warn_outliers(conn, ids, values, known)
         new = []
         for i, unit in enumerate(ids.tolist()):
             row = known.get(unit)
@@ -1242,6 +1253,14 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
             self._pause_on_breach(conn)
         return new
 
+    @staticmethod
+    def _warn_outliers(conn: Connection, ids: np.ndarray, values: np.ndarray,
+                       known: dict[int, tuple]) -> None:
+        """Warn about rewards far from their arm's counted ones (:mod:`.value_guard`)."""
+        arms = np.array([known[u][5] if u in known else -1 for u in ids.tolist()])
+        moments = {int(a): (n, t, q) for a, n, t, q in conn.execute(*PREFIX_MOMENTS)}
+        warn_outliers(values, ids, arms, moments)
+
     def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
         m = self._problem.n_costs
         if costs is None:
@@ -1263,6 +1282,7 @@ class Experiment(Overflowing, Operations, Pausing, Reading, Resolving, Verificat
         values = values.astype(float)
         if not np.isfinite(values).all():
             raise ExperimentError("costs must be finite")
+        check_summable("costs", values)
         return values
 
     @property

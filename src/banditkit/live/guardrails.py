@@ -62,6 +62,7 @@ import numpy as np
 
 from .journal import ExperimentError
 from .sequences import bernstein_sequence, difference_sequence, one_sided_from
+from .value_guard import check_summable
 
 #: Bounded guardrails: the share of each guardrail's α spent on the control's own sequence
 #: (0.1: the verdicts' ``control_share`` was 0.1 when guardrails were measured; it is 0.05 now).
@@ -204,6 +205,7 @@ def check_metrics(guardrails: Sequence[Guardrail], metrics: object, n_units: int
                      else "")
             raise ExperimentError(f"metrics[{g.metric!r}] must be finite{where}: value "
                                   f"{int(bad[0])} is {values[bad[0]]}")
+        check_summable(f"metrics[{g.metric!r}]", values)
         out[:, j] = values
     return out
 

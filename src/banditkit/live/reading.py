@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..protocol import Algorithm
+from .corrections import CORRECTED, corrected_prefix
 from .defaults import NOT_PROVED
 from .inputs import as_ids
 from .journal import (
@@ -147,6 +148,8 @@ class Reading:
                 waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
             prefix = self._fresh_plugin(read_prefix(conn, len(self.arm_names),
                                                     len(self.guardrails)))
+            if CORRECTED in state:  # recorded corrections replace wrong rewards
+                prefix = corrected_prefix(conn, prefix, self._plugin_tuning)
             fixed_only = intervals == "fixed"  # fixed-n intervals: the algorithm's units
             # every recorded reward: the covariates' and denominators' sums of those units
             extra = (recorded_unit_sums(conn, self._journal, len(self.arm_names), fixed_only)

@@ -24,8 +24,9 @@ __all__ = ["OVERFLOW_DRAWN", "PLUGIN_BEHIND", "STATE_KEYS", "batches", "handed",
 #: A read: its SQL (``?`` placeholders) and parameters.
 Read = tuple[str, Sequence[Any]]
 
-#: The operator's state keys of ``meta`` (:mod:`banditkit.live.operations`).
-STATE_KEYS = ("paused", "stopped", "archived")
+#: The operator's state keys of ``meta`` (:mod:`banditkit.live.operations`; ``corrections``:
+#: :mod:`banditkit.live.corrections`).
+STATE_KEYS = ("paused", "stopped", "archived", "corrections")
 
 #: The overflow stream's counter (:mod:`banditkit.live.overflow`).
 OVERFLOW_DRAWN: Read = ("SELECT value FROM meta WHERE key = 'overflow_drawn'", ())
