@@ -121,8 +121,9 @@ def test_a_correction_replaces_a_wrong_reward_in_the_readout_and_keeps_the_trail
             exp.correct([wrong_unit], [values[350]], reason="")
         with pytest.raises(ExperimentError, match=r"rewards must lie within"):
             exp.correct([wrong_unit], [1e200], reason="x")
+        assert exp.correct([wrong_unit], [values[350] + 1], reason="a first guess") == 1
         assert exp.correct([wrong_unit], [values[350]], reason="cents, not dollars",
-                           who="ana") == 1
+                           who="ana") == 1  # the latest correction counts
         assert exp.correct([wrong_unit], [values[350]], reason="retry") == 0  # idempotent
         fixed = exp.status().arms
         for column in ("mean", "low", "high", "diff", "diff_low", "diff_high"):
@@ -132,8 +133,10 @@ def test_a_correction_replaces_a_wrong_reward_in_the_readout_and_keeps_the_trail
         assert exp.units([wrong_unit])["reward"].iloc[0] == typo[350]
         exp.verify()
         log = exp.corrections()
-        assert log[["unit", "arm", "recorded", "reward", "who", "reason"]].values.tolist() == [
-            [wrong_unit, a, typo[350], values[350], "ana", "cents, not dollars"]]
+        assert log[["unit", "arm", "recorded", "previous", "reward", "who", "reason"]
+                   ].values.tolist()[-1] == [wrong_unit, a, typo[350], values[350] + 1,
+                                             values[350], "ana", "cents, not dollars"]
+        assert len(log) == 2
         assert "correct" in exp.audit()["action"].tolist()
     with where.open() as again:  # a reopened experiment counts the correction too
         np.testing.assert_allclose(again.status().arms["mean"].to_numpy(float),
@@ -177,3 +180,25 @@ def test_a_correction_of_a_binary_reward_recomputes_the_exact_sequences_sums(whe
         for column in ("mean", "low", "high", "diff_low", "diff_high"):
             np.testing.assert_allclose(fixed[column].to_numpy(float),
                                        right[column].to_numpy(float), rtol=1e-12)
+
+
+def test_a_corrected_cuped_experiment_reads_as_one_recorded_right(where):
+    """CUPED's Σx·y is summed afresh with the corrected reward too."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(5, 1, 400)
+    y = 2 * x + rng.normal(0, 1, 400)
+    kw = dict(params={"batch_size": 400}, verdicts={"sequence": "asymptotic", "cuped": True})
+    with _continuous(where, **kw) as exp:
+        units = exp.assign(400, covariates=x)["unit"].tolist()
+        exp.record(units, y)
+        right = exp.status().arms
+    wrong = y.copy()
+    wrong[[10, 300]] += 50.0
+    with _continuous(_another(where, "c"), **kw) as exp:
+        assert exp.assign(400, covariates=x)["unit"].tolist() == units
+        exp.record(units, wrong)
+        assert exp.correct([units[10], units[300]], y[[10, 300]], reason="double-counted") == 2
+        fixed = exp.status().arms
+    for column in ("mean", "low", "high", "diff", "diff_low", "diff_high"):
+        np.testing.assert_allclose(fixed[column].to_numpy(float), right[column].to_numpy(float),
+                                   rtol=1e-9)
