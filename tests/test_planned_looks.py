@@ -22,7 +22,7 @@ def test_pocock_spending_matches_the_published_bounds():
     # Lan-DeMets Pocock-type spending, 5 equally spaced looks, two-sided alpha 0.05 (gsDesign's
     # sfLDPocock: 2.4380 2.4268 2.4101 2.3966 2.3859)
     got = GroupSequential.plan(5, spending="pocock").bounds
-    assert got == pytest.approx([2.4380, 2.4268, 2.4101, 2.3966, 2.3859], abs=2e-3)
+    assert got == pytest.approx([2.4380, 2.4268, 2.4101, 2.3966, 2.3859], abs=3e-4)
     # one look is the fixed-n z-test
     assert GroupSequential.plan(1).bounds[0] == pytest.approx(1.959964, abs=1e-4)
 

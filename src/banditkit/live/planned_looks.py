@@ -40,7 +40,7 @@ __all__ = ["SPENDING", "GroupSequential", "planned_interval"]
 SPENDING = ("obrien-fleming", "pocock")
 
 _N = NormalDist()
-# grid of the integration: points per unit of the Brownian motion's scale
+# points of the integration grid over the continuation region (odd: Simpson's rule)
 _GRID = 801
 
 
@@ -53,6 +53,13 @@ def _spent(t: np.ndarray, alpha: float, spending: str) -> np.ndarray:
 
 def _phi(x: np.ndarray) -> np.ndarray:
     return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+
+
+def _simpson(grid: np.ndarray) -> np.ndarray:
+    """Simpson's rule weights on an evenly spaced grid of an odd number of points."""
+    w = np.ones(grid.size)
+    w[1:-1:2], w[2:-1:2] = 4.0, 2.0
+    return w * (grid[1] - grid[0]) / 3.0
 
 
 def _cdf(x: np.ndarray) -> np.ndarray:
@@ -121,7 +128,7 @@ def _bounds(t: np.ndarray, increments: np.ndarray) -> list[float]:
             b = c * math.sqrt(tk)  # the boundary on the W scale
             if grid is None:
                 return 2 * (1 - _N.cdf(b / sd))
-            w = density * (np.gradient(grid))
+            w = density * _simpson(grid)
             return float(np.sum(w * (_cdf((-b - grid) / sd) + 1 - _cdf((b - grid) / sd))))
 
         lo, hi = 0.0, 40.0
@@ -140,7 +147,7 @@ def _bounds(t: np.ndarray, increments: np.ndarray) -> list[float]:
         if grid is None:
             density = _phi(new / sd) / sd
         else:
-            w = density * np.gradient(grid)
+            w = density * _simpson(grid)
             density = (_phi((new[:, None] - grid[None, :]) / sd) / sd) @ w
         grid = new
         prev_t = tk
