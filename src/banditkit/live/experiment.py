@@ -44,6 +44,7 @@ from ..rng import as_generator
 from . import overflow as _overflow
 from . import reads as _reads
 from .assignment import Assignment
+from .bayes import Bayesian
 from .corrections import Corrections
 from .defaults import params_in_force
 from .guardrails import Guardrail, check_guardrails, check_metrics
@@ -126,8 +127,8 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
 Clock = Callable[[], float]
 
 
-class Experiment(Corrections, Overflowing, Operations, Pausing, Reading, Resolving, Verification,
-                 Histories):
+class Experiment(Corrections, Bayesian, Overflowing, Operations, Pausing, Reading, Resolving,
+                 Verification, Histories):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.
