@@ -50,7 +50,10 @@ def test_the_bounds_spend_alpha_as_planned_on_brownian_paths(spending):
 
 def test_a_look_beyond_the_plan_and_bad_plans_are_refused():
     design = GroupSequential.plan(3)
-    design.interval(0.01, 0.005, 3)
+    for look in (1, 2, 3):  # diff ± c_look·se
+        low, high = design.interval(0.01, 0.005, look)
+        c = design.bounds[look - 1]
+        assert (low, high) == pytest.approx((0.01 - c * 0.005, 0.01 + c * 0.005))
     with pytest.raises(ExperimentError, match="look 4 is beyond the plan of 3 looks"):
         design.interval(0.01, 0.005, 4)
     with pytest.raises(ExperimentError, match="look must be a positive integer"):

@@ -36,6 +36,9 @@ def test_the_sequence_brackets_the_order_statistics_the_mixture_accepts():
     assert est == pytest.approx(np.quantile(x, 0.9))
     # the ends are order statistics around the 450th, and a tighter alpha widens them
     assert low in s and high in s and low < est < high
+    # q is in the sequence exactly when its count #{x <= q} is accepted: [x_(k-), x_(k+ + 1))
+    k_lo, k_hi = _accepted(500, 0.9, 0.05, 10.0)
+    assert (low, high) == (s[k_lo - 1], s[k_hi])
     _, low2, high2 = quantile_sequence(x, 0.9, 0.001)
     assert low2 <= low and high2 >= high
     # few values cannot bound a high quantile from above
