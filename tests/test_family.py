@@ -98,3 +98,36 @@ def test_the_family_error_at_any_look_stays_within_alpha():
         share = share / share.sum(axis=1, keepdims=True)
     assert family_err.mean() <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / runs)
     assert single_err.mean() > 2 * max(family_err.mean(), 0.02)
+
+
+def test_an_experiments_family_is_its_reward_and_guardrails_in_status_cli_and_page(tmp_path,
+                                                                                   capsys):
+    import json
+
+    from banditkit import Experiment
+    from banditkit.service.page import render_page
+
+    rng = np.random.default_rng(5)
+    path = tmp_path / "fam.sqlite"
+    with Experiment.create(path, algorithm="FixedAllocation", arms=["control", "new"], seed=0,
+                           reward_type="binary", params={"batch_size": 2000},
+                           guardrails=[{"metric": "latency", "rule": "max_increase",
+                                        "margin": 0.0}]) as exp:
+        got = exp.assign(2000)
+        new = (got["arm"] == "new").to_numpy()
+        exp.record(got["unit"], (rng.random(2000) < np.where(new, 0.2, 0.1)) * 1.0,
+                   metrics={"latency": rng.lognormal(5, 0.3, 2000)})
+        frame = exp.family()
+        html = render_page(exp, title="fam")
+    assert frame[["metric", "role", "arm"]].values.tolist() == [
+        ["reward", "primary", "new"], ["latency", "guardrail", "new"]]
+    assert frame.attrs["family_size"] == 2
+    assert frame.loc[0, "verdict"] == "better" and frame.loc[1, "verdict"] == "undecided"
+    assert "<h2>Metric family</h2>" in html and "2 differences" in html
+    from banditkit.cli import main
+
+    assert main(["experiment", "status", str(path), "--family", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["family"]
+    assert [r["role"] for r in shown["rows"]] == ["primary", "guardrail"]
+    assert main(["experiment", "status", str(path), "--family"]) == 0
+    assert "metric family: 2 differences" in capsys.readouterr().out

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -107,7 +105,7 @@ def _exp(path, **kw):
                              seed=0, reward_type="binary", params={"batch_size": 2000}, **kw)
 
 
-def test_status_the_cli_and_the_page_show_the_lift(tmp_path):
+def test_status_the_cli_and_the_page_show_the_lift(tmp_path, capsys):
     rng = np.random.default_rng(4)
     path = tmp_path / "lift.sqlite"
     with _exp(path) as exp:
@@ -127,9 +125,11 @@ def test_status_the_cli_and_the_page_show_the_lift(tmp_path):
                                             else row["diff_low"] / ctrl["low"])
     assert row["lift_low"] < row["lift"] < row["lift_high"]
     assert "lift = diff / control mean" in str(status)
-    out = subprocess.run([sys.executable, "-m", "banditkit", "experiment", "status", str(path),
-                          "--json"], capture_output=True, text=True, check=True).stdout
-    shown = json.loads(out)
+    from banditkit.cli import main
+
+    capsys.readouterr()
+    assert main(["experiment", "status", str(path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
     text = json.dumps(shown)
     assert "lift_low" in text and "lift_high" in text
     from banditkit.service.page import render_page

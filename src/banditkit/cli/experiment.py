@@ -202,6 +202,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on the control, or off (assign then hands out fewer units)")
     status.add_argument("--csv", action="store_true",
                         help="print the per-arm table as CSV")
+    status.add_argument("--family", action="store_true",
+                        help="also the metric family: the reward (primary) and the guardrails' "
+                             "metrics, Holm across all of them (banditkit.live.family)")
     pause = actions.add_parser("pause", help="pause by hand: assign hands out nothing until "
                                "resume")
     pause.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
@@ -574,6 +577,7 @@ def _record(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     with _open(args, readonly=True) as exp:
         state = exp.status()
+        family = exp.family() if args.family else None
     if args.csv:
         sys.stdout.write(state.arms.to_csv())
         return 0
@@ -592,11 +596,17 @@ def _status(args: argparse.Namespace) -> int:
                    "overflow": state.overflow,
                    "verdicts": state.verdicts,
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
-                   "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
+                   "arms": json.loads(state.arms.reset_index().to_json(orient="records")),
+                   **({} if family is None else {"family": {
+                       "note": family.attrs["note"],
+                       "rows": json.loads(family.to_json(orient="records"))}})}
         json.dump(summary, sys.stdout, indent=2, default=json_default)
         print()
     else:
         print(state)
+        if family is not None:
+            print(f"metric {family.attrs['note']}")
+            print(family.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
 

@@ -47,6 +47,7 @@ from .assignment import Assignment
 from .bayes import Bayesian
 from .corrections import Corrections
 from .defaults import params_in_force
+from .family import Families
 from .guardrails import Guardrail, check_guardrails, check_metrics
 from .history import Histories
 from .horizon import horizon_warnings
@@ -127,8 +128,8 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
 Clock = Callable[[], float]
 
 
-class Experiment(Corrections, Bayesian, Overflowing, Operations, Pausing, Reading, Resolving,
-                 Verification, Histories):
+class Experiment(Corrections, Bayesian, Families, Overflowing, Operations, Pausing, Reading,
+                 Resolving, Verification, Histories):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.

@@ -148,3 +148,30 @@ def family_readout(members: Sequence[Member], arms: Sequence[str], control: int,
         f"against the control); false verdicts anywhere in it, at any look: at most "
         f"{alpha:g} (Holm on anytime-valid p-values; intervals at alpha/{m_total})"))
     return frame
+
+
+class Families:
+    """Methods of :class:`banditkit.Experiment`: the experiment's own family."""
+
+    def family(self, alpha: float | None = None) -> pd.DataFrame:
+        """The experiment's metric family (module docstring) on the units ``status`` counts:
+        its reward as the primary metric (plain means) and each guardrail's metric, labelled
+        ``guardrail``, every arm against the control; ``alpha`` defaults to the guardrails'
+        (``guardrail_alpha``) when there are guardrails, else 0.05."""
+        from .corrections import CORRECTED, corrected_prefix
+        from .resolved_prefix import read_prefix
+        from .statistics import check_alpha
+
+        rails = self.guardrails  # type: ignore[attr-defined]
+        alpha = check_alpha(alpha if alpha is not None else
+                            (self.guardrail_alpha if rails else 0.05))  # type: ignore
+        names = list(self.arm_names)  # type: ignore[attr-defined]
+        with self._transaction() as conn:  # type: ignore[attr-defined]
+            prefix = read_prefix(conn, len(names), len(rails))
+            if CORRECTED in self._ops_state(conn):  # type: ignore[attr-defined]
+                prefix = corrected_prefix(conn, prefix, None)
+        members = [Member("reward", "primary", prefix.n, prefix.total, prefix.total_sq)]
+        members += [Member(g.metric, "guardrail", prefix.metric_n[j], prefix.metric_total[j],
+                           prefix.metric_total_sq[j]) for j, g in enumerate(rails)]
+        return family_readout(members, names, names.index(self.control),  # type: ignore
+                              alpha, n_tune=self.verdict_spec.tune_n)  # type: ignore
