@@ -110,6 +110,74 @@ def plan_check(runs: int, seed: int, p: float = 0.05, mde: float = 0.0075,
             "plan_over_independent": float(predicted.expected_units / u.mean())}
 
 
+def compare_all(seed: int) -> dict:
+    """Side by side on one seeded data set (module docstring): statsmodels and gbstats are
+    imported here only (``compare`` runs in a throwaway venv that has them)."""
+    import gbstats.bayesian.main as gb
+    import statsmodels.api as sm
+    from statsmodels.stats.proportion import confint_proportions_2indep
+    from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+
+    from banditkit.live.bayes import bayesian_summaries
+    from banditkit.live.regression import adjusted_difference, sums_of
+    from banditkit.live.relative import relative_lift
+
+    rng = np.random.default_rng(seed)
+    out: dict = {"seed": seed}
+    # 0/1 rewards: 20,000 per arm at 0.10 vs 0.11
+    n = 20_000
+    y = [(rng.random(n) < m) * 1.0 for m in (0.10, 0.11)]
+    N, S = np.array([n, n], float), np.array([v.sum() for v in y])
+    spec = check_verdicts("binary", None, None, None)
+    sums = ArmSums(N, N, S, S, np.ones(2, bool))
+    fixed = compare(sums, (0.0, 1.0), intervals="fixed", alpha=0.05, control=0, spec=spec)
+    sm_lo, sm_hi = confint_proportions_2indep(S[1], n, S[0], n, method="newcomb")
+    out["difference_fixed_n"] = {"banditkit": [fixed.diff_low[1], fixed.diff_high[1]],
+                                 "statsmodels_newcomb": [float(sm_lo), float(sm_hi)]}
+    tuning = PluginTuning.of(spec, 2)
+    plugin = np.stack([tuning.terms(v, 0, 0, 0) for v in y])
+    anytime = compare(ArmSums(N, N, S, S, np.ones(2, bool), plugin=plugin), (0.0, 1.0),
+                      intervals="anytime", alpha=0.05, control=0, spec=spec)
+    lift, lift_lo, lift_hi = relative_lift(anytime.mean, anytime.low, anytime.high,
+                                           anytime.diff, anytime.diff_low,
+                                           anytime.diff_high, 0)
+    r_lo, r_hi = confint_proportions_2indep(S[1], n, S[0], n, method="log-adjusted",
+                                            compare="ratio")
+    g = gb.binomial_ab_test(S[0], n, S[1], n)
+    out["relative_lift"] = {
+        "banditkit_anytime": [float(lift[1]), float(lift_lo[1]), float(lift_hi[1])],
+        "statsmodels_ratio_fixed_n": [float(S[1] / S[0] - 1), float(r_lo - 1), float(r_hi - 1)],
+        "gbstats_bayesian_relative": [float(g["expected"]), *map(float, g["ci"])],
+        "width_ratio_to_statsmodels": float((lift_hi[1] - lift_lo[1]) / (r_hi - r_lo))}
+    chance, lose, keep = bayesian_summaries(N, S, S, 0)
+    out["bayesian"] = {"banditkit": {"chance_to_beat_control": float(chance[1]),
+                                     "expected_loss_choosing_arm": float(lose[1]),
+                                     "expected_loss_keeping_control": float(keep[1])},
+                       "gbstats_binomial": {"chance_to_win": float(g["chance_to_win"]),
+                                            "risk": [float(v) for v in g["risk"]]}}
+    # continuous: Welch's t-test interval against banditkit's fixed-n difference
+    x = [rng.lognormal(0, 1, 5000), rng.lognormal(0.05, 1, 4000)]
+    Nc = np.array([v.size for v in x], float)
+    Sc = np.array([v.sum() for v in x])
+    Qc = np.array([(v * v).sum() for v in x])
+    cspec = check_verdicts("continuous", None, None, None)
+    cf = compare(ArmSums(Nc, Nc, Sc, Qc, np.zeros(2, bool)), None, intervals="fixed",
+                 alpha=0.05, control=0, spec=cspec)
+    welch = CompareMeans(DescrStatsW(x[1]), DescrStatsW(x[0])).tconfint_diff(usevar="unequal")
+    out["difference_continuous_fixed_n"] = {"banditkit": [cf.diff_low[1], cf.diff_high[1]],
+                                            "statsmodels_welch": [float(v) for v in welch]}
+    # several covariates: the adjusted difference against OLS y ~ 1 + T + X
+    Xv = rng.normal(0, 1, (6000, 3))
+    arm = rng.integers(0, 2, 6000)
+    yv = Xv @ [0.8, 0.5, 1.5] + rng.normal(0, 1, 6000) + 0.1 * arm
+    d, lo, hi = adjusted_difference(sums_of(yv, Xv, arm, 2), 0)
+    ols = sm.OLS(yv, sm.add_constant(np.column_stack([arm, Xv]))).fit()
+    out["regression_adjusted"] = {
+        "banditkit": [float(d[1]), float(lo[1]), float(hi[1])],
+        "statsmodels_ols": [float(ols.params[1]), *map(float, ols.conf_int()[1])]}
+    return json.loads(json.dumps(out, default=float))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", choices=["widths", "plan", "compare"])
@@ -121,8 +189,6 @@ def main() -> None:
     elif args.what == "plan":
         result = plan_check(args.runs or 300, args.seed)
     else:
-        from bench_readout_compare import compare_all  # noqa: PLC0415
-
         result = compare_all(args.seed)
     print(json.dumps(result, indent=1))
 
