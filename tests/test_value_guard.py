@@ -202,3 +202,26 @@ def test_a_corrected_cuped_experiment_reads_as_one_recorded_right(where):
     for column in ("mean", "low", "high", "diff", "diff_low", "diff_high"):
         np.testing.assert_allclose(fixed[column].to_numpy(float), right[column].to_numpy(float),
                                    rtol=1e-9)
+
+
+def test_the_cli_corrects_from_a_csv_and_refuses_by_name(tmp_path, capsys):
+    from banditkit import Experiment
+    from banditkit.cli import main
+
+    path = tmp_path / "c.sqlite"
+    with Experiment.create(path, algorithm="FixedAllocation", arms=["control", "new"], seed=0,
+                           reward_type="continuous", params={"batch_size": 10}) as exp:
+        units = exp.assign(4)["unit"].tolist()
+        exp.record(units, [1.0, 2.0, 3.0, 4000.0])
+    csv = tmp_path / "fix.csv"
+    csv.write_text(f"unit,reward\n{units[3]},4.0\n")
+    assert main(["experiment", "correct", str(path), str(csv), "--reason", "cents",
+                 "--who", "ops"]) == 0
+    assert "corrected 1 unit(s)" in capsys.readouterr().out
+    csv.write_text(f"unit,reward\n{units[3]},1e100\n")
+    assert main(["experiment", "correct", str(path), str(csv), "--reason", "x"]) == 2
+    assert "rewards must lie within ±1e+60" in capsys.readouterr().err
+    with Experiment.open(path, readonly=True) as exp:
+        log = exp.corrections()
+    assert log[["unit", "reward", "who", "reason"]].values.tolist() == [
+        [units[3], 4.0, "ops", "cents"]]

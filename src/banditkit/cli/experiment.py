@@ -221,6 +221,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     archive.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
     delete = actions.add_parser("delete", help="delete an archived experiment")
     delete.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    correct = actions.add_parser("correct", help="record the right reward of units recorded "
+                                 "wrong, beside the recorded one (banditkit.live.corrections)")
+    correct.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    correct.add_argument("csv", type=Path, help="CSV with columns unit,reward (the right ones)")
+    correct.add_argument("--reason", required=True, help="why the recorded rewards are wrong "
+                         "(kept in the audit log)")
     audit = actions.add_parser("audit", help="every operator action: who, what, when (CSV)")
     audit.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
     for sub in actions.choices.values():  # every action reaches PostgreSQL too
@@ -705,6 +711,24 @@ def _resume(args: argparse.Namespace) -> int:
     return 0
 
 
+def _correct(args: argparse.Namespace) -> int:
+    frame = _read_csv(args.csv, "CSV")
+    if frame is None:
+        return 2
+    missing = [c for c in ("unit", "reward") if c not in frame.columns]
+    if missing:
+        return _refuse(f"argument CSV: {str(args.csv)!r} lacks column(s) {missing} (it has "
+                       f"{list(frame.columns)})")
+    if frame.empty or frame["unit"].dtype.kind not in "iu" \
+            or frame["reward"].dtype.kind not in "iuf":
+        return _refuse("argument CSV: it needs rows of integer unit ids and numeric rewards")
+    with _open(args) as exp:
+        n = exp.correct(frame["unit"].tolist(), frame["reward"].to_numpy(float),
+                        reason=args.reason, who=args.who)
+    print(f"corrected {n} unit(s) of {_label(exp)}")
+    return 0
+
+
 def _pause(args: argparse.Namespace) -> int:
     with _open(args) as exp:
         done = exp.pause(args.reason, who=args.who)
@@ -766,6 +790,7 @@ def _guardrail(text: str) -> dict[str, Any]:
 
 
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
+            "correct": _correct,
             "expire": _expire, "units": _units, "report": _report, "resume": _resume,
             "pause": _pause, "stop": _stop, "archive": _archive, "delete": _delete,
             "audit": _audit, "plan": _plan}
