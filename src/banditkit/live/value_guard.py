@@ -106,4 +106,4 @@ def warn_outliers(values: np.ndarray, ids: np.ndarray, arms: np.ndarray,
         f"deviations from its arm's mean ({m:g} ± {sd:g} over {int(n)} counted rewards)"
         + (f"; {far.size} such rewards in this call" if far.size > 1 else "")
         + ". It is recorded; if it is wrong, Experiment.correct(units, rewards, reason=...) "
-          "records the right value beside it"), stacklevel=4)
+          "records the right value beside it"), stacklevel=5)
