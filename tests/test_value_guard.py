@@ -85,13 +85,13 @@ def test_an_outlier_is_warned_about_and_still_recorded(where):
         with warnings.catch_warnings():
             warnings.simplefilter("error", OutlierWarning)  # no warning for ordinary values
             exp.record(units[:80], rng.normal(10, 2, 80))
-        with pytest.warns(OutlierWarning, match=rf"unit {units[80]} got 5000, more than 20 "
+        with pytest.warns(OutlierWarning, match=rf"unit {units[80]} got 5000, more than 50 "
                                                 "standard deviations"):
             assert exp.record(units[80:82], [5000.0, 10.5]) == 2
         assert _recorded(exp)[0] == 82
         with warnings.catch_warnings():
             warnings.simplefilter("error", OutlierWarning)
-            exp.record(units[82:83], [10 + 2 * 19.5])  # within 20 s.d.: no warning
+            exp.record(units[82:83], [10 + 2 * 49.0])  # within 50 s.d.: no warning
 
 
 def test_a_correction_replaces_a_wrong_reward_in_the_readout_and_keeps_the_trail(where):

@@ -21,8 +21,10 @@ rest of the experiment. ``record`` warns (:class:`OutlierWarning`, a Python warn
 still records) when a reward of an experiment without a declared range lies more than
 :data:`OUTLIER_SDS` standard deviations from its arm's mean, both taken over the arm's
 counted rewards before the call (at least :data:`OUTLIER_MIN_N` of them). By Chebyshev's
-inequality at most 1/20² = 0.25% of any distribution's values lie that far out (far fewer
-for the usual metrics: 0.026% of a lognormal(0, 1.5)), so a warning is rare and worth reading.
+inequality at most 1/50² = 0.04% of any distribution's values lie that far out (far fewer
+for the usual metrics: 0.0023% of a lognormal(0, 1.5), one value in 43,000; at 20 standard
+deviations the revenue example of docs/experiment.md warned on 4 values of a day's 4,000), so a
+warning is rare and worth reading.
 A wrong value is then fixed by a recorded correction (:mod:`banditkit.live.corrections`).
 """
 
@@ -45,7 +47,7 @@ MAX_MAGNITUDE = 1e60
 
 #: A reward more than this many of its arm's standard deviations from the arm's mean is an
 #: outlier (warned about, still recorded).
-OUTLIER_SDS = 20.0
+OUTLIER_SDS = 50.0
 
 #: The arm's counted rewards needed before its mean and deviation judge a new one.
 OUTLIER_MIN_N = 30
