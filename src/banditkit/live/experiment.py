@@ -75,6 +75,7 @@ from .outcome_window import default_missing as _default_missing
 from .overflow import Overflowing
 from .pausing import Pausing
 from .problem import LiveArms, arm_names
+from .quantiles import Quantiles
 from .reading import Reading
 from .resolved_prefix import PLUGIN_UPDATE, PluginTuning, ResolvedPrefix, plugin_catch_up
 from .resolved_prefix import advance as _advance_prefix
@@ -128,8 +129,8 @@ def _next_batch(algorithm: Algorithm, name: str) -> Batch | None:
 Clock = Callable[[], float]
 
 
-class Experiment(Corrections, Bayesian, Families, Overflowing, Operations, Pausing, Reading,
-                 Resolving, Verification, Histories):
+class Experiment(Corrections, Bayesian, Families, Quantiles, Overflowing, Operations, Pausing,
+                 Reading, Resolving, Verification, Histories):
     """A durable ask/tell experiment over one registered algorithm (see the module docstring).
 
     Build one with :meth:`create` and reopen it with :meth:`open`; never call the constructor.

@@ -32,12 +32,13 @@ each arm.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from .journal import ExperimentError
 
-__all__ = ["quantile_difference", "quantile_sequence"]
+__all__ = ["Quantiles", "quantile_difference", "quantile_sequence"]
 
 
 def _accepted(n: int, p: float, alpha: float, strength: float) -> tuple[int, int]:
@@ -104,3 +105,48 @@ def quantile_difference(arm: np.ndarray, control: np.ndarray, p: float, alpha: f
     qa, la, ha = quantile_sequence(arm, p, alpha / 2, strength=strength)
     qc, lc, hc = quantile_sequence(control, p, alpha / 2, strength=strength)
     return qa - qc, la - hc, ha - lc
+
+
+class Quantiles:
+    """Methods of :class:`banditkit.Experiment`: quantile readouts of its rewards."""
+
+    def quantiles(self, p: float = 0.9, alpha: float = 0.05) -> Any:
+        """Each arm's p-quantile of the rewards ``status`` counts (its resolved prefix: valid
+        however outcomes arrive, :mod:`banditkit.live.resolved_prefix`), with its anytime-valid
+        interval at α/K, and its difference to the control with the interval at α/(K − 1) (each
+        arm's sequence at half of it; module docstring). Reads the counted rewards: O(units).
+        Corrections (:mod:`banditkit.live.corrections`) replace the values they correct."""
+        import pandas as pd
+
+        from .corrections import CORRECTED, latest_corrections
+        from .resolved_prefix import read_prefix
+
+        p, alpha, _ = _check(p, alpha, 10.0)
+        names = list(self.arm_names)  # type: ignore[attr-defined]
+        K = len(names)
+        with self._transaction() as conn:  # type: ignore[attr-defined]
+            prefix = read_prefix(conn, K, len(self.guardrails))  # type: ignore[attr-defined]
+            fixes = (latest_corrections(conn) if CORRECTED in self._ops_state(conn)  # type: ignore
+                     else {})
+            values: list[np.ndarray] = []
+            for a in range(K):
+                rows = conn.execute("SELECT id, reward FROM units WHERE arm = ? AND id < ? AND "
+                                    "reward IS NOT NULL ORDER BY id",
+                                    (a, int(prefix.cursor[a]))).fetchall()
+                values.append(np.array([fixes[u][1] if u in fixes else r for u, r in rows],
+                                       dtype=float))
+        control = names.index(self.control)  # type: ignore[attr-defined]
+        rows_out = []
+        for a in range(K):
+            q, lo, hi = quantile_sequence(values[a], p, alpha / K)
+            if a == control:
+                d = dlo = dhi = math.nan
+            else:
+                d, dlo, dhi = quantile_difference(values[a], values[control], p,
+                                                  alpha / max(K - 1, 1))
+            rows_out.append((values[a].size, q, lo, hi, d, dlo, dhi))
+        frame = pd.DataFrame(rows_out, columns=["counted", "quantile", "low", "high", "diff",
+                                                "diff_low", "diff_high"],
+                             index=pd.Index(names, name="arm"))
+        frame.attrs.update(p=p, alpha=alpha)
+        return frame
