@@ -225,3 +225,38 @@ def test_the_cli_corrects_from_a_csv_and_refuses_by_name(tmp_path, capsys):
         log = exp.corrections()
     assert log[["unit", "reward", "who", "reason"]].values.tolist() == [
         [units[3], 4.0, "ops", "cents"]]
+
+
+def test_the_service_refuses_a_poisoning_reward_and_takes_a_correction(tmp_path):
+    import hashlib
+
+    from service_support import Server, call
+
+    token = "s3cret"
+    server = Server(str(tmp_path), token=token)
+    try:
+        port = server.port
+
+        def post(path, body):
+            return call(port, "POST", path, body, token=token)
+
+        assert post("/experiments", {"name": "rev", "algorithm": "FixedAllocation",
+                                     "arms": ["control", "new"], "seed": 0,
+                                     "reward_type": "continuous",
+                                     "params": {"batch_size": 10}})[0] == 201
+        units = [u["unit"] for u in post("/experiments/rev/assign", {"n": 2})[1]["units"]]
+        status, error = post("/experiments/rev/record", {"units": units,
+                                                         "rewards": [1.0, 1e155]})
+        assert status == 400 and "rewards must lie within ±1e+60" in error["error"]
+        assert post("/experiments/rev/record", {"units": units,
+                                                "rewards": [1.0, 2e9]}) == (200, {"recorded": 2})
+        status, error = post("/experiments/rev/correct", {"units": units[1:], "rewards": [2.0]})
+        assert status == 400 and "missing field(s) ['reason']" in error["error"]
+        assert post("/experiments/rev/correct", {"units": units[1:], "rewards": [2.0],
+                                                 "reason": "cents"}) == (200, {"corrected": 1})
+        _, log = call(port, "GET", "/experiments/rev/audit", token=token)
+        fix = log["audit"][-1]
+        assert fix["action"] == "correct"
+        assert fix["who"] == "token:" + hashlib.sha256(token.encode()).hexdigest()[:12]
+    finally:
+        server.stop()
