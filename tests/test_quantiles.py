@@ -113,3 +113,10 @@ def test_an_experiments_quantiles_count_its_resolved_prefix(tmp_path):
                 "control", "high"]
     assert false == 0
     assert all(c for c in called if c is not None)
+    # the readout stops at the first unit still waiting: nothing counted past it
+    with Experiment.create(tmp_path / "gap.sqlite", algorithm="FixedAllocation",
+                           arms=["control", "new"], seed=0, reward_type="continuous",
+                           params={"batch_size": 100}) as exp:
+        got = exp.assign(100)
+        exp.record(got["unit"][1:], np.arange(1.0, 100.0))
+        assert exp.quantiles(0.5)["counted"].sum() == 0

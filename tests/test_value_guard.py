@@ -229,6 +229,7 @@ def test_the_cli_corrects_from_a_csv_and_refuses_by_name(tmp_path, capsys):
 
 def test_the_service_refuses_a_poisoning_reward_and_takes_a_correction(tmp_path):
     import hashlib
+    import json
 
     from service_support import Server, call
 
@@ -257,6 +258,8 @@ def test_the_service_refuses_a_poisoning_reward_and_takes_a_correction(tmp_path)
         _, log = call(port, "GET", "/experiments/rev/audit", token=token)
         fix = log["audit"][-1]
         assert fix["action"] == "correct"
+        detail = fix["detail"] if isinstance(fix["detail"], dict) else json.loads(fix["detail"])
+        assert detail["reason"] == "cents" and detail["rewards"] == [2.0]
         assert fix["who"] == "token:" + hashlib.sha256(token.encode()).hexdigest()[:12]
     finally:
         server.stop()
