@@ -83,6 +83,15 @@ def ops_routes(ctx: Context) -> list[Route]:
         return JSONResponse({"paused": paused})
 
     @answer
+    async def correct(request: Request) -> Response:
+        name = request.path_params["name"]
+        fields = _fields(await ctx.read(request), ("units", "rewards", "reason"), (), "correct")
+        who = who_of(request)
+        corrected = await on(name, lambda e: e.correct(fields["units"], fields["rewards"],
+                                                       reason=fields["reason"], who=who))
+        return JSONResponse({"corrected": corrected})
+
+    @answer
     async def archive(request: Request) -> Response:
         name = request.path_params["name"]
         _fields(await ctx.read(request), (), (), "archive")
@@ -151,6 +160,7 @@ def ops_routes(ctx: Context) -> list[Route]:
         Route("/experiments/{name}/stop", stop, methods=["POST"]),
         Route("/experiments/{name}/pause", pause, methods=["POST"]),
         Route("/experiments/{name}/archive", archive, methods=["POST"]),
+        Route("/experiments/{name}/correct", correct, methods=["POST"]),
         Route("/experiments/{name}/audit", audit, methods=["GET"]),
         Route("/experiments/{name}/units.csv", units_csv, methods=["GET"]),
         Route("/experiments/{name}/status.csv", status_csv, methods=["GET"]),

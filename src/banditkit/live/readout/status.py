@@ -203,7 +203,8 @@ class ExperimentStatus:
         if self.counting_note:
             lines.append(self.counting_note)
         if self.control is not None:
-            lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
+            lines.append(f"control arm: {self.control} (diff = arm mean - control mean; "
+                         "lift = diff / control mean)")
         with pd.option_context("display.width", 120, "display.max_columns", 20):
             lines.append(self.arms.to_string(float_format=lambda v: f"{v:.4g}"))
             if len(self.guardrails):
