@@ -87,8 +87,10 @@ def test_an_outlier_is_warned_about_and_still_recorded(where):
             warnings.simplefilter("error", OutlierWarning)  # no warning for ordinary values
             exp.record(units[:80], rng.normal(10, 2, 80))
         with pytest.warns(OutlierWarning, match=rf"unit {units[80]} got 5000, more than 50 "
-                                                "standard deviations"):
+                                                "standard deviations") as caught:
             assert exp.record(units[80:82], [5000.0, 10.5]) == 2
+        # it points at the caller's record line, not at the library's inside
+        assert [w.filename for w in caught if w.category is OutlierWarning] == [__file__]
         assert _recorded(exp)[0] == 82
         with warnings.catch_warnings():
             warnings.simplefilter("error", OutlierWarning)
@@ -104,6 +106,8 @@ def test_a_correction_replaces_a_wrong_reward_in_the_readout_and_keeps_the_trail
         values = rng.normal(10, 2, 400)
         exp.record(units, values)
         right = exp.status().arms.copy()
+        # the readouts beside status count what status counts
+        beside = (exp.quantiles(0.5), exp.bayesian(), exp.family())
         wrong_unit = units[350]
     # the same experiment, but unit 350's reward wildly wrong (a unit slip)
     where = _another(where, "typo")
@@ -130,6 +134,11 @@ def test_a_correction_replaces_a_wrong_reward_in_the_readout_and_keeps_the_trail
         for column in ("mean", "low", "high", "diff", "diff_low", "diff_high"):
             np.testing.assert_allclose(fixed[column].to_numpy(float),
                                        right[column].to_numpy(float), rtol=1e-9)
+        for got_now, then in zip((exp.quantiles(0.5), exp.bayesian(), exp.family()), beside,
+                                 strict=True):
+            numeric = then.select_dtypes("number").columns
+            np.testing.assert_allclose(got_now[numeric].to_numpy(float),
+                                       then[numeric].to_numpy(float), rtol=1e-9)
         # the recorded value stays (units, verify), the correction is in the audit log
         assert exp.units([wrong_unit])["reward"].iloc[0] == typo[350]
         exp.verify()
