@@ -35,7 +35,7 @@ import json
 import numpy as np
 
 from banditkit.live.outcomes.resolved_prefix import PluginTuning
-from banditkit.live.readout.sequences import plugin_terms
+from banditkit.live.readout.plugin import plugin_terms
 from banditkit.live.readout.statistics import ArmSums, compare
 from banditkit.live.readout.verdict_spec import check_verdicts
 
