@@ -126,3 +126,42 @@ def test_the_history_and_verify(part):
         conn.execute("UPDATE units SET reward = 0 WHERE id = 5")
         with pytest.raises(ExperimentError, match="edited by hand"):
             verify(conn, part.s.definition, part.s.store, part.outcomes.plugin_tuning)
+
+
+def test_a_correction_through_the_parts_is_counted_by_every_readout(tmp_path):
+    """Outcomes.correct finds what changes, Operations keeps its audit row and counts it, and
+    the readout (status, quantiles, Bayesian summaries, family) counts the corrected value:
+    the coordinator's ``correct`` is these three calls (issue 37 §1 in the parts' layout)."""
+    part = Part(tmp_path, reward_type="binary")
+    got = part.assign(12)
+    rewards = [1.0, 0.0, 1.0] * 4
+    part.record(got.unit, rewards)
+    unit, arm = got.unit[0], got.arm_index[0]
+
+    def read():
+        means = part.status().arms["mean"].to_numpy(float)
+        with part.s.transaction() as conn:
+            return (means, part.readout.quantiles(conn, 0.5, 0.05)["counted"].tolist(),
+                    part.readout.bayesian(conn)["counted"].tolist(),
+                    part.readout.family(conn, 0.05)["diff"].to_numpy(float))
+
+    before = read()
+    with part.s.transaction() as conn:
+        with pytest.raises(ExperimentError, match="rewards must be 0 or 1"):
+            part.outcomes.correct(conn, np.array([unit]), np.array([2.0]))
+        changed = part.outcomes.correct(conn, np.array([unit]), np.array([1.0 - rewards[0]]))
+        assert changed["units"] == [unit] and changed["recorded"] == [rewards[0]]
+        part.ops.audit(conn, "ana", "correct", {**changed, "reason": "typo"})
+        part.ops.count_correction(conn)
+        assert part.ops.state(conn)["corrections"] == 1
+        assert part.outcomes.correct(conn, np.array([unit]),
+                                     np.array([1.0 - rewards[0]])) is None  # a retry
+        assert part.outcomes.counted_prefix(conn, True).total[arm] == \
+            part.outcomes.counted_prefix(conn, False).total[arm] + 1.0 - 2 * rewards[0]
+    after = read()
+    shift = np.zeros(3)
+    shift[arm] = (1.0 - 2 * rewards[0]) / 4
+    np.testing.assert_allclose(after[0], before[0] + shift)
+    assert after[1] == before[1] == after[2] == before[2] == [4, 4, 4]
+    assert not np.allclose(after[3], before[3])
+    part.s.close()

@@ -203,6 +203,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on the control, or off (assign then hands out fewer units)")
     status.add_argument("--csv", action="store_true",
                         help="print the per-arm table as CSV")
+    status.add_argument("--family", action="store_true",
+                        help="also the metric family: the reward (primary) and the guardrails' "
+                             "metrics, Holm across all of them (banditkit.live.readout.family)")
     pause = actions.add_parser("pause", help="pause by hand: assign hands out nothing until "
                                "resume")
     pause.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
@@ -219,6 +222,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     archive.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
     delete = actions.add_parser("delete", help="delete an archived experiment")
     delete.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    correct = actions.add_parser("correct", help="record the right reward of units recorded "
+                                 "wrong, beside the recorded one "
+                                 "(banditkit.live.outcomes.corrections)")
+    correct.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
+    correct.add_argument("csv", type=Path, help="CSV with columns unit,reward (the right ones)")
+    correct.add_argument("--reason", required=True, help="why the recorded rewards are wrong "
+                         "(kept in the audit log)")
     audit = actions.add_parser("audit", help="every operator action: who, what, when (CSV)")
     audit.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
     add_ingest(actions)  # cli/ingest.py
@@ -576,6 +586,7 @@ def _record(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     with _open(args, readonly=True) as exp:
         state = exp.status()
+        family = exp.family() if args.family else None
     if args.csv:
         sys.stdout.write(state.arms.to_csv())
         return 0
@@ -594,11 +605,17 @@ def _status(args: argparse.Namespace) -> int:
                    "overflow": state.overflow,
                    "verdicts": state.verdicts,
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
-                   "arms": json.loads(state.arms.reset_index().to_json(orient="records"))}
+                   "arms": json.loads(state.arms.reset_index().to_json(orient="records")),
+                   **({} if family is None else {"family": {
+                       "note": family.attrs["note"],
+                       "rows": json.loads(family.to_json(orient="records"))}})}
         json.dump(summary, sys.stdout, indent=2, default=json_default)
         print()
     else:
         print(state)
+        if family is not None:
+            print(f"metric {family.attrs['note']}")
+            print(family.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
 
@@ -697,6 +714,24 @@ def _resume(args: argparse.Namespace) -> int:
     return 0
 
 
+def _correct(args: argparse.Namespace) -> int:
+    frame = _read_csv(args.csv, "CSV")
+    if frame is None:
+        return 2
+    missing = [c for c in ("unit", "reward") if c not in frame.columns]
+    if missing:
+        return _refuse(f"argument CSV: {str(args.csv)!r} lacks column(s) {missing} (it has "
+                       f"{list(frame.columns)})")
+    if frame.empty or frame["unit"].dtype.kind not in "iu" \
+            or frame["reward"].dtype.kind not in "iuf":
+        return _refuse("argument CSV: it needs rows of integer unit ids and numeric rewards")
+    with _open(args) as exp:
+        n = exp.correct(frame["unit"].tolist(), frame["reward"].to_numpy(float),
+                        reason=args.reason, who=args.who)
+    print(f"corrected {n} unit(s) of {_label(exp)}")
+    return 0
+
+
 def _pause(args: argparse.Namespace) -> int:
     with _open(args) as exp:
         done = exp.pause(args.reason, who=args.who)
@@ -758,6 +793,7 @@ def _guardrail(text: str) -> dict[str, Any]:
 
 
 _ACTIONS = {"create": _create, "assign": _assign, "record": _record, "status": _status,
+            "correct": _correct,
             "expire": _expire, "units": _units, "report": _report, "resume": _resume,
             "pause": _pause, "stop": _stop, "archive": _archive, "delete": _delete,
             "audit": _audit, "plan": _plan,

@@ -37,8 +37,8 @@ allocation (:class:`~banditkit.live.assignment.allocation.Allocator`) and the ou
 feed (:class:`~banditkit.live.outcomes.ingest.Ingest`). Each public method checks its arguments,
 opens the call's transaction (:meth:`Experiment._transaction`: the journal brought up to date,
 the plug-in's sums caught up) and asks the parts in turn. This module is long for one reason: it
-carries the public API's documentation (about 480 of its lines are docstrings; the code is under
-400).
+carries the public API's documentation (most of its lines are docstrings; the code is under
+400 lines).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ from .inputs import MAX_KEY_LENGTH
 from .inputs import as_keys as _as_keys
 from .inputs import joined_calls as _joined_calls
 from .journal.replay import Journal
+from .outcomes.corrections import check_correction
 from .outcomes.ingest import Ingest, Ingested
 from .outcomes.recorder import Outcomes
 from .outcomes.resolved_prefix import rebuild as _rebuild_prefix
@@ -71,7 +72,9 @@ from .outcomes.window import OutcomeWindow
 from .problem import LiveArms
 from .readout.guard import Guard
 from .readout.history import History, check_points, read_history
+from .readout.quantiles import check_quantile
 from .readout.reader import Readout, check_status, check_units
+from .readout.statistics import check_alpha
 from .readout.status import ExperimentStatus
 from .readout.verdict_spec import VerdictSpec, check_unit_values
 from .readout.verify import verify as _verify
@@ -549,7 +552,8 @@ class Experiment:
                                               denominators)
         ids = inputs[0]
         with self._transaction(resolve=True,
-                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
+                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist()),
+                                           _reads.PREFIX_MOMENTS]) as conn:
             return len(self._outcomes.record(conn, *inputs))
 
     def record_many(self, calls: Sequence[tuple[Sequence[int], Sequence[float]]]
@@ -585,7 +589,8 @@ class Experiment:
             values = np.concatenate([i[1] for i in inputs])
             sizes = [i[0].size for i in inputs]
         with self._transaction(resolve=True,
-                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist())]) as conn:
+                               read_ahead=[_reads.units_by_id(ids[:CHUNK].tolist()),
+                                           _reads.PREFIX_MOMENTS]) as conn:
             new = self._outcomes.record(conn, ids, values, None, None)
         ends = np.cumsum(sizes)
         counts = np.bincount(np.searchsorted(ends, [entry[-1] for entry in new], side="right"),
@@ -765,6 +770,67 @@ class Experiment:
         with self._transaction() as conn:
             return _verify(conn, self._definition, self._store, self._outcomes.plugin_tuning)
 
+    def family(self, alpha: float | None = None) -> pd.DataFrame:
+        """The experiment's metric family on the units :meth:`status` counts: its reward as the
+        primary metric and each guardrail's metric (labelled ``guardrail``), every arm against
+        the control, with Holm's step-down on anytime-valid p-values across all of them
+        (:mod:`banditkit.live.readout.family`): false verdicts anywhere in the family, at any
+        look, at most ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            In (0, 1); default the guardrails' ``guardrail_alpha`` when there are guardrails,
+            else 0.05.
+
+        Returns
+        -------
+        DataFrame with ``metric``, ``segment``, ``role``, ``arm``, ``diff``, ``diff_low``,
+        ``diff_high``, ``p``, ``p_holm``, ``verdict``; ``attrs["note"]`` states the family.
+        """
+        alpha = check_alpha(alpha if alpha is not None else
+                            (self.guardrail_alpha if self.guardrails else 0.05))
+        with self._transaction() as conn:
+            return self._readout.family(conn, alpha)
+
+    def quantiles(self, p: float = 0.9, alpha: float = 0.05) -> pd.DataFrame:
+        """Each arm's p-quantile of the rewards :meth:`status` counts (its resolved prefix:
+        valid however outcomes arrive), with its anytime-valid interval at α/K, and its
+        difference to the control with the interval at α/(K − 1)
+        (:mod:`banditkit.live.readout.quantiles`). Reads the counted rewards: O(units).
+        Corrections (:meth:`correct`) replace the values they correct.
+
+        Parameters
+        ----------
+        p : float
+            The quantile, in (0, 1) (0.9: the 90th percentile).
+        alpha : float
+            Error probability over every arm, difference and look, in (0, 1).
+
+        Returns
+        -------
+        DataFrame with ``counted``, ``quantile``, ``low``, ``high``, ``diff``, ``diff_low``,
+        ``diff_high`` per arm; ``attrs`` holds ``p`` and ``alpha``.
+        """
+        p, alpha = check_quantile(p, alpha)
+        with self._transaction() as conn:
+            return self._readout.quantiles(conn, p, alpha)
+
+    def bayesian(self) -> pd.DataFrame:
+        """Chance to beat the control and expected losses per arm, on the units :meth:`status`
+        counts: **Bayesian summaries, not verdicts** (flat prior, normal approximation; they
+        carry no error guarantee if you stop on them, the verdicts of :meth:`status` do;
+        :mod:`banditkit.live.readout.bayes`). The frame says so in ``attrs["label"]``.
+
+        Returns
+        -------
+        DataFrame with ``counted``, ``chance_to_beat_control``,
+        ``expected_loss_choosing_arm``, ``expected_loss_keeping_control`` per arm (NaN for the
+        control).
+        """
+        with self._transaction() as conn:
+            return self._readout.bayesian(conn)
+
     def decisions(self) -> Any:
         """The algorithm's decision log so far (:class:`banditkit.DecisionLog`): the same
         object a simulation's :class:`banditkit.Trial` carries, for comparing the two.
@@ -871,6 +937,48 @@ class Experiment:
                 raise ExperimentError(f"delete: {experiment._store.label} is not archived; "
                                       "archive it first (Experiment.archive), then delete it")
         delete_store(location, name)
+
+    def correct(self, units: Sequence[int], rewards: Sequence[float], *, reason: str,
+                who: str = "local") -> int:
+        """Record the right reward of units whose reward was recorded wrong, beside it
+        (:mod:`banditkit.live.outcomes.corrections`): ``status`` counts the corrected value
+        from now on; the recorded one, the algorithm's decisions on it and the audit log's row
+        saying what replaced it stay.
+
+        Parameters
+        ----------
+        units : sequence of int
+            Units already recorded (not the window's imputed zeros, not expired ones).
+        rewards : sequence of float
+            Their right rewards, one per unit, checked as ``record`` checks rewards.
+        reason : str
+            Why (1 to 500 characters), kept in the audit log.
+        who : str
+            Who corrects, for the audit log.
+
+        Returns
+        -------
+        int
+            Units whose counted reward changed (a retry with the same values changes none).
+        """
+        self._check_writable("correct")
+        who = check_who(who)
+        ids, values, reason = check_correction(units, rewards, reason)
+        with self._transaction() as conn:
+            changed = self._outcomes.correct(conn, ids, values)
+            if changed is None:
+                return 0
+            self._operations.audit(conn, who, "correct", {**changed, "reason": reason})
+            self._operations.count_correction(conn)
+            return len(changed["units"])
+
+    def corrections(self) -> pd.DataFrame:
+        """Every correction (:meth:`correct`), oldest first: a DataFrame with ``at``, ``who``,
+        ``unit``, ``arm`` (name), ``recorded`` (the reward recorded), ``previous`` (what was
+        counted before this correction), ``reward`` (what is counted after it) and
+        ``reason``."""
+        with self._transaction() as conn:
+            return self._outcomes.corrections(conn, self.arm_names)
 
     def audit(self) -> pd.DataFrame:
         """The audit log: one row per operator action (``id``, ``at``, ``who``, ``action``,

@@ -11,10 +11,15 @@ import pandas as pd
 
 from .errors import ExperimentError
 
-__all__ = ["MAX_KEY_LENGTH", "as_ids", "as_keys", "brief", "numbers", "units_frame"]
+__all__ = ["MAX_KEY_LENGTH", "MAX_MAGNITUDE", "as_ids", "as_keys", "brief", "check_summable",
+           "numbers", "units_frame"]
 
 #: The longest external unit key ``assign(keys=...)`` takes, in characters.
 MAX_KEY_LENGTH = 256
+
+#: The largest |value| any entry stores (:func:`check_summable`: every sum the readout forms
+#: stays finite).
+MAX_MAGNITUDE = 1e60
 
 
 def numbers(values: Any) -> np.ndarray | None:
@@ -27,6 +32,32 @@ def numbers(values: Any) -> np.ndarray | None:
     if arr.dtype.kind not in "biuf":
         return None
     return arr
+
+
+def check_summable(name: str, values: np.ndarray, ids: np.ndarray | None = None) -> None:
+    """Refuse (ExperimentError naming ``name``) any of ``values`` (floats, finite: checked
+    before) whose magnitude exceeds :data:`MAX_MAGNITUDE`; ``ids``: the units, to name the
+    first one (else its position).
+
+    Why a bound on magnitude: the readout keeps running sums of every value a unit carries
+    (reward, covariate, denominator, guardrail metric, cost) and of their squares and
+    products, and the sequences square some of those sums again (CUPED's squared covariance,
+    a variance's (Σx)²). A continuous reward of 1e155 is finite, but its square (1e310) is
+    not: before this check it turned the arm's sums into inf and its interval into
+    [−inf, inf] for the rest of the experiment, and nothing could undo it (a reward is
+    recorded once). :data:`MAX_MAGNITUDE` is the largest magnitude for which everything the
+    readout forms stays finite: the square of a sum, over 2**63 units (every unit id), of
+    products of two values is at most (2**63 · 1e60 · 1e60)² ≈ 8.5e277 < 1.8e308 (the largest
+    float64). Every entry that stores a value refuses one beyond it, naming the parameter,
+    before anything is written (issue 37 §1).
+    """
+    bad = np.flatnonzero(np.abs(values) > MAX_MAGNITUDE)
+    if not bad.size:
+        return
+    i = int(bad.flat[0])
+    where = f"unit {int(ids[i])}" if ids is not None else f"value {i}"
+    raise ExperimentError(f"{name} must lie within ±{MAX_MAGNITUDE:g} (larger values overflow "
+                          f"the running sums of squares): {where} got {values.flat[i]:g}")
 
 
 def brief(value: object) -> str:

@@ -5,7 +5,8 @@ Starlette): :mod:`.guard` applies them to every request before any route runs.
 - **Tokens.** Each token (a :class:`Key`) has a name, a scope and optionally an
   experiment-name prefix. ``read`` may only read (``GET``: status, units, the page, the list)
   — for a dashboard that must not write; ``write`` may also make the experiments' calls
-  (create, assign, record, expire, resume); ``admin`` may also stop, pause, archive and delete.
+  (create, assign, record, expire, resume); ``admin`` may also stop, pause, archive, correct
+  recorded rewards and delete.
   A prefix limits a token to the experiments whose names start with it. ``token`` is an
   ``admin`` key, ``read_token`` a ``read`` one; more come from a file
   (:mod:`.tokens`, reread on ``SIGHUP``: rotation without a restart). A token has at least

@@ -14,7 +14,7 @@ Answers, each one JSON line (``{"error": ...}``) and nothing run:
 - 401 (``WWW-Authenticate: Bearer``): no token, or a wrong one, when the server has one; a
   browser asking for a page is sent to ``/login`` instead (303);
 - 403: a read-only token (or a browser session) on a route that writes, a ``write`` token on
-  an ``admin`` route (stop, pause, archive, delete), a token with a prefix on an experiment
+  an ``admin`` route (stop, pause, archive, correct, delete), a token with a prefix on an experiment
   outside it (or on ``/``, ``/metrics``);
 - 429 (``Retry-After``): an address that sent too many wrong tokens (:class:`.auth.Throttle`);
 - 415: a ``POST``/``PUT``/``PATCH`` whose body is not declared ``application/json`` (a
@@ -45,7 +45,7 @@ _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 #: Paths answered without a token (nothing about any experiment).
 _PUBLIC = frozenset({"/health", "/ready"})
 #: The last path segments of the routes that need an ``admin`` token (and ``DELETE``).
-_ADMIN_ACTIONS = frozenset({"stop", "pause", "archive"})
+_ADMIN_ACTIONS = frozenset({"stop", "pause", "archive", "correct"})
 #: Paths a token with a prefix may use beside its experiments' (nothing of another's).
 _ANY_KEY = frozenset({"/experiments", "/openapi.json", "/docs"})
 _SIGN_IN = frozenset({"/login", "/logout", "/login/tickets"})

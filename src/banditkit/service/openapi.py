@@ -137,6 +137,14 @@ def openapi() -> dict[str, Any]:
                 {"type": "object", "properties": {"arm": {"type": "string"},
                                                   "rollout": {"type": "boolean"}}},
                 {"type": "object", "properties": {"stopped": _OBJECT}}),
+            "correct": _write(
+                "record the right reward of units recorded wrong, beside the recorded one "
+                "(kept in the audit log; status counts the corrected value)",
+                {"type": "object", "required": ["units", "rewards", "reason"],
+                 "properties": {"units": _INTS,
+                                "rewards": {"type": "array", "items": {"type": "number"}},
+                                "reason": {"type": "string"}}},
+                {"type": "object", "properties": {"corrected": {"type": "integer"}}}),
             "archive": _write(
                 "stop for good without rollout (then it may be deleted)", _OBJECT,
                 {"type": "object", "properties": {"archived": {"type": "boolean"}}}),

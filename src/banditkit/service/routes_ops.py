@@ -37,7 +37,7 @@ def routes(ctx: Context) -> list[Route]:
 
 
 def _lifecycle(ctx: Context) -> list[Route]:
-    """Stop, pause, archive and delete (admin)."""
+    """Stop, pause, archive, delete (admin) and correct recorded rewards."""
     answer, on = ctx.answer, ctx.on
 
     @answer
@@ -59,6 +59,15 @@ def _lifecycle(ctx: Context) -> list[Route]:
         return JSONResponse({"paused": paused})
 
     @answer
+    async def correct(request: Request) -> Response:
+        name = request.path_params["name"]
+        fields = _fields(await ctx.read(request), ("units", "rewards", "reason"), (), "correct")
+        who = who_of(request)
+        corrected = await on(name, lambda e: e.correct(fields["units"], fields["rewards"],
+                                                       reason=fields["reason"], who=who))
+        return JSONResponse({"corrected": corrected})
+
+    @answer
     async def archive(request: Request) -> Response:
         name = request.path_params["name"]
         _fields(await ctx.read(request), (), (), "archive")
@@ -78,6 +87,7 @@ def _lifecycle(ctx: Context) -> list[Route]:
         Route("/experiments/{name}/stop", stop, methods=["POST"]),
         Route("/experiments/{name}/pause", pause, methods=["POST"]),
         Route("/experiments/{name}/archive", archive, methods=["POST"]),
+        Route("/experiments/{name}/correct", correct, methods=["POST"]),
     ]
 
 

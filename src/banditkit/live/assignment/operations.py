@@ -18,6 +18,10 @@ table (:mod:`banditkit.live.store.schema`) in the same transaction: who (a servi
   no units.
 - ``archive``: stopped for good, no rollout; ``record`` still takes late outcomes; only an
   archived experiment can be deleted (:meth:`banditkit.Experiment.delete`).
+- ``correct`` (:mod:`banditkit.live.outcomes.corrections`): its audit row keeps what each
+  unit's counted reward becomes, and ``meta``'s ``corrections`` counts the calls, read with
+  this state so that a readout knows at no cost whether it has corrections to count
+  (:meth:`Operations.count_correction`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from ..errors import ExperimentError
 from ..journal.replay import Journal
 from ..readout.leader import leader
 from ..store import Connection
-from ..store.reads import ops_state
+from ..store.reads import CORRECTED, ops_state
 from ..store.schema import ALL_BATCHES
 
 __all__ = ["Operations", "check_reason", "check_stop", "check_who"]
@@ -75,9 +79,9 @@ class Operations:
     # -- state -------------------------------------------------------------------------------
     @staticmethod
     def state(conn: Connection) -> dict[str, Any]:
-        """The operator's state: ``paused``, ``stopped``, ``archived`` (absent when not set),
-        and ``edge`` once the experiment is fed from the edge
-        (:mod:`banditkit.live.outcomes.ingest`)."""
+        """The operator's state: ``paused``, ``stopped``, ``archived``, ``corrections`` (the
+        calls that recorded corrections), each absent when not set, and ``edge`` once the
+        experiment is fed from the edge (:mod:`banditkit.live.outcomes.ingest`)."""
         return {k: json.loads(v) for k, v in conn.execute(*ops_state())}
 
     @staticmethod
@@ -85,6 +89,11 @@ class Operations:
         conn.execute("DELETE FROM meta WHERE key = ?", (key,))
         if value is not None:
             conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def count_correction(self, conn: Connection) -> None:
+        """One more call that recorded corrections (``state()["corrections"]``: the readout
+        then counts the corrected values)."""
+        self._set_state(conn, CORRECTED, int(self.state(conn).get(CORRECTED, 0)) + 1)
 
     def audit(self, conn: Connection, who: str, action: str, detail: Any = None) -> None:
         """One audit row (at the experiment's clock)."""

@@ -223,18 +223,21 @@ class Journal:
                              f"{'arms' if lazy else 'runs'}")
         expected = sums if lazy else batch.arm_sums(sums, K)
         pulls = None if lazy else batch.allocation(K)
-        got = np.zeros(K)
+        got, got_sq = np.zeros(K), np.zeros(K)
         counted = np.zeros(K, dtype=np.int64)
-        for arm, recorded, total in conn.execute(
-                "SELECT arm, recorded, reward FROM totals WHERE batch = ?", (batch_id,)):
+        for arm, recorded, total, total_sq in conn.execute(
+                "SELECT arm, recorded, reward, reward_sq FROM totals WHERE batch = ?",
+                (batch_id,)):
             self._def.check_arm(arm)
-            got[arm], counted[arm] = total, recorded
+            got[arm], got_sq[arm], counted[arm] = total, total_sq, recorded
         if pulls is None:  # an i.i.d. batch: its pulls per arm are what its units recorded
             pulls = counted
             if int(counted.sum()) != batch.n_pulls:
                 raise ValueError(f"its units recorded {int(counted.sum())} rewards for its "
                                  f"{batch.n_pulls} pulls: the file was edited by hand")
-        slack = 1e-9 * np.maximum(pulls, 1)
+        # sums in another order differ by up to n·eps·Σ|x| ≤ n·eps·√(n·Σx²): large rewards
+        # (revenue, an outlier) need a slack relative to them, not only 1e-9 per pull
+        slack = 1e-9 * np.maximum(pulls, 1) * (1 + np.sqrt(np.maximum(pulls, 1) * got_sq) * 1e-4)
         if not np.array_equal(counted, pulls) or np.any(np.abs(got - expected) > slack):
             raise ValueError("its run sums do not match the rewards recorded for its units "
                              "(the totals kept with them): the file was edited by hand")

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..definition import Definition, LiveClock
 from ..errors import ExperimentError
-from ..inputs import as_ids, numbers
+from ..inputs import as_ids, check_summable, numbers
 from ..journal.replay import Journal
 from ..readout.guardrails import check_metrics
 from ..readout.verdict_spec import VerdictSpec, check_unit_values
@@ -33,14 +33,17 @@ from ..store import reads as _reads
 from ..store.codec import parse_stamp, stamp
 from ..store.schema import ALGORITHM, ALL_BATCHES, FORMAT, OVERFLOW_TOTALS
 from ..store.totals import add_metric_totals, add_totals
+from .corrections import corrected_prefix, corrections_frame, counted_rewards, what_changes
 from .resolved_prefix import (
     PLUGIN_UPDATE,
     PluginTuning,
     ResolvedPrefix,
     advance,
     plugin_catch_up,
+    read_prefix,
 )
 from .unit_values import check_stored
+from .value_guard import warn_outliers
 from .window import Waiting
 
 __all__ = ["Outcomes", "RecordInputs"]
@@ -118,6 +121,7 @@ class Outcomes:
         if not np.isfinite(values).all():
             i = int(np.flatnonzero(~np.isfinite(values))[0])
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
+        check_summable("rewards", values, ids)
         cost_values = self._check_costs(costs, ids)
         metric_values = check_metrics(self._def.guardrails, metrics, ids.size)
         spec = self.verdict_spec
@@ -149,6 +153,7 @@ class Outcomes:
         values = values.astype(float)
         if not np.isfinite(values).all():
             raise ExperimentError("costs must be finite")
+        check_summable("costs", values)
         return values
 
     def _check_values(self, ids: np.ndarray, values: np.ndarray,
@@ -228,6 +233,8 @@ class Outcomes:
         recorded before with other values is refused, and one recorded with the same values
         is skipped (a retried call counts nothing twice)."""
         known = self.units(conn, ids)
+        if self._journal.reward_range is None and self.verdict_spec.reward_range is None:
+            self._warn_outliers(conn, ids, values, known)
         cuped = self.verdict_spec.cuped
         new = []
         for i, unit in enumerate(ids.tolist()):
@@ -260,6 +267,16 @@ class Outcomes:
         return new
 
     @staticmethod
+    def _warn_outliers(conn: Connection, ids: np.ndarray, values: np.ndarray,
+                       known: dict[int, tuple]) -> None:
+        """Warn about rewards far from their arm's counted ones (:mod:`.value_guard`), from
+        the moments ``record`` read ahead; the warning points at the user's ``record`` line
+        (``Experiment.record`` → :meth:`record` → :meth:`_new_units` → here)."""
+        arms = np.array([known[u][5] if u in known else -1 for u in ids.tolist()])
+        moments = {int(a): (n, t, q) for a, n, t, q in conn.execute(*_reads.PREFIX_MOMENTS)}
+        warn_outliers(values, ids, arms, moments, stacklevel=5)
+
+    @staticmethod
     def _same_again(unit: int, reward: float, value: float, stored_costs: str | None,
                     unit_costs: list | None, stored_metrics: str | None,
                     unit_metrics: list | None) -> None:
@@ -275,6 +292,37 @@ class Outcomes:
             raise ExperimentError(f"metrics: unit {unit} already has metrics "
                                   f"{json.loads(stored_metrics)} (got {unit_metrics}); they "
                                   "are recorded once")
+
+    # -- corrections ---------------------------------------------------------------------------
+    def correct(self, conn: Connection, ids: np.ndarray, values: np.ndarray
+                ) -> dict[str, list[Any]] | None:
+        """What ``Experiment.correct`` changes, in the caller's transaction (arguments checked
+        by :func:`.corrections.check_correction`): the rewards checked against the ranges as
+        ``record`` checks them, then the audit row's detail, or ``None`` when nothing changes
+        (:func:`.corrections.what_changes`). The coordinator has the audit row written."""
+        self._check_values(ids, values, None)
+        return what_changes(conn, ids, values)
+
+    @staticmethod
+    def corrections(conn: Connection, names: Sequence[str]) -> Any:
+        """Every correction, oldest first (:func:`.corrections.corrections_frame`)."""
+        return corrections_frame(conn, names)
+
+    def counted_prefix(self, conn: Connection, corrected: bool) -> ResolvedPrefix:
+        """Each arm's resolved prefix as ``status`` counts it: its sums (with a read-only
+        call's plug-in sums caught up in memory) and, when the experiment has corrections
+        (``corrected``: the operator's state says so), the corrected values in place of the
+        recorded ones (:func:`.corrections.corrected_prefix`)."""
+        d = self._def
+        prefix = self.fresh_plugin(read_prefix(conn, d.n_arms, len(d.guardrails)))
+        return corrected_prefix(conn, prefix, self.plugin_tuning) if corrected else prefix
+
+    def counted_rewards(self, conn: Connection, corrected: bool) -> list[np.ndarray]:
+        """Each arm's counted rewards (its resolved prefix), corrections applied:
+        O(counted units) (:func:`.corrections.counted_rewards`)."""
+        d = self._def
+        cursor = read_prefix(conn, d.n_arms, len(d.guardrails)).cursor
+        return counted_rewards(conn, cursor, corrected)
 
     # -- expiring ------------------------------------------------------------------------------
     def expire(self, conn: Connection, units: Sequence[int] | None,

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ExperimentError
+from ..inputs import check_summable
 from .sequences import bernstein_sequence, difference_sequence, one_sided_from
 
 #: Bounded guardrails: the share of each guardrail's α spent on the control's own sequence
@@ -206,6 +207,7 @@ def check_metrics(guardrails: Sequence[Guardrail], metrics: object, n_units: int
                      else "")
             raise ExperimentError(f"metrics[{g.metric!r}] must be finite{where}: value "
                                   f"{int(bad[0])} is {values[bad[0]]}")
+        check_summable(f"metrics[{g.metric!r}]", values)
         out[:, j] = values
     return out
 

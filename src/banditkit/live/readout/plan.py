@@ -58,13 +58,18 @@ class Plan:
     sequence: str
     seed: int
     cuped_rho: float | None = None
+    #: The Monte Carlo standard error of ``expected_units`` (its runs' s.d. / √runs): two plans,
+    #: or a plan and a simulation, differ by a few of these by chance alone.
+    expected_units_se: float | None = None
 
     def as_json(self) -> dict:
         return asdict(self)
 
     def __str__(self) -> str:
+        se = ("" if self.expected_units_se is None
+              else f" (± {self.expected_units_se:,.0f} Monte Carlo s.e.)")
         return (f"sequential test ({self.sequence}): expected {self.expected_units:,.0f} units "
-                f"per arm ({self.expected_days:.1f} days), 90th percentile "
+                f"per arm{se} ({self.expected_days:.1f} days), 90th percentile "
                 f"{self.p90_units:,.0f} ({self.p90_days:.1f} days); fixed-n at 80% power: "
                 f"{self.fixed_n_units:,.0f} per arm; {self.decided_share:.0%} of {self.runs} "
                 f"simulated runs decided by the cap (seed {self.seed})"
@@ -182,7 +187,8 @@ def plan(*, mde: float, daily_units: float, base_rate: float | None = None,
     return Plan(float(units.mean()), float(np.percentile(units, 90, method="inverted_cdf")),
                 float(days.mean()), float(np.percentile(days, 90, method="inverted_cdf")),
                 float(fixed), float(decided.mean()), runs, spec.sequence, int(seed),
-                None if cuped_rho is None else float(cuped_rho))
+                None if cuped_rho is None else float(cuped_rho),
+                float(units.std(ddof=1) / math.sqrt(runs)))
 
 
 def _metric(mde: float, base_rate: float | None, mean: float | None,

@@ -1,6 +1,9 @@
 """The readout part of a live experiment: what it reports without changing it. ``status``
 (per-arm counts, means, intervals, the algorithm's state, warnings, guardrails) from the
-running totals and the resolved prefix, and ``units``, the log of every unit.
+running totals and the resolved prefix, ``units``, the log of every unit, and the readouts
+beside ``status`` on the same counted units: the metric family (:mod:`.family`), quantiles
+(:mod:`.quantiles`) and Bayesian summaries (:mod:`.bayes`). Each counts the corrected value
+of a corrected reward (:mod:`banditkit.live.outcomes.corrections`).
 
 The part reads the other parts through their narrow interfaces — the journal's algorithm and
 pending batch, the outcomes' waiting units and plug-in sums, the operator's state and rollout
@@ -28,13 +31,17 @@ from ..journal.defaults import NOT_PROVED
 from ..journal.replay import Journal
 from ..outcomes.ingest import edge_warnings
 from ..outcomes.recorder import Outcomes
-from ..outcomes.resolved_prefix import ResolvedPrefix, read_prefix
+from ..outcomes.resolved_prefix import ResolvedPrefix
 from ..outcomes.unit_values import recorded_unit_sums
 from ..store import CHUNK, Connection, Store
 from ..store.codec import unpack_draws, unpack_runs
+from ..store.reads import CORRECTED
 from ..store.schema import ALL_BATCHES, KINDS, OVERFLOW_TOTALS
+from .bayes import bayesian_frame
+from .family import experiment_family
 from .guard import Guard
 from .leader import leader
+from .quantiles import quantile_frame
 from .statistics import arm_table, check_alpha, check_intervals, describe, missing_outcome_warnings
 from .status import ExperimentStatus
 from .sums import ArmSums
@@ -137,7 +144,7 @@ class Readout:
                 "SELECT COALESCE(SUM(recorded), 0), COALESCE(SUM(assigned), 0) FROM totals "
                 "WHERE batch = ?", (self._journal.observed,)).fetchone()
             waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
-        prefix, extra, capped = self._sums(conn, spec, count, intervals)
+        prefix, extra, capped = self._sums(conn, spec, count, intervals, CORRECTED in state)
         frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count, spec,
                                 capped=capped is not None, extra=extra)
         uncounted = int(frame["recorded"].sum() + frame["overflow_recorded"].sum()
@@ -189,13 +196,14 @@ class Readout:
             decision=None if rollout is None else decision(frame, rollout, d.control,
                                                            stopped))
 
-    def _sums(self, conn: Connection, spec: VerdictSpec, count: str, intervals: str
-              ) -> tuple[ResolvedPrefix, np.ndarray | None, Capped | None]:
-        """The resolved prefix's sums (with a read-only call's plug-in sums), the recorded
-        units' covariate and denominator sums (``count="recorded"`` with CUPED or ratios),
-        and with ``winsorize`` the capped sums, which replace the plain ones."""
+    def _sums(self, conn: Connection, spec: VerdictSpec, count: str, intervals: str,
+              corrected: bool) -> tuple[ResolvedPrefix, np.ndarray | None, Capped | None]:
+        """The resolved prefix's sums (with a read-only call's plug-in sums; ``corrected``:
+        corrections counted), the recorded units' covariate and denominator sums
+        (``count="recorded"`` with CUPED or ratios), and with ``winsorize`` the capped sums,
+        which replace the plain ones."""
         K = self._def.n_arms
-        prefix = self._outcomes.fresh_plugin(read_prefix(conn, K, len(self._def.guardrails)))
+        prefix = self._outcomes.counted_prefix(conn, corrected)
         fixed_only = intervals == "fixed"  # fixed-n intervals: the algorithm's units
         # every recorded reward: the covariates' and denominators' sums of those units
         extra = (recorded_unit_sums(conn, self._store, K, fixed_only)
@@ -213,6 +221,34 @@ class Readout:
                 extra[:, :3] = np.stack([capped.covariate, capped.covariate_sq,
                                          capped.covariate_reward], axis=-1)
         return prefix, extra, capped
+
+    def _corrected(self, conn: Connection) -> bool:
+        """Whether the experiment has corrections to count (the operator's state says so)."""
+        return CORRECTED in self._operations.state(conn)
+
+    def bayesian(self, conn: Connection) -> pd.DataFrame:
+        """``Experiment.bayesian`` in the caller's transaction: chance to beat the control and
+        expected losses on the units ``status`` counts (:mod:`.bayes`)."""
+        d = self._def
+        prefix = self._outcomes.counted_prefix(conn, self._corrected(conn))
+        return bayesian_frame(d.arm_names, prefix.n, prefix.total, prefix.total_sq,
+                              d.control_index)
+
+    def family(self, conn: Connection, alpha: float) -> pd.DataFrame:
+        """``Experiment.family`` in the caller's transaction (``alpha`` checked): the reward
+        and the guardrails' metrics as one family (:mod:`.family`)."""
+        d = self._def
+        prefix = self._outcomes.counted_prefix(conn, self._corrected(conn))
+        return experiment_family(d.arm_names, d.control_index, prefix, d.guardrails, alpha,
+                                 self._outcomes.verdict_spec.tune_n)
+
+    def quantiles(self, conn: Connection, p: float, alpha: float) -> pd.DataFrame:
+        """``Experiment.quantiles`` in the caller's transaction (arguments checked): each arm's
+        p-quantile of its counted rewards and its difference to the control
+        (:mod:`.quantiles`): O(counted units)."""
+        d = self._def
+        values = self._outcomes.counted_rewards(conn, self._corrected(conn))
+        return quantile_frame(d.arm_names, values, d.control_index, p, alpha)
 
     def _cost_columns(self, conn: Connection, frame: pd.DataFrame) -> None:
         """Add the mean of each cost per arm to ``frame`` (units store their costs as a JSON

@@ -41,6 +41,7 @@ from ..errors import ExperimentError
 from .adjusted import adjusted_estimates
 from .anytime import confidence_sequence
 from .plugin import PluginSums, plugin_difference, plugin_level, plugin_sequence, plugin_terms
+from .relative import relative_lift
 from .sequences import (
     asymptotic_difference,
     asymptotic_from,
@@ -147,6 +148,10 @@ def arm_table(names: list[str], sums: ArmSums, reward_range: tuple[float, float]
                           "high": c.high, "diff": c.diff, "diff_low": c.diff_low,
                           "diff_high": c.diff_high, "verdict": c.verdict},
                          index=pd.Index(names, name="arm"))
+    # the relative lift (diff / control mean) beside the difference (.relative)
+    lift = relative_lift(c.mean, c.low, c.high, c.diff, c.diff_low, c.diff_high, control)
+    for i, column in enumerate(("lift", "lift_low", "lift_high")):
+        frame.insert(frame.columns.get_loc("diff_high") + 1 + i, column, lift[i])
     if c.decision is not None:
         frame["decision"] = c.decision
     return frame

@@ -201,7 +201,8 @@ class ExperimentStatus:
         if self.counting_note:
             lines.append(self.counting_note)
         if self.control is not None:
-            lines.append(f"control arm: {self.control} (diff = arm mean - control mean)")
+            lines.append(f"control arm: {self.control} (diff = arm mean - control mean; "
+                         "lift = diff / control mean)")
         return "\n".join(lines)
 
     def _arm_lines(self) -> list[str]:

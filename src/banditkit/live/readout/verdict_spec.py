@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ExperimentError
+from ..inputs import check_summable
 
 __all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_unit_values", "check_verdicts",
            "spec_from_meta"]
@@ -320,4 +321,5 @@ def check_unit_values(spec: VerdictSpec, name: str, values: object, n_units: int
         rule = "finite and >= 0" if name == "denominators" else "finite"
         raise ExperimentError(f"{name} must be {rule}: value {int(bad[0])} is "
                               f"{array[bad[0]]}")
+    check_summable(name, array)
     return array

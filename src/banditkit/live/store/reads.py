@@ -18,15 +18,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["OVERFLOW_DRAWN", "PLUGIN_BEHIND", "STATE_KEYS", "batches", "handed",
-           "keyed_units", "ops_state", "reoffered_slots", "stale_units", "units_by_id"]
+__all__ = ["CORRECTED", "OVERFLOW_DRAWN", "PLUGIN_BEHIND", "PREFIX_MOMENTS", "STATE_KEYS",
+           "batches", "handed", "keyed_units", "ops_state", "reoffered_slots", "stale_units",
+           "units_by_id"]
 
 #: A read: its SQL (``?`` placeholders) and parameters.
 Read = tuple[str, Sequence[Any]]
 
-#: The operator's state keys of ``meta`` (:mod:`banditkit.live.assignment.operations`), and
-#: ``edge``: the experiment is fed from the edge (:mod:`banditkit.live.outcomes.ingest`).
-STATE_KEYS = ("paused", "stopped", "archived", "edge")
+#: The ``meta`` key counting the calls that recorded corrections
+#: (:mod:`banditkit.live.outcomes.corrections`): read with the operator's state, so an
+#: experiment without corrections pays nothing for them.
+CORRECTED = "corrections"
+
+#: The operator's state keys of ``meta`` (:mod:`banditkit.live.assignment.operations`):
+#: :data:`CORRECTED`, and ``edge``: the experiment is fed from the edge
+#: (:mod:`banditkit.live.outcomes.ingest`).
+STATE_KEYS = ("paused", "stopped", "archived", CORRECTED, "edge")
+
+#: Each arm's counted rewards (count, sum, sum of squares) that ``record`` sends ahead with
+#: its first round trip, for the outlier warning (:mod:`banditkit.live.outcomes.value_guard`).
+PREFIX_MOMENTS: Read = ("SELECT arm, n, reward, reward_sq FROM prefix", ())
 
 #: The overflow stream's counter (:mod:`banditkit.live.assignment.overflow`).
 OVERFLOW_DRAWN: Read = ("SELECT value FROM meta WHERE key = 'overflow_drawn'", ())
