@@ -163,6 +163,10 @@ def test_scopes_and_prefixes(served):
     assert call(port, "POST", "/experiments/ab/assign", {"n": 1}, token=WRITER)[0] == 200
     code, answer = call(port, "POST", "/experiments/ab/pause", {}, token=WRITER)
     assert code == 403 and "needs a admin token" in answer["error"]
+    # a correction rewrites what status counts: an admin's, not an application's write token
+    code, answer = call(port, "POST", "/experiments/ab/correct",
+                        {"units": [1], "rewards": [1], "reason": "typo"}, token=WRITER)
+    assert code == 403 and "needs a admin token" in answer["error"]
     # the prefixed token: its experiments only, the list filtered, create inside its prefix
     assert call(port, "POST", "/experiments/shop-1/assign", {"n": 1}, token=PREFIXED)[0] == 200
     assert call(port, "POST", "/experiments/ab/assign", {"n": 1}, token=PREFIXED)[0] == 403
