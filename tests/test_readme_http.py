@@ -53,7 +53,9 @@ def test_the_readme_http_quick_start_runs_as_printed(tmp_path):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
-        process.wait(timeout=120)  # the shell ends; the server it started holds the pipes
+        # the shell ends (the server it started holds the pipes); a loaded CI worker beside
+        # another module once took over 120 s to start the server, its readers and all four calls
+        process.wait(timeout=300)
     finally:  # the block leaves its server running, as a user's shell would
         try:
             os.killpg(process.pid, signal.SIGTERM)

@@ -243,7 +243,7 @@ def test_the_service_refuses_a_poisoning_reward_and_takes_a_correction(tmp_path)
 
     from service_support import Server, call
 
-    token = "s3cret"
+    token = "s3cret-long-enough"
     server = Server(str(tmp_path), token=token)
     try:
         port = server.port
