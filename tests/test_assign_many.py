@@ -49,7 +49,7 @@ def test_assign_many_gives_each_call_the_units_it_gets_alone(tmp_path, order):
 
 def test_assign_many_assigns_nothing_when_a_call_would_not_get_slots_alone(tmp_path):
     with Experiment.create(tmp_path / "e.sqlite", **DEFINITION) as exp:
-        size = len(exp.assign(1)) + exp.status().unassigned  # the first batch's slots
+        size = len(exp.assign(1)) + exp.status().batch_unassigned  # the first batch's slots
         exp.assign(size - 4)  # 3 slots left
         before = len(exp.units())
         assert exp.assign_many([2, 2]) is None  # the second call would get overflow units
@@ -82,7 +82,7 @@ def test_a_group_of_assigns_answers_each_as_alone_and_falls_back_at_a_batch_end(
     catalog = ExperimentFolder(tmp_path / "folder")
     try:
         catalog.submit(lambda: catalog.create("e", **DEFINITION, who="test")).result()
-        size = len(twin.assign(1)) + twin.status().unassigned
+        size = len(twin.assign(1)) + twin.status().batch_unassigned
         twin.record(twin.units()["unit"].tolist(), [1.0])
         catalog.submit_call("e", lambda e: e.record(e.assign(1)["unit"], [1.0])).result()
         # 5 groups of 7 calls: one of them crosses the end of the first batch (overflow units,

@@ -186,7 +186,7 @@ def test_gbai_at_a_budget_of_a_billion_through_the_cli(tmp_path, capsys):
     capsys.readouterr()
     assert main(["experiment", "status", str(path), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert status["unassigned"] == 10**9 - 3000 and status["waiting"] == 10**9 - 3000
+    assert status["batch_unassigned"] == 10**9 - 3000 and status["batch_pending"] == 10**9 - 3000
     assert {row["arm"]: row["mean"] for row in status["arms"]} == {"a": 0.0, "b": 0.0,
                                                                    "c": 1.0}
     assert path.stat().st_size < 2**21

@@ -248,7 +248,7 @@ def test_reading_commands_work_on_a_read_only_file(tmp_path, folder_writable):
                                 capture_output=True, text=True)
         assert status.returncode == 0, status.stderr
         state = json.loads(status.stdout)
-        assert state["waiting"] == 13824 and sum(a["assigned"] for a in state["arms"]) == 5
+        assert state["batch_pending"] == 13824 and sum(a["assigned"] for a in state["arms"]) == 5
         units = subprocess.run([*prefix, *CLI, "units", str(path)], capture_output=True,
                                text=True)
         assert units.returncode == 0, units.stderr

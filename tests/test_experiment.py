@@ -151,7 +151,7 @@ def test_status_counts_means_and_intervals(where):
     assert row["high"] == pytest.approx(0.9032, abs=1e-3)
     assert state.arms.loc["b", "recorded"] == 0 and np.isnan(state.arms.loc["b", "mean"])
     assert bool(state.arms["active"].all()) and not state.finished
-    assert state.waiting == 18 - 6 and state.unassigned == 18 - 6
+    assert state.batch_pending == 18 - 6 and state.batch_unassigned == 18 - 6
 
 
 def test_status_intervals_of_non_binary_rewards_stay_in_the_reward_range(tmp_path):

@@ -98,9 +98,15 @@ def test_the_readme_example_ends_on_the_best_arm_through_the_cli(tmp_path):
     text = _cli("status", "ab.sqlite", cwd=tmp_path)
     assert text.splitlines()[0].startswith("FINISHED: winner c")  # the decision first
     assert "leader: c (committed" in text, text
-    arms = {row["arm"]: row for row in json.loads(_cli("status", "ab.sqlite", "--json",
-                                                        cwd=tmp_path))["arms"]}
+    summary = json.loads(_cli("status", "ab.sqlite", "--json", cwd=tmp_path))
+    arms = {row["arm"]: row for row in summary["arms"]}
     assert arms["c"]["recorded"] > 0.6 * HORIZON, arms
+    # after the decision only the winner is handed units, and the JSON says so (issue 34)
+    assert {arm: row["active"] for arm, row in arms.items()} == {
+        arm: arm == "c" for arm in arms}, arms
+    # each quantity named once: the batch's pulls and the units awaiting an outcome
+    assert "waiting" not in summary and summary["batch_pending"] == 0
+    assert set(summary["waiting_units"]) >= {"units", "oldest_unit"}
 
 
 @pytest.mark.parametrize("name", sorted(LIVE_DEFAULTS))

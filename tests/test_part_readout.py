@@ -65,7 +65,7 @@ def test_status_counts_the_resolved_prefix(part):
     part.record(got.unit[1:], rewards[1:].tolist())  # the first unit still waits
     waiting = part.status()
     assert waiting.uncounted == 11 and int(waiting.arms["counted"].sum()) == 0
-    assert waiting.waiting == 1 and not waiting.finished
+    assert waiting.batch_pending == 1 and not waiting.finished
     part.record(got.unit[:1], rewards[:1].tolist())
     done = part.status()
     arms = np.asarray(got.arm_index)

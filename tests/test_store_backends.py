@@ -55,7 +55,7 @@ def test_concurrent_writers_hand_out_every_slot_once(where):
     every unit a call returned is stored with the arm the call returned (the write lock
     serialises them)."""
     with where.create(**_ARGS) as exp:
-        size = exp.status().unassigned
+        size = exp.status().batch_unassigned
     children = [_python(_ASSIGNER, json.dumps([where.target, where.name]), str(seed), "60")
                 for seed in (1, 2)]
     returned: dict[int, int] = {}
@@ -76,7 +76,7 @@ def test_concurrent_writers_hand_out_every_slot_once(where):
     assert {r[1] for r in rows} == {0} and size > len(rows)  # all in the first batch
     assert len(slots) == len(set(slots))  # each slot once
     with where.open(readonly=True) as exp:  # the batch's cursor agrees with the units
-        assert exp.status().unassigned == size - len(rows)
+        assert exp.status().batch_unassigned == size - len(rows)
 
 
 # A child that records rewards for UNITS with the batch-completing observation held up: it
@@ -141,8 +141,8 @@ def test_urls_tcp_and_socket_forms_reach_one_experiment(postgres_server, pg_url)
         assert exp.units()["unit"].tolist() == first["unit"].tolist()
         assert exp.assign(2)["unit"].tolist() == [5, 6]
         state = exp.status()  # counts are ints, as on SQLite (a sum of BIGINTs is NUMERIC)
-        assert type(state.waiting) is int and type(state.unassigned) is int
-        assert state.waiting == state.unassigned + 6
+        assert type(state.batch_pending) is int and type(state.batch_unassigned) is int
+        assert state.batch_pending == state.batch_unassigned + 6
     Experiment.create(pg_url, name="other", **_ARGS).close()
     assert list_experiments(socket_url) == ["ab-test.1", "other"]
     assert experiment_exists(pg_url, "other") and not experiment_exists(pg_url, "nope")

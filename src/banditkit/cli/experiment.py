@@ -358,7 +358,7 @@ def _assign(args: argparse.Namespace) -> int:
                 elif units.empty:
                     state = exp.status()
                     why = ("the algorithm has finished" if state.finished else
-                           f"the current batch waits for {state.waiting} reward(s) before "
+                           f"the current batch waits for {state.batch_pending} reward(s) before "
                            "the algorithm can ask for more")
                     print(f"banditkit experiment: no units assigned: {why}", file=sys.stderr)
     except BaseException:
@@ -573,7 +573,7 @@ def _record(args: argparse.Namespace) -> int:
         state = exp.status()
     print(f"recorded {n} new reward(s) ({len(frame) - n} already recorded); "
           f"{state.pulls_observed} pulls observed, "
-          + ("finished" if state.finished else f"{state.waiting} waiting in the current batch"))
+          + ("finished" if state.finished else f"{state.batch_pending} pull(s) of the current batch without a reward"))
     if state.paused is not None:
         print(f"banditkit experiment: WARNING: PAUSED: {state.paused}", file=sys.stderr)
     if skipped:
@@ -592,8 +592,8 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     if args.json:
         summary = {"algorithm": state.algorithm, "batches_observed": state.batches_observed,
-                   "pulls_observed": state.pulls_observed, "waiting": state.waiting,
-                   "unassigned": state.unassigned, "budget_left": state.budget_left,
+                   "pulls_observed": state.pulls_observed, "batch_pending": state.batch_pending,
+                   "batch_unassigned": state.batch_unassigned, "budget_left": state.budget_left,
                    "finished": state.finished, "recommendation": state.recommendation,
                    "intervals": state.intervals, "alpha": state.alpha,
                    "control": state.control, "warnings": state.warnings,

@@ -129,8 +129,8 @@ def _number(value: Any) -> str:
 def _state(status: Any, names: list[str]) -> str:
     arms = status.arms
     rows = [("state", "finished" if status.finished else
-             f"batch {status.batches_observed + 1} running: {status.unassigned} pull(s) not "
-             f"yet assigned, {status.waiting - status.unassigned} assigned and waiting for a "
+             f"batch {status.batches_observed + 1} running: {status.batch_unassigned} pull(s) not "
+             f"yet assigned, {status.batch_pending - status.batch_unassigned} assigned and waiting for a "
              "reward"),
             ("batches observed", status.batches_observed),
             ("pulls observed", status.pulls_observed),

@@ -168,9 +168,13 @@ class Readout:
             reason += ("; commit='argmax' is this live experiment's default (the paper's "
                        "'lowest-index' plays the first-listed surviving arm)")
         recommendation = algorithm.recommendation
+        decided = None if rollout is None else decision(frame, rollout, d.control, stopped)
+        if rollout is not None and "active" in frame.columns:
+            # after a decision assign hands the winner alone units (assignment/operations.py)
+            frame["active"] = np.arange(len(frame)) == rollout[0]
         return ExperimentStatus(
             arms=frame, algorithm=d.algorithm_name, batches_observed=self._journal.observed,
-            pulls_observed=algorithm.t, waiting=waiting, unassigned=unassigned,
+            pulls_observed=algorithm.t, batch_pending=waiting, batch_unassigned=unassigned,
             budget_left=None if d.horizon is None else d.horizon - algorithm.t,
             finished=pending is None,
             recommendation=None if recommendation is None
@@ -193,8 +197,7 @@ class Readout:
             counting_note=_counting_note(count, uncounted, waiting_units),
             waiting_units=waiting_units, overflow=d.overflow, stopped=stopped,
             archived="archived" in state,
-            decision=None if rollout is None else decision(frame, rollout, d.control,
-                                                           stopped))
+            decision=decided)
 
     def _sums(self, conn: Connection, spec: VerdictSpec, count: str, intervals: str,
               corrected: bool) -> tuple[ResolvedPrefix, np.ndarray | None, Capped | None]:

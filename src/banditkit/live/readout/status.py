@@ -26,18 +26,21 @@ class ExperimentStatus:
         ``low``/``high`` (of the kind :attr:`intervals` names), the difference to the control
         arm ``diff`` with its interval ``diff_low``/``diff_high`` and ``verdict`` (``better`` /
         ``worse`` / ``undecided``; ``control`` on the control's row;
-        :mod:`banditkit.live.readout.statistics`), ``active`` (``False`` once the algorithm
-        eliminated the arm; missing for algorithms that keep no active set) and ``cost_1``...
-        (constrained policies).
+        :mod:`banditkit.live.readout.statistics`), ``active`` (whether ``assign`` may still
+        hand the arm units: ``False`` once the algorithm eliminated it, and for every arm but
+        the winner once the experiment finished or was stopped; missing for algorithms that
+        keep no active set) and ``cost_1``... (constrained policies).
     algorithm : str
         Registered name of the algorithm.
     batches_observed : int
         Batches the algorithm has observed (its phases or epochs so far).
     pulls_observed : int
         Pulls (units with rewards) the algorithm has observed.
-    waiting : int
-        Pulls of the current batch still without a reward (assigned or not yet assigned).
-    unassigned : int
+    batch_pending : int
+        Pulls of the algorithm's current batch still without a reward (assigned or not yet
+        assigned); 0 once finished. Not the units waiting for an outcome, which
+        :attr:`waiting_units` counts (overflow and rollout units included).
+    batch_unassigned : int
         Pulls of the current batch not yet assigned to a unit.
     budget_left : int or None
         Horizon (or budget) minus the pulls observed; ``None`` without a horizon.
@@ -123,8 +126,8 @@ class ExperimentStatus:
     algorithm: str
     batches_observed: int
     pulls_observed: int
-    waiting: int
-    unassigned: int
+    batch_pending: int
+    batch_unassigned: int
     budget_left: int | None
     finished: bool
     recommendation: str | None
@@ -208,16 +211,13 @@ class ExperimentStatus:
     def _arm_lines(self) -> list[str]:
         """The per-arm table as printed: ``assigned`` and ``recorded`` with the arm's overflow
         and rollout units (so that none is below ``counted``, which counts every unit of the
-        resolved prefix), ``overflow`` saying how many of them; ``active`` only while the
-        algorithm runs (after a decision the winner alone gets units)."""
+        resolved prefix), ``overflow`` saying how many of them."""
         frame = self.arms.copy()
         if {"assigned", "overflow"} <= set(frame.columns):
             frame["assigned"] = frame["assigned"] + frame["overflow"]
         if {"recorded", "overflow_recorded"} <= set(frame.columns):
             frame["recorded"] = frame["recorded"] + frame["overflow_recorded"]
             frame = frame.drop(columns="overflow_recorded")
-        if self.decision is not None and "active" in frame.columns:
-            frame = frame.drop(columns="active")
         lines = ["per arm: assigned and recorded count every unit (overflow: how many of them "
                  "the algorithm did not ask for); counted: the rewards the intervals use"]
         with pd.option_context("display.width", 120, "display.max_columns", 20):
@@ -239,7 +239,7 @@ class ExperimentStatus:
                          + (f", resolves at {w.resolves_at}" if w.resolves_at else ""))
         if not self.finished and self.decision is None:
             lines.append(f"{self.algorithm}, batch {self.batches_observed + 1}: "
-                         f"{self.unassigned} pull(s) not yet assigned, "
-                         f"{self.waiting - self.unassigned} assigned and waiting for a reward "
+                         f"{self.batch_unassigned} pull(s) not yet assigned, "
+                         f"{self.batch_pending - self.batch_unassigned} assigned and waiting for a reward "
                          "(the algorithm updates when the batch is complete)")
         return lines
