@@ -156,6 +156,39 @@ def test_sessions_expire_end_at_logout_and_are_http_only(served):
     assert _request(server.port, "GET", page, headers={"Cookie": forged})[0] == 401
 
 
+def test_a_logout_ends_the_session_on_every_server_of_the_folder(served):
+    """A cookie carries an HMAC keyed by its token, so it is good on any server holding the
+    token, and after a restart: a logout on one server must end it on the others (a second
+    process over the same folder, as a restart or a second server behind a proxy is)."""
+    server, folder, tokens = served
+    other = Server(folder, options=("--tokens", str(tokens), "--session-timeout", str(SESSION)))
+    try:
+        _, _, cookie = _sign_in(server.port, READER)
+        page = "/experiments/ab/status"
+        assert _request(other.port, "GET", page, headers={"Cookie": cookie})[0] == 200
+        assert _request(server.port, "POST", "/logout", headers={"Cookie": cookie})[0] == 303
+        assert _request(other.port, "GET", page, headers={"Cookie": cookie})[0] == 401
+        ended = folder / ".banditkit-sessions-ended"
+        assert stat.S_IMODE(ended.stat().st_mode) == 0o600  # it names live sessions
+    finally:
+        other.stop()
+
+
+def test_ended_sessions_are_shared_through_the_database(pg_url):
+    """Two servers of one PostgreSQL database: a logout on one is refused by the other within
+    REFRESH seconds, and an expired entry is not kept."""
+    from banditkit.service.revocations import REFRESH, TableRevocations
+
+    first, second = TableRevocations(pg_url), TableRevocations(pg_url)
+    assert "n-1" not in second  # reads (and creates) the table
+    first.add("n-1", time.time() + 60)
+    first.add("n-old", time.time() - 1)  # expired: pruned, never read back
+    assert "n-1" in first
+    time.sleep(REFRESH)
+    assert "n-1" in second and "n-old" not in second
+    assert "n-2" not in TableRevocations(pg_url)
+
+
 def test_scopes_and_prefixes(served):
     server, _, _ = served
     port = server.port

@@ -573,7 +573,8 @@ def _record(args: argparse.Namespace) -> int:
         state = exp.status()
     print(f"recorded {n} new reward(s) ({len(frame) - n} already recorded); "
           f"{state.pulls_observed} pulls observed, "
-          + ("finished" if state.finished else f"{state.batch_pending} pull(s) of the current batch without a reward"))
+          + ("finished" if state.finished
+             else f"{state.batch_pending} pull(s) of the current batch without a reward"))
     if state.paused is not None:
         print(f"banditkit experiment: WARNING: PAUSED: {state.paused}", file=sys.stderr)
     if skipped:

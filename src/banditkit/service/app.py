@@ -98,7 +98,8 @@ def create_app(catalog: Catalog, *, token: str | None = None, read_token: str | 
     if max_body is not None:
         limits = replace(limits, max_body=max_body)
     access = Access(token=token, read_token=read_token, bound=bound,
-                    allowed_hosts=allowed_hosts, keys=keys, session_seconds=session_seconds)
+                    allowed_hosts=allowed_hosts, keys=keys, session_seconds=session_seconds,
+                    revocations=catalog.revocations())
     spec = ReadSpec(root=str(getattr(catalog, "root", "")) or None,
                     url=getattr(catalog, "url", None), max_open=limits.max_open)
     reader_pool = Readers(spec, limits) if readers else None

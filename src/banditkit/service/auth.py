@@ -22,8 +22,9 @@ Starlette): :mod:`.guard` applies them to every request before any route runs.
   ``SameSite=Strict`` (no other site's page sends it), ``Secure`` over TLS, and grants
   **reading only**: writes need the bearer header, which no cross-site request can carry
   without the browser's CORS preflight, which this server never grants. A session expires
-  (``session_seconds``, 8 hours by default), ends at ``POST /logout`` (revoked in this process),
-  and ends when its token is removed or changed: the cookie names the token and carries an
+  (``session_seconds``, 8 hours by default), ends at ``POST /logout`` (on every server of
+  the same ``--db``, and after a restart: :mod:`.revocations`), and ends when its token is
+  removed or changed: the cookie names the token and carries an
   HMAC keyed by it, so it never holds the token itself and no other token can make it.
 - **Hosts.** A page of another site can make a browser's name resolve to 127.0.0.1 (DNS
   rebinding) and read a token-less server as "same origin"; its requests then carry that site's
@@ -43,6 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..live import ExperimentError
+from .revocations import MemoryRevocations
 
 __all__ = ["ADMIN", "COOKIE", "MIN_TOKEN", "READ", "SCOPES", "SESSION_SECONDS", "WRITE",
            "Access", "Key", "Throttle", "Tickets", "host_name", "token_id"]
@@ -165,6 +167,10 @@ class Access:
         More keys (a tokens file, :mod:`.tokens`); :meth:`reload` replaces them.
     session_seconds : float
         How long a browser session lasts.
+    revocations : MemoryRevocations, optional
+        Where the sessions ended at logout are kept (:mod:`.revocations`: the catalog's file
+        or table, so that every server of it and the next start honour a logout); this
+        process only by default.
     """
 
     token: str | None = field(default=None, repr=False)
@@ -173,10 +179,10 @@ class Access:
     allowed_hosts: Iterable[str] = ()
     keys: Iterable[Key] = ()
     session_seconds: float = SESSION_SECONDS
+    revocations: MemoryRevocations = field(default_factory=MemoryRevocations, repr=False)
     _hosts: frozenset[str] = field(init=False, repr=False)
     _all: tuple[Key, ...] = field(init=False, repr=False)
     throttle: Throttle = field(init=False, repr=False)
-    _revoked: dict[str, float] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.session_seconds > 0:
@@ -190,7 +196,6 @@ class Access:
         object.__setattr__(self, "_hosts", frozenset(hosts))
         object.__setattr__(self, "_all", _keys(self.token, self.read_token, self.keys))
         object.__setattr__(self, "throttle", Throttle())
-        object.__setattr__(self, "_revoked", {})
 
     def reload(self, keys: Iterable[Key]) -> None:
         """Replace the keys of the file by ``keys`` (the command line's stay): a key removed or
@@ -239,7 +244,7 @@ class Access:
         if len(parts) != 4 or not parts[1].isdigit():
             return None
         ident, expires, nonce, mac = parts[0], int(parts[1]), parts[2], parts[3]
-        if expires <= time.time() or nonce in self._revoked:
+        if expires <= time.time() or nonce in self.revocations:
             return None
         for key in self._all:
             if key.ident == ident and hmac.compare_digest(
@@ -248,14 +253,12 @@ class Access:
         return None
 
     def revoke(self, cookie: str | None) -> None:
-        """End the session ``cookie`` (``POST /logout``), in this process."""
+        """End the session ``cookie`` (``POST /logout``) on every server that shares
+        :attr:`revocations`."""
         if self.session(cookie) is None:
             return
         parts = (cookie or "").split(".")
-        now = time.time()
-        revoked = {n: t for n, t in self._revoked.items() if t > now}  # drop expired ones
-        revoked[parts[2]] = float(parts[1])
-        object.__setattr__(self, "_revoked", revoked)
+        self.revocations.add(parts[2], float(parts[1]))
 
 
 def _mac(token: str, ident: str, expires: int, nonce: str) -> str:

@@ -52,6 +52,7 @@ from ..live import Experiment, ExperimentError
 from ..live.assignment import Assignment
 from ..live.store import NAME_PATTERN, NAME_RULE
 from .limits import RESERVE, Limits, descriptors_left
+from .revocations import MemoryRevocations
 
 __all__ = ["GROUP_MAX", "Busy", "Catalog", "Conflict", "InsufficientStorage", "NotFound",
            "Unavailable", "pinned", "service_clock"]
@@ -402,6 +403,11 @@ class Catalog(ABC):
         """Why the store cannot take writes now (``/ready``), or ``None``; cheap (a probe
         calls it every few seconds), and off the writer's thread."""
         return None
+
+    def revocations(self) -> MemoryRevocations:
+        """Where this catalog's servers keep the browser sessions ended at logout
+        (:mod:`.revocations`): here, this process only."""
+        return MemoryRevocations()
 
     def public(self, message: str) -> str:
         """``message`` as a client may see it: no path of the server's disk in it."""

@@ -15,6 +15,7 @@ from ..live.errors import ExperimentExists, ExperimentNotFound
 from ..live.store import list_experiments
 from .catalog import Busy, Catalog, Conflict, NotFound, Unavailable, service_clock
 from .limits import Limits
+from .revocations import TableRevocations
 
 __all__ = ["ExperimentDatabase"]
 
@@ -132,6 +133,10 @@ class ExperimentDatabase(Catalog):
         password) becomes "the database"."""
         return message.replace(f"'{_without_password(self.url)}'", "the database").replace(
             _without_password(self.url), "the database")
+
+    def revocations(self) -> TableRevocations:
+        """Ended sessions in a table of the database, read by every server of it."""
+        return TableRevocations(self.url)
 
     def ping(self) -> str | None:
         try:

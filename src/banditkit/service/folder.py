@@ -16,6 +16,7 @@ from ..live.store import NAME_PATTERN
 from ..live.store.codec import file_identity
 from .catalog import Catalog, Conflict, InsufficientStorage, NotFound, service_clock
 from .limits import Limits
+from .revocations import FileRevocations
 
 __all__ = ["MIN_FREE", "ExperimentFolder"]
 
@@ -92,6 +93,10 @@ class ExperimentFolder(Catalog):
             raise InsufficientStorage("the disk holding the experiments is full; nothing was "
                                       "written: retry once an operator has freed space"
                                       ) from None
+
+    def revocations(self) -> FileRevocations:
+        """Ended sessions in a file of the folder, read by every server of it."""
+        return FileRevocations(self.root)
 
     def ping(self) -> str | None:
         try:

@@ -129,9 +129,9 @@ def _number(value: Any) -> str:
 def _state(status: Any, names: list[str]) -> str:
     arms = status.arms
     rows = [("state", "finished" if status.finished else
-             f"batch {status.batches_observed + 1} running: {status.batch_unassigned} pull(s) not "
-             f"yet assigned, {status.batch_pending - status.batch_unassigned} assigned and waiting for a "
-             "reward"),
+             f"batch {status.batches_observed + 1} running: {status.batch_unassigned} pull(s) "
+             f"not yet assigned, {status.batch_pending - status.batch_unassigned} assigned and "
+             "waiting for a reward"),
             ("batches observed", status.batches_observed),
             ("pulls observed", status.pulls_observed),
             ("budget left", "no horizon" if status.budget_left is None else status.budget_left),

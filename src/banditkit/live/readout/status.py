@@ -240,6 +240,6 @@ class ExperimentStatus:
         if not self.finished and self.decision is None:
             lines.append(f"{self.algorithm}, batch {self.batches_observed + 1}: "
                          f"{self.batch_unassigned} pull(s) not yet assigned, "
-                         f"{self.batch_pending - self.batch_unassigned} assigned and waiting for a reward "
-                         "(the algorithm updates when the batch is complete)")
+                         f"{self.batch_pending - self.batch_unassigned} assigned and waiting "
+                         "for a reward (the algorithm updates when the batch is complete)")
         return lines

@@ -695,6 +695,29 @@ def list_names(url: str, only: str | None = None) -> list[str]:
     return sorted(n for n in names if NAME_PATTERN.fullmatch(n))
 
 
+def run_statements(url: str, statements: list) -> list[Any]:
+    """Run ``statements`` (SQL strings, or ``(sql, params)`` with ``%s`` placeholders) in
+    order, each in autocommit, on a connection of ``url``'s pool (or one of the call's own),
+    and return the last one's rows. Who needs it: the service's ended browser sessions
+    (:mod:`banditkit.service.revocations`), a table outside every experiment's schema."""
+    pool = pool_of(url)
+
+    def run(conn: Any) -> list[Any]:
+        cursor = None
+        for statement in statements:
+            sql, params = (statement, ()) if isinstance(statement, str) else statement
+            cursor = conn.execute(sql, params)
+        return [] if cursor is None or cursor.description is None else cursor.fetchall()
+
+    if pool is not None:
+        return _pooled(pool, url, run)
+    conn = _connect(url)
+    try:
+        return run(conn)
+    finally:
+        conn.close()
+
+
 def drop(url: str, name: str) -> None:
     """Drop experiment ``name``'s schema (every table of it) in one transaction, after taking
     its write lock (a writer in progress finishes first; one that comes later finds it gone)."""
