@@ -366,6 +366,27 @@ def test_wrong_tokens_are_slowed_per_address(tmp_path):
         conn.close()
 
 
+def test_behind_a_local_proxy_wrong_tokens_are_slowed_per_forwarded_client(served):
+    """A reverse proxy on 127.0.0.1 that sets ``X-Forwarded-For`` (docs/service.md's nginx
+    block): uvicorn trusts it from 127.0.0.1, so one client's wrong tokens slow that client,
+    not every client of the proxy; on the fast path and on Starlette's alike."""
+    from banditkit.service.auth import Throttle
+
+    server, _, _ = served
+    guessing = {"X-Forwarded-For": "203.0.113.7"}
+    codes = [_request(server.port, "POST", "/experiments/ab/assign", body=b'{"n": 1}',
+                      headers={**guessing, "Authorization": f"Bearer guess-{i:020d}",
+                               "Content-Type": "application/json"})[0]
+             for i in range(Throttle.BURST + 2)]
+    assert codes[-1] == 429, codes
+    assert _request(server.port, "GET", "/experiments", headers={
+        **guessing, "Authorization": f"Bearer {ADMIN}"})[0] == 429
+    # another client behind the same proxy, and the proxy's own address, are not held
+    for other in ({"X-Forwarded-For": "203.0.113.8"}, {}):
+        assert _request(server.port, "GET", "/experiments", headers={
+            **other, "Authorization": f"Bearer {ADMIN}"})[0] == 200, other
+
+
 def test_status_into_a_closed_pipe_ends_quietly(tmp_path):
     """``banditkit experiment status x.sqlite | head -1`` printed a BrokenPipeError traceback
     about half the time; here the reader is gone before the first write, every time."""
