@@ -89,6 +89,18 @@ def _klucb_index(mean: float, n: float, level: float) -> float:
 
 
 @njit
+def _first_argmax(score: np.ndarray, K: int) -> int:
+    """The first arm of the highest score among ``score[:K]`` (numpy's ``argmax`` tie rule)."""
+    arm = 0
+    best = score[0]
+    for k in range(1, K):
+        if score[k] > best:
+            best = score[k]
+            arm = k
+    return arm
+
+
+@njit
 def _log_log(lt: float, c: float) -> float:
     """c · log(max(log t, 1)) of :func:`~banditkit.policies.index.kl_ucb.exploration_level`: 0.0
     without the logarithm when c = 0 (log(max(lt, 1)) ≥ 0 is finite, so c · it is 0.0 and
@@ -155,12 +167,7 @@ def index_trial(noise: np.random.Generator, gaussian: bool, means: np.ndarray,
                 scale = lt + _log_log(lt, constant)
                 for k in range(K):
                     score[k] = _klucb_index(cached[k], n[k], scale)
-            arm = 0
-            best = score[0]
-            for k in range(1, K):
-                if score[k] > best:
-                    best = score[k]
-                    arm = k
+            arm = _first_argmax(score, K)
         r = _reward(noise, gaussian, arm, means, thresholds, below, noise_sigma)
         n[arm] += 1.0
         total[arm] += r
@@ -243,12 +250,7 @@ def bayes_ucb_trial(noise: np.random.Generator, gaussian: bool, means: np.ndarra
     score = np.empty(K)
     for t in range(horizon):
         bayes_ucb_scores(pulls, sums, t, scale, betaincinv, score)
-        arm = 0
-        best = score[0]
-        for k in range(1, K):
-            if score[k] > best:
-                best = score[k]
-                arm = k
+        arm = _first_argmax(score, K)
         r = _reward(noise, gaussian, arm, means, thresholds, below, noise_sigma)
         pulls[arm] += 1.0
         sums[arm] += r
