@@ -182,6 +182,40 @@ def test_ours_intervals_are_the_stated_ones():
     assert judge(rounds, dr) == "differs, unexplained"  # 23117 < 26208
 
 
+def test_a_spread_spans_every_point_of_the_figure():
+    """``failure_rate_spread`` (issue 35 §3, "ranges from near 0 to 1"): the highest error rate
+    over every point minus the lowest, Newcombe's interval of those two; with ``versus`` the
+    difference of two spreads; not compared when a point is missing (a quick run)."""
+    from banditkit.experiments.reproduce_compare import compare_figure
+
+    full = get_figure("p1-rage:fig6")
+    rates = {"Peace": [0, 40, 2, 39] + [20] * (len(full.points) - 4),
+             "P1-RAGE": [0, 3, 1, 2] + [1] * (len(full.points) - 4)}
+    trials = [{"point": j, "algorithm": a, "status": "ok", "correct": c}
+              for a, ks in rates.items() for j, k in enumerate(ks)
+              for c in [False] * k + [True] * (40 - k)]
+    result = _result([{"point": 0, "algorithm": "Peace"}], trials)
+    wide = Reference("p1-rage:fig6", 0, "Peace", "failure_rate_spread", 0.8, "paper-text", "x",
+                     relation=">=")
+    (cmp,) = compare_figure(full, full, [wide], result)
+    (lo, hi) = (cmp.ours.lo, cmp.ours.hi)
+    assert cmp.ours.value == 1.0 and cmp.verdict == "within noise"  # 40/40 - 0/40
+    from banditkit.experiments.results import error_difference
+    assert (lo, hi) == pytest.approx(error_difference(40, 40, 0, 40)[1:])
+    calm = dataclasses.replace(wide, algorithm="P1-RAGE", value=0.0, relation="<=",
+                               versus="Peace")
+    (cmp,) = compare_figure(full, full, [calm], result)
+    assert cmp.ours.value == pytest.approx(3 / 40 - 1.0) and cmp.verdict == "within noise"
+    # the stable one is not unstable: its own spread is far below 0.8
+    (cmp,) = compare_figure(full, full, [dataclasses.replace(wide, algorithm="P1-RAGE")],
+                            result)
+    assert cmp.verdict == "differs, unexplained"
+    (cmp,) = compare_figure(full, full.quick_version(), [wide], result)
+    assert cmp.verdict == "not compared"
+    with pytest.raises(ReferenceError, match="point must be 0"):
+        validate_reference(dataclasses.replace(wide, point=1))
+
+
 def test_a_quick_point_is_the_papers_only_with_the_same_parameters_and_horizon():
     fig1d = get_figure("rage:fig1d")  # fixed confidence: the horizon is only a budget cap
     assert run_point_of(fig1d, fig1d.quick_version(), 0) == 0

@@ -38,9 +38,11 @@ RELATIONS = ("=", "<=", ">=")
 #: Metrics a reference can name: per-trial summaries of the run (:mod:`.results`), trial facts,
 #: and the replicability of the pairs (``non_replication``: differing pairs / pairs with its
 #: Clopper–Pearson interval; ``differing_rounds``: rounds in which the two executions of a pair
-#: pull different arms, min–max over the pairs).
+#: pull different arms, min–max over the pairs), and ``failure_rate_spread``: the highest error
+#: rate of the algorithm over every point of the figure minus its lowest (a claim about a whole
+#: sweep, "its error ranges from near 0 to 1"; the reference's ``point`` is 0).
 METRICS = ("n_pulls", "final_regret", "final_violation", "failure_rate", "any_unsafe",
-           "non_replication", "differing_rounds")
+           "non_replication", "differing_rounds", "failure_rate_spread")
 
 
 class ReferenceError(ValueError):
@@ -178,6 +180,9 @@ def validate_reference(ref: Reference, docs: Path | None = None) -> None:
         raise ReferenceError(f"{name}: by must be 'difference' or 'ratio', got {ref.by!r}")
     if ref.versus is not None and ref.metric in ("non_replication", "differing_rounds"):
         raise ReferenceError(f"{name}: versus is only for per-trial metrics")
+    if ref.metric == "failure_rate_spread" and (ref.point != 0 or ref.by != "difference"):
+        raise ReferenceError(f"{name}: a failure_rate_spread spans every point: point must be "
+                             "0 and by 'difference'")
     try:
         value, tolerance = float(ref.value), float(ref.tolerance)
     except (TypeError, ValueError):

@@ -127,6 +127,12 @@ def compare_figure(full: FigureSpec, run: FigureSpec | None, refs: Sequence[Refe
             out.append(Comparison(ref, None, None, "not compared",
                                   why_not_run or "figure not run"))
             continue
+        if ref.metric == "failure_rate_spread":
+            every = [run_point_of(full, run, p) for p in range(len(full.points))]
+            ours = None if None in every else _spread(ref, every, result)  # type: ignore[arg-type]
+            out.append(Comparison(ref, 0, ours, judge(ref, ours),
+                                  *(() if ours else ("not every point in this run",))))
+            continue
         j = run_point_of(full, run, ref.point)
         if j is None:
             out.append(Comparison(ref, None, None, "not compared",
@@ -175,6 +181,41 @@ def ours_for(ref: Reference, point: int, result: Any) -> Ours | None:
     rel = math.hypot(sa / ma if ma else 0.0, sb / mb)
     half = Z95 * abs(r) * rel
     return Ours(r, r - half, r + half, int(a["n_ok"]), "delta method", int(b["n_ok"]))
+
+
+def _spread(ref: Reference, points: list[int], result: Any) -> Ours | None:
+    """The algorithm's highest error rate over ``points`` minus its lowest, with the Newcombe
+    interval of those two rates' difference (the two points are chosen after looking, so the
+    interval is optimistic, and says so); with ``versus``, the difference of the two spreads
+    with a normal interval from the four rates (Agresti–Coull variances: finite at 0 and 1)."""
+    def ends(algorithm: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        counts = [_errors(result.trials, j, algorithm) for j in points]
+        counts = [(k, n) for k, n in counts if n]
+        if len(counts) < 2:
+            return None
+        rates = [k / n for k, n in counts]
+        return counts[int(np.argmax(rates))], counts[int(np.argmin(rates))]
+
+    a = ends(ref.algorithm)
+    if a is None:
+        return None
+    (ka, na), (kb, nb) = a
+    if ref.versus is None:
+        diff, lo, hi = error_difference(ka, na, kb, nb)
+        return Ours(diff, lo, hi, na, "Newcombe, highest − lowest point", nb)
+    b = ends(ref.versus)
+    if b is None:
+        return None
+
+    def variance(k: int, n: int) -> float:
+        p = (k + 2) / (n + 4)
+        return p * (1 - p) / (n + 4)
+
+    (kc, nc), (kd, nd) = b
+    value = (ka / na - kb / nb) - (kc / nc - kd / nd)
+    half = Z95 * math.sqrt(sum(variance(k, n) for k, n in ((ka, na), (kb, nb), (kc, nc),
+                                                            (kd, nd))))
+    return Ours(value, value - half, value + half, na, "normal, spreads", nc)
 
 
 def _pairs(ref: Reference, point: int, pairs: pd.DataFrame | None) -> Ours | None:

@@ -180,7 +180,8 @@ def _row(cmp: Comparison, sources: dict[str, int]) -> tuple[str, ...]:
     from .figures import get_figure
 
     ref = cmp.reference
-    params = point_label(_flat(get_figure(ref.figure).points[ref.point]))
+    params = ("every point (highest − lowest)" if ref.metric == "failure_rate_spread"
+              else point_label(_flat(get_figure(ref.figure).points[ref.point])))
     if cmp.ours is None:
         ours, trials = "–", "–"
         verdict = f"not compared: {cmp.reason}"

@@ -10,6 +10,8 @@ claims on our runs") discusses each one on our runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..figures import get_figure
 from ..figures.p1_rage import FIG2A_T, PAPER
 from ..reference import Reference
@@ -83,20 +85,33 @@ _AUTHORS_EXPLAINED = {("P1-Peace", 2010), ("Mixed-Peace", 2010), ("OD-LinBAI", 1
                       ("P1-RAGE", 4010), ("Peace", 4010)}
 
 
-def _authors_fig2a() -> tuple[Reference, ...]:
+def _authors(figure: str, points: list[int], counts: dict[str, tuple],
+             file: Callable[[str, int], str], explained: set[tuple[str, int]]
+             ) -> tuple[Reference, ...]:
+    """One ``authors-results`` reference per algorithm and point: their error rate (``counts``:
+    per algorithm, (wrong recommendations, trials, dispersion) per point of ``points``), with
+    their 95% normal half-width widened by the square root of their trials' dispersion;
+    ``file(algorithm, i)`` says where in their repository the i-th point's trials are."""
     out = []
-    for algorithm, counts in _AUTHORS_FIG2A.items():
-        for T, (wrong, n, dispersion) in zip(FIG2A_T[1:], counts, strict=True):
+    for algorithm, rows in counts.items():
+        for i, (point, (wrong, n, dispersion)) in enumerate(zip(points, rows, strict=True)):
             p = wrong / n
             out.append(Reference(
-                "p1-rage:fig2a", point_index("p1-rage:fig2a", T=T), algorithm, "failure_rate",
-                p, "authors-results",
-                f"github.com/FFTypeZero/bobw_linear @6cf899c, plot_data/{algorithm}/soare_sto/"
-                f"results_T={T}.npz: {wrong} wrong of {n} trials (± their 95% half-width "
-                f"times sqrt({max(dispersion, 1.0):g}), the dispersion of their trials)",
+                figure, point, algorithm, "failure_rate", p, "authors-results",
+                f"github.com/FFTypeZero/bobw_linear @6cf899c, {file(algorithm, i)}: {wrong} "
+                f"wrong of {n} trials (± their 95% half-width times "
+                f"sqrt({max(dispersion, 1.0):g}), the dispersion of their trials)",
                 tolerance=1.96 * (max(dispersion, 1.0) * p * (1 - p) / n) ** 0.5,
-                explained=_AUTHORS_DOC if (algorithm, T) in _AUTHORS_EXPLAINED else None))
+                explained=_AUTHORS_DOC if (algorithm, point) in explained else None))
     return tuple(out)
+
+
+def _authors_fig2a() -> tuple[Reference, ...]:
+    return _authors(
+        "p1-rage:fig2a", [point_index("p1-rage:fig2a", T=T) for T in FIG2A_T[1:]],
+        _AUTHORS_FIG2A,
+        lambda a, i: f"plot_data/{a}/soare_sto/results_T={FIG2A_T[1 + i]}.npz",
+        {(a, point_index("p1-rage:fig2a", T=T)) for a, T in _AUTHORS_EXPLAINED})
 
 
 FIG2A_AUTHORS = _authors_fig2a()
@@ -112,6 +127,16 @@ FIG4 = _refs("p1-rage:fig4",
              "Appendix F, Fig. 4: 'algorithms like Peace and OD-LinBAI will eliminate e1 in its "
              "initial phase; on the other hand, our algorithms will be robust'",
              tuple((a, "<=", b) for a in ("P1-RAGE", "P1-Peace") for b in ("Peace", "OD-LinBAI")))
+# The authors' stored trials behind Fig. 4 (run_single.py's run_malicious:
+# plot_data/Single/single_results_malicious.npz, 1000 trials per algorithm, np.random.seed(6)),
+# as _AUTHORS_FIG2A: (wrong, trials, dispersion). Their instance leaves θ_t at 0 for the one
+# round t = T/3 + 1 (``thetas[int(T/3)+1:]``); ours switches there.
+_AUTHORS_FIG4 = {"G-BAI": ((452, 1000, 0.5),), "Peace": ((1000, 1000, 1.0),),
+                 "P1-Peace": ((459, 1000, 0.7),), "P1-RAGE": ((400, 1000, 1.1),),
+                 "OD-LinBAI": ((1000, 1000, 1.0),), "Mixed-Peace": ((434, 1000, 0.8),)}
+FIG4_AUTHORS = _authors("p1-rage:fig4", [0], _AUTHORS_FIG4,
+                        lambda a, i: "plot_data/Single/single_results_malicious.npz", set())
+
 FIG5 = _refs("p1-rage:fig5",
              "Appendix F, Fig. 5: 'P1-RAGE again performs better than G-BAI and comparably "
              "with Peace'", (("P1-RAGE", "<=", "G-BAI"), ("P1-RAGE", "=", "Peace")))
@@ -123,11 +148,82 @@ FIG6 = _refs("p1-rage:fig6",
              "algorithms P1-RAGE and P1-Peace consistently outperform the other two'",
              _NEVER_WORSE, {(_L1800, "P1-Peace", "Mixed-Peace"): _CLAIMS_DOC})
 
+# Section 6 and Appendix F, the instability claims (issue 35 §3): over a figure's sweep the
+# stationary algorithms' error "can range from near 0 to 1", the four with a G-optimal design
+# are "relatively much more stable". Encoded on the spread (highest minus lowest error rate over
+# every point of the figure): Peace's and OD-LinBAI's at least 0.8 ("near 0 to 1", read as
+# within 0.1 of each end), and each robust algorithm's spread at most theirs.
+_UNSTABLE = ("Peace", "OD-LinBAI")
+_STABLE = ("P1-RAGE", "P1-Peace", "G-BAI", "Mixed-Peace")
+
+
+def _instability(figure: str, where: str) -> tuple[Reference, ...]:
+    spread = tuple(Reference(figure, 0, a, "failure_rate_spread", 0.8, "paper-text", where,
+                             relation=">=") for a in _UNSTABLE)
+    return spread + tuple(
+        Reference(figure, 0, a, "failure_rate_spread", 0.0, "paper-text", where,
+                  relation="<=", versus=b) for a in _STABLE for b in _UNSTABLE)
+
+
+FIG3_UNSTABLE = _instability(
+    "p1-rage:fig3", "Section 6, Fig. 3: 'the error probabilities of Peace and OD-LinBAI ... can "
+    "range from near 0 to 1 in different non-stationary environments, which is quite unstable. "
+    "Meanwhile ... the other four algorithms ... is relatively much more stable'")
+FIG6_UNSTABLE = _instability(
+    "p1-rage:fig6", "Appendix F, Fig. 6: 'similar phenomenon as in Figure 3. In particular, "
+    "algorithms designed for stationary environments, Peace and OD-LinBAI, are very unstable "
+    "in face of non-stationarity'")
+
+# The authors' stored trials behind Fig. 6 (run_adv_soare.py: plot_data/<algorithm>/
+# <algorithm>_results_soare_osci.npz for s = 0..9 at L = 200, ..._soare_period.npz for
+# L = 300..3000 at s = 2.5; 1000 trials each, np.random.seed(6)), as _AUTHORS_FIG2A. The
+# instance is deterministic and the same as ours (θ_t at t = 0..T−1).
+_AUTHORS_FIG6 = {
+    "G-BAI": ((0, 1000, 1.0), (0, 1000, 1.0), (0, 1000, 1.0), (5, 1000, 0.8), (21, 1000, 1.0),
+              (43, 1000, 1.0), (61, 1000, 0.6), (94, 1000, 1.0), (148, 1000, 2.5),
+              (169, 1000, 0.8), (5, 1000, 0.8), (14, 1000, 0.7), (2, 1000, 1.0),
+              (36, 1000, 1.3), (59, 1000, 0.4), (178, 1000, 1.3), (49, 1000, 1.8),
+              (18, 1000, 0.9), (183, 1000, 1.2), (408, 1000, 1.3)),
+    "Mixed-Peace": ((0, 1000, 1.0), (0, 1000, 1.0), (0, 1000, 1.0), (3, 1000, 0.7),
+                    (9, 1000, 1.0), (28, 1000, 1.1), (70, 1000, 0.9), (76, 1000, 1.2),
+                    (125, 1000, 1.7), (148, 1000, 0.3), (5, 1000, 0.8), (6, 1000, 1.8),
+                    (3, 1000, 0.9), (40, 1000, 1.0), (65, 1000, 0.9), (195, 1000, 1.9),
+                    (42, 1000, 0.9), (14, 1000, 0.8), (236, 1000, 1.4), (409, 1000, 1.1)),
+    "OD-LinBAI": ((0, 1000, 1.0), (0, 1000, 1.0), (0, 1000, 1.0), (22, 1000, 0.7),
+                  (78, 1000, 1.2), (202, 1000, 1.1), (325, 1000, 1.3), (411, 1000, 1.0),
+                  (528, 1000, 1.3), (623, 1000, 0.7), (2, 1000, 1.0), (3, 1000, 0.7),
+                  (1, 1000, 1.0), (43, 1000, 1.3), (998, 1000, 1.0), (1000, 1000, 1.0),
+                  (148, 1000, 0.9), (17, 1000, 1.8), (552, 1000, 1.0), (760, 1000, 1.3)),
+    "P1-Peace": ((0, 1000, 1.0), (0, 1000, 1.0), (0, 1000, 1.0), (1, 1000, 1.0),
+                 (5, 1000, 1.2), (22, 1000, 1.6), (35, 1000, 0.5), (68, 1000, 0.7),
+                 (76, 1000, 1.1), (109, 1000, 0.7), (2, 1000, 1.0), (0, 1000, 1.0),
+                 (1, 1000, 1.0), (16, 1000, 1.4), (36, 1000, 0.7), (130, 1000, 0.7),
+                 (7, 1000, 0.9), (13, 1000, 1.6), (186, 1000, 1.6), (337, 1000, 1.1)),
+    "P1-RAGE": ((0, 1000, 1.0), (0, 1000, 1.0), (0, 1000, 1.0), (1, 1000, 1.0), (6, 1000, 0.7),
+                (13, 1000, 1.6), (46, 1000, 0.7), (62, 1000, 1.3), (81, 1000, 0.7),
+                (99, 1000, 1.6), (0, 1000, 1.0), (3, 1000, 0.9), (2, 1000, 1.0),
+                (15, 1000, 1.2), (38, 1000, 1.8), (128, 1000, 0.9), (19, 1000, 1.2),
+                (12, 1000, 1.0), (182, 1000, 0.3), (363, 1000, 1.0)),
+    "Peace": ((0, 1000, 1.0), (0, 1000, 1.0), (4, 1000, 1.4), (18, 1000, 1.5), (62, 1000, 0.4),
+              (116, 1000, 1.6), (187, 1000, 1.4), (250, 1000, 0.8), (315, 1000, 1.5),
+              (355, 1000, 1.0), (10, 1000, 1.3), (41, 1000, 1.0), (398, 1000, 0.4),
+              (219, 1000, 1.1), (437, 1000, 0.8), (763, 1000, 0.3), (61, 1000, 1.7),
+              (998, 1000, 1.0), (998, 1000, 1.0), (1000, 1000, 1.0)),
+}
+_FIG6_POINTS = ([point_index("p1-rage:fig6", s=s, L=200) for s in range(10)]
+                + [point_index("p1-rage:fig6", s=2.5, L=L) for L in range(300, 3001, 300)])
+#: Where ours and the authors' Fig. 6 differ beyond noise and docs/p1-rage.md says why.
+_AUTHORS_FIG6_EXPLAINED: set[tuple[str, int]] = set()
+FIG6_AUTHORS = _authors(
+    "p1-rage:fig6", _FIG6_POINTS, _AUTHORS_FIG6,
+    lambda a, i: f"plot_data/{a}/{a}_results_soare_{'osci' if i < 10 else 'period'}.npz "
+                 f"(row {i % 10})", _AUTHORS_FIG6_EXPLAINED)
+
 FIGURES = [
     FigureReferences("p1-rage:fig2a", "Figure 2(a)", FIG2A + FIG2A_AUTHORS),
     FigureReferences("p1-rage:fig2b", "Figure 2(b)", FIG2B),
-    FigureReferences("p1-rage:fig3", "Figure 3", FIG3),
-    FigureReferences("p1-rage:fig4", "Figure 4", FIG4),
+    FigureReferences("p1-rage:fig3", "Figure 3", FIG3 + FIG3_UNSTABLE),
+    FigureReferences("p1-rage:fig4", "Figure 4", FIG4 + FIG4_AUTHORS),
     FigureReferences("p1-rage:fig5", "Figure 5", FIG5),
-    FigureReferences("p1-rage:fig6", "Figure 6", FIG6),
+    FigureReferences("p1-rage:fig6", "Figure 6", FIG6 + FIG6_UNSTABLE + FIG6_AUTHORS),
 ]
