@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,7 @@ import numpy as np
 from ...validation import check_integer
 from ..linear import LinearBandit
 from ..nonstationary import NonStationaryLinearBandit
-from .rage import multivariate_testing, soare
+from .rage import layout_features, multivariate_testing, soare
 from .registry import register_instance
 
 __all__ = [
@@ -195,11 +196,18 @@ def malicious(T: int = 10_000, d: int = 10, omega: float = 0.5, *, noise: str = 
 
 # --- multivariate testing --------------------------------------------------------------------
 
+#: The authors' own draw of θ* for the stationary multivariate example (D = 4, α1, α2 folded
+#: in; their code scales only the first interaction by α2): what their ``run_single.py``
+#: ``run_sto_multi`` builds after ``np.random.seed(6)`` (``get_sto_multi(4, T)``; computed by
+#: running it on github.com/FFTypeZero/bobw_linear @6cf899c). Best layout 11, top gap 0.03.
+AUTHORS_THETA = (0.0, -0.01, -0.07, 0.0, 0.03, 0.025, 0.0, 0.06, -0.09, 0.01, 0.03)
+
+
 @register_instance("p1-multivariate-testing")
 def p1_multivariate_testing(D: int = 4, *, rng: np.random.Generator, alpha1: float = 1.0,
                             alpha2: float = 0.5, weight_range: float = 0.1, step: float = 0.01,
-                            min_gap: float = 1e-5, noise: str = "gaussian", sigma: float = 0.3
-                            ) -> LinearBandit:
+                            min_gap: float = 1e-5, noise: str = "gaussian", sigma: float = 0.3,
+                            theta: Sequence[float] | None = None) -> LinearBandit:
     """Stationary multivariate testing with the P1-RAGE paper's parameters (Xiong et al.,
     Appendix D, Fig. 5; the θ* of Section 6's oscillating instances).
 
@@ -216,8 +224,19 @@ def p1_multivariate_testing(D: int = 4, *, rng: np.random.Generator, alpha1: flo
         Slots (≥ 2; the authors' code uses D = 4: 16 layouts, d = 11).
     noise, sigma
         Gaussian with σ = 0.3 in the authors' code (``noise_level = 0.3``).
+    theta : sequence of float, optional
+        A given θ* (α1, α2 folded in, in the features' order) instead of a draw: the
+        reproduction's Fig. 5 takes the authors' own draw, :data:`AUTHORS_THETA` (``rng`` is
+        then not used).
     """
     D = check_integer(D, "D", 2)
+    if theta is not None:
+        X = layout_features(D)
+        given = np.asarray(theta, dtype=float)
+        if given.shape != (X.shape[1],) or not np.all(np.isfinite(given)):
+            raise ValueError(f"theta must hold {X.shape[1]} finite numbers for D = {D} (the "
+                             f"features (1, w, (w_k w_l)_{{k<l}})), got shape {given.shape}")
+        return LinearBandit(X, given, noise=noise, sigma=sigma)
     base = multivariate_testing(D, rng=rng, alpha1=alpha1, alpha2=alpha2,
                                 weight_range=weight_range, step=step, min_gap=min_gap)
     return LinearBandit(base.X, base.theta, noise=noise, sigma=sigma)

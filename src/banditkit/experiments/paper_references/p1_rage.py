@@ -148,6 +148,15 @@ FIG6 = _refs("p1-rage:fig6",
              "algorithms P1-RAGE and P1-Peace consistently outperform the other two'",
              _NEVER_WORSE, {(_L1800, "P1-Peace", "Mixed-Peace"): _CLAIMS_DOC})
 
+# The authors' stored trials behind Fig. 5 (run_single.py's run_sto_multi:
+# plot_data/Single/single_results_multi.npz, 10,000 trials per algorithm) on their draw of θ*,
+# which our Fig. 5 takes (envs.instances.p1_rage.AUTHORS_THETA); as _AUTHORS_FIG2A.
+_AUTHORS_FIG5 = {"G-BAI": ((439, 10000, 1.0),), "Peace": ((157, 10000, 0.9),),
+                 "P1-Peace": ((179, 10000, 0.9),), "P1-RAGE": ((157, 10000, 1.1),),
+                 "OD-LinBAI": ((61, 10000, 1.0),), "Mixed-Peace": ((248, 10000, 1.1),)}
+FIG5_AUTHORS = _authors("p1-rage:fig5", [0], _AUTHORS_FIG5,
+                        lambda a, i: "plot_data/Single/single_results_multi.npz", set())
+
 # Section 6 and Appendix F, the instability claims (issue 35 §3): over a figure's sweep the
 # stationary algorithms' error "can range from near 0 to 1", the four with a G-optimal design
 # are "relatively much more stable". Encoded on the spread (highest minus lowest error rate over
@@ -224,6 +233,6 @@ FIGURES = [
     FigureReferences("p1-rage:fig2b", "Figure 2(b)", FIG2B),
     FigureReferences("p1-rage:fig3", "Figure 3", FIG3 + FIG3_UNSTABLE),
     FigureReferences("p1-rage:fig4", "Figure 4", FIG4 + FIG4_AUTHORS),
-    FigureReferences("p1-rage:fig5", "Figure 5", FIG5),
+    FigureReferences("p1-rage:fig5", "Figure 5", FIG5 + FIG5_AUTHORS),
     FigureReferences("p1-rage:fig6", "Figure 6", FIG6 + FIG6_UNSTABLE + FIG6_AUTHORS),
 ]
