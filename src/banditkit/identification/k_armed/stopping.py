@@ -34,24 +34,23 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..top_two import chernoff_scalar, stopping_threshold
+from ..top_two import chernoff_scalar
 from .base import check_threshold
 from .lucb import KLLUCB_ALPHA, KLLUCB_K1, LUCB1_K1
 from .solvers import bounds_solver
+from .thresholds import CHERNOFF_THRESHOLDS, chernoff_level
 
 if TYPE_CHECKING:
     from .base import KArmedIdentifier
 
 __all__ = ["BOUNDS", "CHERNOFF_THRESHOLDS", "ChernoffStopping", "LUCBStopping", "StoppingRule",
-           "gaussian_threshold", "lucb_bounds"]
+           "lucb_bounds"]
 
-CHERNOFF_THRESHOLDS = ("theory", "heuristic", "gaussian")
 BOUNDS = ("kl", "hoeffding")
 
 
@@ -79,28 +78,6 @@ class StoppingRule:
         return {}
 
 
-@functools.lru_cache(maxsize=256)
-def _c_g(x: float) -> float:
-    from scipy.optimize import minimize_scalar
-    from scipy.special import zeta
-
-    def objective(lam: float) -> float:
-        g = (2.0 * lam - 2.0 * lam * math.log(4.0 * lam) + math.log(zeta(2.0 * lam))
-             - 0.5 * math.log(1.0 - lam))
-        return (g + x) / lam
-
-    res = minimize_scalar(objective, bounds=(0.5 + 1e-9, 1.0 - 1e-9), method="bounded",
-                          options={"xatol": 1e-10})
-    return float(res.fun)
-
-
-def gaussian_threshold(t: int, delta: float, n_arms: int) -> float:
-    """c(t, δ) = 2 C_G(½ log((K − 1)/δ)) + 4 log(4 + log(t/2)) (module docstring; Jourdan et
-    al. 2022, 2023, with Kaufmann & Koolen 2021's C_G)."""
-    return (2.0 * _c_g(0.5 * math.log(max(n_arms - 1, 1) / delta))
-            + 4.0 * math.log(4.0 + math.log(max(t, 1) / 2.0)))
-
-
 class ChernoffStopping(StoppingRule):
     """The Chernoff (GLR) stopping rule of the model (module docstring).
 
@@ -121,9 +98,7 @@ class ChernoffStopping(StoppingRule):
         return self.threshold
 
     def level(self, alg: KArmedIdentifier) -> float:
-        if self.threshold == "gaussian":
-            return gaussian_threshold(alg.t, alg.delta, alg.n_arms)
-        return stopping_threshold(alg.t, alg.delta, alg.n_arms, self.threshold)
+        return chernoff_level(alg.t, alg.delta, alg.n_arms, self.threshold)
 
     def stops(self, alg: KArmedIdentifier) -> bool:
         _, alg.statistic = chernoff_scalar(alg.pulls, alg.sums, alg.gaussian, alg.sigma)
