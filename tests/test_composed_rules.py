@@ -42,39 +42,46 @@ def _same(a, b) -> None:
     assert (a.n_pulls, a.recommendation, a.stopped) == (b.n_pulls, b.recommendation, b.stopped)
 
 
-LUCB_PAIRS = [
-    ("KL-LUCB", lambda: KLLUCB(4, 0.1),
-     lambda: ComposedIdentifier(4, 0.1, sampling=LUCBSampling(), stopping=LUCBStopping())),
-    ("KL-LUCB-heuristic-eps", lambda: KLLUCB(4, 0.05, threshold="heuristic", epsilon=0.02),
-     lambda: ComposedIdentifier(4, 0.05, sampling=LUCBSampling(threshold="heuristic"),
-                                stopping=LUCBStopping(threshold="heuristic", epsilon=0.02))),
-    ("LUCB1", lambda: LUCB(4, 0.2),
-     lambda: ComposedIdentifier(4, 0.2, sampling=LUCBSampling("hoeffding"),
-                                stopping=LUCBStopping("hoeffding"))),
+LUCB_PAIRS = [  # (name, registered(horizon), composed(horizon))
+    ("KL-LUCB", lambda h: KLLUCB(4, 0.1, horizon=h),
+     lambda h: ComposedIdentifier(4, 0.1, sampling=LUCBSampling(), stopping=LUCBStopping(),
+                                  horizon=h)),
+    ("KL-LUCB-heuristic-eps", lambda h: KLLUCB(4, 0.05, threshold="heuristic", epsilon=0.02,
+                                               horizon=h),
+     lambda h: ComposedIdentifier(4, 0.05, sampling=LUCBSampling(threshold="heuristic"),
+                                  stopping=LUCBStopping(threshold="heuristic", epsilon=0.02),
+                                  horizon=h)),
+    ("LUCB1", lambda h: LUCB(4, 0.2, horizon=h),
+     lambda h: ComposedIdentifier(4, 0.2, sampling=LUCBSampling("hoeffding"),
+                                  stopping=LUCBStopping("hoeffding"), horizon=h)),
 ]
 
 
 @pytest.mark.parametrize("name, registered, composed", LUCB_PAIRS,
                          ids=[p[0] for p in LUCB_PAIRS])
 def test_lucb_is_its_sampling_and_stopping_rules_bit_for_bit(name, registered, composed):
-    # an odd horizon cuts a pair: LUCB's class then pulls h_t alone, and so does the composition
-    for seed, horizon in ((1, 1_201), (2, None)):
-        a = simulate(registered(), BERN, seed=seed, engine="reference", horizon=horizon)
-        b = simulate(composed(), BERN, seed=seed, horizon=horizon)
+    # the identifier's own budget of 301 pulls cuts the last pair: LUCB's class then pulls
+    # h_t alone, and so must the composition
+    for seed, horizon in ((1, 301), (2, None)):
+        a = simulate(registered(horizon), BERN, seed=seed, engine="reference")
+        b = simulate(composed(horizon), BERN, seed=seed)
         _same(a, b)
-        assert b.stopped or horizon is not None
+        assert b.info["stopped_by_rule"] == (horizon is None)
+        assert b.n_pulls == horizon or horizon is None
 
 
 def test_ebtc_stops_on_its_papers_gaussian_threshold_in_class_kernel_and_composition():
     env = GaussianBandit(np.array([0.5, 0.3, 0.1, 0.0]), sigma=1.0)
-    fast = simulate(EBTC(4, 0.05, threshold="gaussian"), env, seed=7)
-    slow = simulate(EBTC(4, 0.05, threshold="gaussian"), env, seed=7, engine="reference")
+    for seed in (7, 8, 9):
+        fast = simulate(EBTC(4, 0.05, threshold="gaussian"), env, seed=seed)
+        slow = simulate(EBTC(4, 0.05, threshold="gaussian"), env, seed=seed,
+                        engine="reference")
+        _same(fast, slow)
+        assert fast.stopped
     parts = simulate(ComposedIdentifier(4, 0.05, sampling=TopTwo("EB", "TC", epsilon0=0.1),
                                         stopping=ChernoffStopping("gaussian"),
-                                        model="gaussian"), env, seed=7)
-    _same(fast, slow)
+                                        model="gaussian"), env, seed=9)
     _same(slow, parts)
-    assert fast.stopped
     # it stops once Z crosses c(t, δ), not log(2t(K − 1)/δ): a different pull than "theory"
     theory = simulate(EBTC(4, 0.05), env, seed=7)
     assert theory.n_pulls != fast.n_pulls
@@ -146,6 +153,18 @@ def test_optimal_rules_sample_near_the_optimal_proportions(name, sampling, rng):
     assert np.abs(half - w).max() > 0.07 and half[0] == pytest.approx(0.5, abs=0.01)
 
 
+def test_frank_wolfe_steps_and_tracks_as_stated():
+    """x(t + 1) = x(t) + (z(t) − x(t))/(t + 1), so t·x(t) is the sum of the vertices played,
+    and the pulls track that sum (C-tracking: never more than K − 1 behind or ahead)."""
+    rule = FrankWolfe()
+    alg = ComposedIdentifier(4, 1e-300, sampling=rule, horizon=800)
+    simulate(alg, BERN, seed=5)
+    assert np.allclose(rule.x * alg.t, rule.sumz, rtol=0, atol=1e-9)
+    assert rule.x.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.abs(alg.pulls - rule.sumz).max() <= 3
+    assert rule.games > 0 and rule.forced >= math.isqrt(800 // 4) - 1
+
+
 def test_ids_moves_the_gaussian_leaders_share_to_w_star():
     env = GaussianBandit(np.array([1.0, 0.6, 0.5, 0.4, 0.3, 0.2]), sigma=1.0)
     _, w = characteristic_time(env.means, "gaussian", 1.0)  # w*_1 = 0.354
@@ -153,26 +172,37 @@ def test_ids_moves_the_gaussian_leaders_share_to_w_star():
     assert abs(p[0] - w[0]) < 0.04, (p[0], w[0])
 
 
-def test_the_kkt_challenger_is_the_smallest_pairwise_glr_every_round():
+def _kl(p, q):
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 log 0 = 0
+        return (np.where(p > 0, p * np.log(p / q), 0.0)
+                + np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0))
+
+
+def test_the_kkt_challenger_and_ids_tracking_are_their_definitions_every_round():
+    """KKT: argmin_{j ≠ B} W_{B,j}, the pair's GLR; IDS tracking: pull B iff N^B_B ≤ Σ h over
+    the rounds B led, h = d(μ̂_B, m)/(d(μ̂_B, m) + d(μ̂_C, m)). Both recomputed here."""
     env = BernoulliBandit(np.array([0.6, 0.5, 0.45, 0.2]))
-    alg = ComposedIdentifier(4, 0.1, sampling=TopTwo("EB", "KKT", beta=0.6))
+    alg = ComposedIdentifier(4, 0.1, sampling=TopTwo("EB", "KKT", beta="ids"))
     rng = np.random.default_rng(3)
-    challengers = 0
+    shares, leader_pulls, challengers = np.zeros(4), np.zeros(4), 0
     while alg.t < 2_000:
         n, mu = alg.pulls.astype(float), alg.means()
         batch = alg.next_batch()
         if batch is None:
             break
-        if alg.t > 0 and int(batch.arms[0]) != int(np.argmax(mu)):
+        if alg.t > 0:
             b = int(np.argmax(mu))
             m = (n[b] * mu[b] + n * mu) / (n[b] + n)
-            with np.errstate(divide="ignore", invalid="ignore"):  # 0 log 0 = 0 below
-                kl = lambda p, q: (np.where(p > 0, p * np.log(p / q), 0.0)  # noqa: E731
-                                   + np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0))
-                glr = np.where(mu < mu[b], n[b] * kl(mu[b], m) + n * kl(mu, m), 0.0)
+            glr = np.where(mu < mu[b], n[b] * _kl(mu[b], m) + n * _kl(mu, m), 0.0)
             glr[b] = np.inf
-            assert int(batch.arms[0]) == int(np.argmin(glr)), alg.t
-            challengers += 1
+            c = int(np.argmin(glr))
+            d_b, d_c = float(_kl(mu[b], m[c])), float(_kl(mu[c], m[c]))
+            shares[b] += (d_b / (d_b + d_c) if d_b + d_c > 0
+                          else n[c] ** 2 / (n[b] ** 2 + n[c] ** 2))
+            expected = b if leader_pulls[b] <= shares[b] else c
+            leader_pulls[b] += expected == b
+            assert int(batch.arms[0]) == expected, alg.t
+            challengers += expected == c
         alg.observe(batch, env.pull(batch, rng, alg.t).rewards)
     assert challengers > 400
 
