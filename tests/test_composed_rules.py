@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 from scipy.special import zeta
 
+from banditkit.envs.instances import make_instance
 from banditkit.envs.multi_armed import BernoulliBandit, GaussianBandit
+from banditkit.identification import (
+    FrankWolfeSampling,
+    LinearComposedIdentifier,
+    LinearSampling,
+    LinearTrackAndStop,
+)
 from banditkit.identification.k_armed import (
     EBTC,
     KLLUCB,
@@ -239,9 +246,10 @@ def test_new_combinations_are_delta_correct_above_the_lower_bound(name):
     lambda rng: ComposedIdentifier(3, 0.1, sampling=LUCBSampling("hoeffding"),
                                    stopping=LUCBStopping("hoeffding")),
     lambda rng: ComposedIdentifier(3, 0.1, sampling=FrankWolfe()),
-    lambda rng: ComposedIdentifier(3, 0.1, sampling=TopTwo("TS", "KKT", beta="ids",
-                                                           selection="coin"), rng=rng)],
-    ids=["LUCB1", "FW", "TS-KKT-IDS"])
+    lambda rng: ComposedIdentifier(3, 0.1, sampling=TopTwo("TS", "TS", beta="ids",
+                                                           selection="coin"), rng=rng,
+                                   each_arm_first=False)],
+    ids=["LUCB1", "FW", "TTTS-IDS-from-the-prior"])
 def test_new_compositions_keep_the_conformance_kits_promises(build):
     check_algorithm(build, BernoulliBandit(np.array([0.8, 0.3, 0.2])), horizon=150,
                     processes=0, stop_within=5_000)
@@ -267,3 +275,30 @@ def test_impossible_parts_are_refused_before_any_work():
     ]:
         with pytest.raises(ValueError, match=match):
             build()
+
+
+def test_the_linear_identifier_is_its_parts_and_uniform_sampling_stops_correctly():
+    """Linear Track-and-Stop and Frank-Wolfe Sampling are their sampling rules with the GLR
+    stop, bit for bit; round robin with the GLR's proved threshold is δ-correct."""
+    env = make_instance("soare", d=2, omega=0.3)
+    X, Z = env.X, env.Z
+    for registered, composed in [
+        (lambda: LinearTrackAndStop(X, Z, 0.1, tracking="D", lazy_ratio=1.5),
+         lambda: LinearComposedIdentifier(X, Z, 0.1, sampling=LinearSampling(
+             "track-and-stop", tracking="D", lazy_ratio=1.5))),
+        (lambda: FrankWolfeSampling(X, Z, 0.1),
+         lambda: LinearComposedIdentifier(X, Z, 0.1, sampling=LinearSampling("frank-wolfe")))]:
+        a = simulate(registered(), env, seed=3, engine="reference")
+        b = simulate(composed(), env, seed=3)
+        _same(a, b)
+        assert a.stopped and a.n_pulls > 100
+    trials = simulate_trials(lambda e, rng: LinearComposedIdentifier(
+        X, Z, 0.2, sampling=LinearSampling("uniform")), env, n_trials=10, seed=36)
+    assert all(t.stopped and t.recommendation == 0 for t in trials)
+    counts = sum(t.counts for t in trials)
+    assert counts.max() - counts.min() <= 10  # round robin: within one pull a trial
+    with pytest.raises(ValueError, match="rule must be one of"):
+        LinearSampling("lucb")
+    with pytest.raises(ValueError, match="lazy_ratio"):
+        LinearComposedIdentifier(X, Z, 0.1, sampling=LinearSampling("track-and-stop",
+                                                                    lazy_ratio=0.5))

@@ -273,9 +273,12 @@ def ids_share(means: np.ndarray, pulls: np.ndarray, leader: int, challenger: int
     Chernoff information at the empirical proportions, whose partial derivatives are
     d(μ̂_B, m) and d(μ̂_C, m), m = (N_B μ̂_B + N_C μ̂_C)/(N_B + N_C). Gaussian arms (one σ):
     h = N_C²/(N_B² + N_C²), independent of the means; it is also the Bernoulli share's limit as
-    μ̂_C → μ̂_B, used when both divergences vanish. Summed over the challengers, these shares
+    μ̂_C → μ̂_B, used when both divergences vanish; ½ before either arm is pulled (a rule that
+    starts from the prior). Summed over the challengers, these shares
     are 1 exactly at the optimal allocation (the KKT "overall balance" condition)."""
     n_b, n_c = float(pulls[leader]), float(pulls[challenger])
+    if n_b + n_c == 0.0:  # neither pulled yet (TTTS from the prior): no information, ½
+        return 0.5
     gaussian_share = n_c * n_c / (n_b * n_b + n_c * n_c)
     if gaussian:
         return gaussian_share
