@@ -300,7 +300,8 @@ def test_the_linear_identifier_is_its_parts_and_uniform_sampling_stops_correctly
         _same(a, b)
         assert a.stopped and a.n_pulls > 100
     trials = simulate_trials(lambda e, rng: LinearComposedIdentifier(
-        X, Z, 0.2, sampling=LinearSampling("uniform")), env, n_trials=10, seed=36)
+        X, Z, 0.2, sampling=LinearSampling("uniform")), env, n_trials=10, seed=36,
+        horizon=10_000)
     assert all(t.stopped and t.recommendation == 0 for t in trials)
     counts = sum(t.counts for t in trials)
     assert counts.max() - counts.min() <= 10  # round robin: within one pull a trial
