@@ -53,7 +53,14 @@ from banditkit.identification import (
     KArmedTrackAndStop,
     KLRacing,
 )
-from banditkit.identification.k_armed import BestChallengerSampling, TopTwo, Uniform
+from banditkit.identification.k_armed import (
+    EBTC,
+    BestChallengerSampling,
+    FrankWolfe,
+    LUCBSampling,
+    TopTwo,
+    Uniform,
+)
 from banditkit.identification.k_armed.oracle import lower_bound
 from banditkit.identification.k_armed.rules import SamplingRule
 from banditkit.identification.top_two import TopTwoThompson
@@ -103,6 +110,16 @@ ALGORITHMS: dict[str, Callable[..., Algorithm]] = {
     "EB-TCI": _composed(lambda: TopTwo("EB", "TCI")),
     "TS-TC": _composed(lambda: TopTwo("TS", "TC", selection="coin")),
     "uniform": _composed(Uniform),
+    # issue 36 §2, the rest of the parts: KKT challenger, IDS β, Frank-Wolfe, LUCB's sampling
+    # with the Chernoff stop, EB-TCε₀ on its paper's Gaussian threshold (σ = ½)
+    "EB-KKT-IDS": _composed(lambda: TopTwo("EB", "KKT", beta="ids")),
+    "EB-TC-IDS": _composed(lambda: TopTwo("EB", "TC", beta="ids")),
+    "TTTS-IDS": _composed(lambda: TopTwo("TS", "TS", beta="ids", selection="coin"),
+                          first=False),
+    "FW": _composed(FrankWolfe),
+    "LUCB-Chernoff": _composed(LUCBSampling),
+    "EB-TC-gauss": lambda env, rng, *, delta: EBTC(env.n_arms, delta, sigma=0.5,
+                                                   threshold="gaussian"),
 }
 
 

@@ -133,7 +133,7 @@ def test_impossible_compositions_are_refused_before_any_work():
          "recommendation must be"),
         (lambda: ComposedIdentifier(3, 0.1, sampling=Uniform(), each_arm_first=False),
          "each_arm_first=False needs"),
-        (lambda: TopTwo("XX"), "leader must be"), (lambda: TopTwo(challenger="KKT"),
+        (lambda: TopTwo("XX"), "leader must be"), (lambda: TopTwo(challenger="BC"),
                                                    "challenger must be"),
         (lambda: TopTwo(beta=1.0), "beta must be"), (lambda: Tracking("E"), "tracking must be"),
         (lambda: Tracking(lazy_ratio=1.0), "lazy_ratio must be"),

@@ -103,11 +103,12 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
                  "Degenne, Ménard, Shang & Valko, ICML 2020; Russo, Operations Research 2020; "
                  "Garivier & Kaufmann, COLT 2016; Jourdan, Degenne & Kaufmann, 2023; "
                  "Kalyanakrishnan, Tewari, Auer & Stone, ICML 2012; Kaufmann & "
-                 "Kalyanakrishnan, COLT 2013",
+                 "Kalyanakrishnan, COLT 2013; You, Qin, Wang & Yang, COLT 2023",
         "intro": "Identifiers whose sample complexity matches the lower bound as δ → 0: "
                  "linear Track-and-Stop, Frank-Wolfe Sampling, LinGame (GLR stopping), "
                  "top-two Thompson sampling, and for K arms Track-and-Stop, EB-TCε and the "
-                 "LUCB / KL-LUCB baselines.",
+                 "LUCB / KL-LUCB baselines, and identifiers assembled from interchangeable "
+                 "sampling, stopping and recommendation rules.",
         "pages": ["rage.md", "k-armed.md"],
         "modules": ["banditkit.identification.track_and_stop",
                     "banditkit.identification.fw_sampling", "banditkit.identification.lingame",
@@ -116,7 +117,12 @@ FAMILIES: dict[str, dict[str, typing.Any]] = {
                     "banditkit.identification.k_armed.eb_tc",
                     "banditkit.identification.k_armed.lucb",
                     "banditkit.identification.k_armed.racing",
-                    "banditkit.identification.k_armed.composed"],
+                    "banditkit.identification.k_armed.composed",
+                    "banditkit.identification.k_armed.rules",
+                    "banditkit.identification.k_armed.fw_rule",
+                    "banditkit.identification.k_armed.stopping",
+                    "banditkit.identification.k_armed.thresholds",
+                    "banditkit.identification.linear_composed"],
     },
     "replicable-identification": {
         "title": "Replicable best-arm identification (ours)",

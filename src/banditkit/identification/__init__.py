@@ -34,7 +34,8 @@ alias_moved_modules(__name__, MOVED)
 
 __all__ = ["ALBA", "EBTC", "GBAI", "KLLUCB", "LUCB", "P1RAGE", "RAGE", "BestChallenger",
            "ChernoffRacing", "ComposedIdentifier", "FrankWolfeSampling", "KArmedTrackAndStop",
-           "KLRacing", "LinGame", "LinGapE", "LinearTrackAndStop", "MixedPeace",
+           "KLRacing", "LinGame", "LinGapE", "LinearComposedIdentifier", "LinearSampling",
+           "LinearTrackAndStop", "MixedPeace",
            "ODLinBAI", "P1Peace", "Peace", "ReplicableGBAI", "ReplicableRAGE",
            "ReplicableSuccessiveElimination", "TopTwoThompson", "XYAdaptive", "XYOracle",
            "XYStatic"]
@@ -51,6 +52,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".k_armed.racing": ["ChernoffRacing", "KLRacing"],
     ".k_armed.track_and_stop": ["KArmedTrackAndStop"],
     ".lingame": ["LinGame"],
+    ".linear_composed": ["LinearComposedIdentifier", "LinearSampling"],
     ".lingape": ["LinGapE"],
     ".od_linbai": ["ODLinBAI"],
     ".p1": ["P1RAGE", "P1Peace"],
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     from .k_armed.lucb import KLLUCB, LUCB
     from .k_armed.racing import ChernoffRacing, KLRacing
     from .k_armed.track_and_stop import KArmedTrackAndStop
+    from .linear_composed import LinearComposedIdentifier, LinearSampling
     from .lingame import LinGame
     from .lingape import LinGapE
     from .od_linbai import ODLinBAI

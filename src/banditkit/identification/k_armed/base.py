@@ -5,8 +5,9 @@ empirical-best recommendation.
 
 Chernoff stopping: Z(t) = min_{j ≠ î} [n_î d(μ̂_î, m) + n_j d(μ̂_j, m)], m the pooled mean, against
 β(t, δ) = log(2t(K − 1)/δ) (``threshold="theory"``, GK16 Theorem 10, δ-correct for Bernoulli
-arms whatever the sampling rule) or log((log t + 1)/δ) (``"heuristic"``, their Section 6
-experiments; not proved δ-correct). The statistic and the threshold are
+arms whatever the sampling rule), log((log t + 1)/δ) (``"heuristic"``, their Section 6
+experiments; not proved δ-correct) or, for Gaussian arms, Jourdan et al.'s c(t, δ)
+(``"gaussian"``, :mod:`.thresholds`). The statistic and the threshold are
 :func:`~banditkit.identification.top_two.chernoff_scalar` and
 :func:`~banditkit.identification.top_two.stopping_threshold`, the ones top-two Thompson sampling
 stops on.
@@ -18,7 +19,8 @@ import numpy as np
 
 from ...protocol import Algorithm, Batch
 from ...validation import check_positive, check_positive_int, check_probability
-from ..top_two import check_integer_at_least_2, chernoff_scalar, stopping_threshold
+from ..top_two import check_integer_at_least_2, chernoff_scalar
+from .thresholds import chernoff_level
 
 __all__ = ["MODELS", "THRESHOLDS", "KArmedIdentifier"]
 
@@ -89,8 +91,8 @@ class KArmedIdentifier(Algorithm):
         if self.stopping == "chernoff":
             _, self.statistic = chernoff_scalar(self.pulls, self.sums, self.gaussian,
                                                 self.sigma)
-            if self.statistic > stopping_threshold(self.t, self.delta, self.n_arms,
-                                                   self.threshold):
+            if self.statistic > chernoff_level(self.t, self.delta, self.n_arms,
+                                               self.threshold):
                 self._stopped = True
 
     @property

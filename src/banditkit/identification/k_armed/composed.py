@@ -4,11 +4,14 @@ question such as "top-two Thompson sampling's sampling with Track-and-Stop's sto
 new code.
 
 * Sampling: :class:`~.rules.Tracking` (D/C, every round or lazy), :class:`~.rules.TopTwo`
-  (EB/TS leader, TC/TCI/TS challenger, β by tracking or coin), :class:`~.rules.Uniform`.
-* Stopping: the Chernoff GLR of :mod:`.base` (the Bernoulli kl or the Gaussian divergence of
-  the model) above β(t, δ) = log(2t(K − 1)/δ) (``threshold="theory"``, GK16 Theorem 10: δ-correct
-  for Bernoulli arms whatever the sampling rule) or log((log t + 1)/δ) (``"heuristic"``, their
-  Section 6; not proved).
+  (EB/TS leader, TC/TCI/KKT/TS challenger, β fixed or IDS, by tracking or coin),
+  :class:`~.rules.BestChallengerSampling`, :class:`~.rules.LUCBSampling`,
+  :class:`~.fw_rule.FrankWolfe`, :class:`~.rules.Uniform`.
+* Stopping (:mod:`.stopping`): :class:`~.stopping.ChernoffStopping`, the GLR of the model (the
+  Bernoulli kl or the Gaussian divergence) above β(t, δ) = log(2t(K − 1)/δ)
+  (``threshold="theory"``, GK16 Theorem 10: δ-correct for Bernoulli arms whatever the sampling
+  rule), log((log t + 1)/δ) (``"heuristic"``, their Section 6; not proved) or Jourdan et al.'s
+  Gaussian c(t, δ) (``"gaussian"``); or :class:`~.stopping.LUCBStopping`, U_l − L_h < ε.
 * Recommendation: ``"empirical-best"`` (argmax μ̂, ties to the lowest index; every paper's) or
   ``"most-played"`` (argmax N, ties to the lowest index).
 
@@ -20,6 +23,8 @@ registered              composed
 ======================  =====================================================================
 KArmedTrackAndStop      ``Tracking("D" or "C")``
 EBTC                    ``TopTwo("EB", "TC", epsilon0=ε₀, beta=β)``, ``model="gaussian"``
+KLLUCB                  ``LUCBSampling("kl")`` with ``stopping=LUCBStopping("kl")``
+LUCB                    ``LUCBSampling("hoeffding")`` with ``LUCBStopping("hoeffding")``
 TopTwoThompson          ``TopTwo("TS", "TS", selection="coin", beta=β)``, with ``rng`` and
                         ``each_arm_first=False``
 ======================  =====================================================================
@@ -35,6 +40,7 @@ import numpy as np
 from ...protocol import Batch
 from .base import KArmedIdentifier, check_threshold
 from .rules import BestChallengerSampling, SamplingRule
+from .stopping import CHERNOFF_THRESHOLDS, ChernoffStopping, StoppingRule
 
 __all__ = ["RECOMMENDATIONS", "BestChallenger", "ComposedIdentifier"]
 
@@ -52,8 +58,10 @@ class ComposedIdentifier(KArmedIdentifier):
         Confidence δ ∈ (0, 1).
     sampling : SamplingRule
         The sampling rule (a fresh one: the identifier owns its state).
-    threshold : {"theory", "heuristic"}
-        β(t, δ) of the Chernoff stopping rule.
+    threshold : {"theory", "heuristic", "gaussian"}
+        β(t, δ) of the Chernoff stopping rule (when ``stopping`` is not given).
+    stopping : StoppingRule, optional
+        The stopping rule (a fresh one); ``ChernoffStopping(threshold)`` by default.
     recommendation : {"empirical-best", "most-played"}
     model : {"bernoulli", "gaussian"}
         The GLR's (and a Thompson rule's posterior's) model.
@@ -70,14 +78,24 @@ class ComposedIdentifier(KArmedIdentifier):
     """
 
     def __init__(self, n_arms: int, delta: float = 0.05, *, sampling: SamplingRule,
-                 threshold: str = "theory", recommendation: str = "empirical-best",
-                 model: str = "bernoulli", sigma: float = 1.0,
-                 rng: np.random.Generator | None = None, horizon: int | None = None,
-                 each_arm_first: bool = True) -> None:
+                 threshold: str = "theory", stopping: StoppingRule | None = None,
+                 recommendation: str = "empirical-best", model: str = "bernoulli",
+                 sigma: float = 1.0, rng: np.random.Generator | None = None,
+                 horizon: int | None = None, each_arm_first: bool = True) -> None:
+        if stopping is None:
+            stopping = ChernoffStopping(threshold)
+        elif not isinstance(stopping, StoppingRule):
+            raise ValueError(f"stopping must be a StoppingRule (ChernoffStopping, "
+                             f"LUCBStopping), got {type(stopping).__name__}")
+        elif threshold != "theory":
+            raise ValueError("threshold is the default stopping rule's: give it to the "
+                             "stopping rule (ChernoffStopping(threshold=...)) instead")
         super().__init__(n_arms, delta=delta, model=model, sigma=sigma,
-                         threshold=check_threshold(threshold), horizon=horizon)
+                         threshold=check_threshold(threshold, CHERNOFF_THRESHOLDS),
+                         horizon=horizon)
         if not isinstance(sampling, SamplingRule):
-            raise ValueError(f"sampling must be a SamplingRule (Tracking, TopTwo, Uniform), got "
+            raise ValueError(f"sampling must be a SamplingRule (Tracking, TopTwo, "
+                             f"BestChallengerSampling, LUCBSampling, FrankWolfe, Uniform), got "
                              f"{type(sampling).__name__}")
         if recommendation not in RECOMMENDATIONS:
             raise ValueError(f"recommendation must be one of {RECOMMENDATIONS}, got "
@@ -88,7 +106,11 @@ class ComposedIdentifier(KArmedIdentifier):
         if not each_arm_first and sampling.needs_each_arm:
             raise ValueError(f"each_arm_first=False needs a rule that draws from a prior; "
                              f"{type(sampling).__name__} reads every arm's mean")
+        stopping.check(self)
         self.each_arm_first = bool(each_arm_first)
+        self.stopping_rule = stopping
+        self.threshold = stopping.label
+        self.rounds = 0  # batches observed (LUCB's t: 1 after the first batch)
         self.sampling = sampling
         self.recommendation_rule = recommendation
         self.rng = rng
@@ -101,7 +123,22 @@ class ComposedIdentifier(KArmedIdentifier):
         return super()._next_batch()
 
     def _choose(self) -> Batch:
-        return Batch.single(self.sampling.choose(self))
+        arms = self.sampling.choose(self)
+        if isinstance(arms, (int, np.integer)):
+            return Batch.single(int(arms))
+        arms = np.asarray(arms, dtype=np.int64)
+        if self.horizon is not None and self.t + arms.size > self.horizon:
+            # the budget's last pulls: the first arms alone, as simulate cuts a batch at its
+            # horizon (and LUCB's class does)
+            arms = arms[:self.horizon - self.t]
+        return Batch(arms, np.ones(arms.size, dtype=np.int64))
+
+    def _observe(self, batch: Batch, rewards: np.ndarray, costs: np.ndarray | None) -> None:
+        np.add.at(self.pulls, batch.arms, batch.counts)
+        np.add.at(self.sums, batch.arms, rewards)
+        self.rounds += 1
+        if self.stopping_rule.stops(self):
+            self._stopped = True
 
     @property
     def recommendation(self) -> int | None:
@@ -113,7 +150,7 @@ class ComposedIdentifier(KArmedIdentifier):
 
     @property
     def info(self) -> dict:
-        return {**super().info, **self.sampling.info}
+        return {**super().info, **self.sampling.info, **self.stopping_rule.info}
 
 
 class BestChallenger(ComposedIdentifier):

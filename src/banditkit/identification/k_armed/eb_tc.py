@@ -13,9 +13,12 @@ fixed-confidence and beyond", NeurIPS; EB-TC is Jourdan, Degenne, Baudry, de Hei
   B_n if N^{B_n}_{n,B_n} ≤ β T_n(B_n), else C_n; β = 1/2.
 * Stopping: the Chernoff (GLR) rule of :mod:`.base` in the Gaussian model
   (Z = min_j (μ̂_î − μ̂_j)²/(2σ²(1/N_î + 1/N_j))), β(t, δ) = log(2t(K − 1)/δ) by default
-  (``"theory"``: the threshold Garivier & Kaufmann prove for Bernoulli arms, Theorem 10; the
-  Gaussian threshold of Jourdan et al. 2023, built on Kaufmann & Koolen 2021's C_G function, is
-  not implemented) or ``"heuristic"`` log((log t + 1)/δ); recommend the empirical best.
+  (``"theory"``: the threshold Garivier & Kaufmann prove for Bernoulli arms, Theorem 10, kept
+  the default so that runs recorded before stay the same), the paper's own Gaussian threshold
+  c(t, δ) = 2 C_G(½ log((K − 1)/δ)) + 4 log(4 + log(t/2)) (``"gaussian"``, Jourdan et al.
+  2022/2023 with Kaufmann & Koolen 2021's C_G, :mod:`.thresholds`), or ``"heuristic"``
+  log((log t + 1)/δ); recommend the empirical best. The paper's (ε, δ)-stopping with slack ε
+  is its ε = 0 case here (the exact best arm).
 
 ε₀ = 0.1 is our default within the paper's requirement ε₀ > 0 (the value of its experiments
 could not be read here: the search tool gives that paper's first page only). The IDS choice of
@@ -31,6 +34,7 @@ import numpy as np
 
 from ...protocol import Batch
 from .base import KArmedIdentifier, check_threshold
+from .thresholds import CHERNOFF_THRESHOLDS
 
 __all__ = ["EBTC", "tc_challenger"]
 
@@ -59,8 +63,8 @@ class EBTC(KArmedIdentifier):
         Target share of the leader, in (0, 1); 1/2.
     sigma : float
         Known σ of the Gaussian arms (the challenger's scale and the GLR's).
-    threshold : {"theory", "heuristic"}
-        β(t, δ) of the Chernoff stopping rule.
+    threshold : {"theory", "heuristic", "gaussian"}
+        β(t, δ) of the Chernoff stopping rule; ``"gaussian"`` is the paper's own.
     horizon : int, optional
         Budget cap.
 
@@ -76,7 +80,8 @@ class EBTC(KArmedIdentifier):
                  beta: float = 0.5, sigma: float = 1.0, threshold: str = "theory",
                  horizon: int | None = None) -> None:
         super().__init__(n_arms, delta=delta, model="gaussian", sigma=sigma,
-                         threshold=check_threshold(threshold), horizon=horizon)
+                         threshold=check_threshold(threshold, CHERNOFF_THRESHOLDS),
+                         horizon=horizon)
         if not (math.isfinite(epsilon0) and epsilon0 >= 0):
             raise ValueError(f"epsilon0 must be a finite number >= 0, got {epsilon0!r}")
         if not (0 < beta < 1):

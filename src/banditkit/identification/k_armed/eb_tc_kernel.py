@@ -40,6 +40,7 @@ from ..kernel_trial import (
     run_chunks,
 )
 from .eb_tc import EBTC
+from .thresholds import CHERNOFF_THRESHOLDS, gaussian_threshold_constant
 
 __all__ = ["ebtc_engine", "ebtc_steps", "kernel_eligible", "run_ebtc"]
 
@@ -51,12 +52,13 @@ _chernoff = njit_with(top_two.chernoff_scalar, _kl=_kl)
 @njit
 def ebtc_steps(noise: np.random.Generator, gaussian_env: bool, means: np.ndarray,
                thresholds: np.ndarray, below: np.ndarray, noise_sigma: float, t: int, cap: int,
-               epsilon0: float, beta: float, sigma: float, heuristic: bool, delta: float,
+               epsilon0: float, beta: float, sigma: float, kind: int, c_g2: float, delta: float,
                pulls: np.ndarray, sums: np.ndarray, leader_rounds: np.ndarray,
                leader_pulls: np.ndarray, out: np.ndarray) -> tuple[int, int, int, float]:
     """EB-TC's batches from pull count ``t`` (0: the first batch, every arm once) until the
     stopping rule fires, ``t`` reaches ``cap`` or ``out`` is full: returns (why, t, arms
-    written, the last statistic)."""
+    written, the last statistic). ``kind``: 0 the "theory" threshold, 1 "heuristic", 2
+    "gaussian" (``c_g2`` its constant part, :func:`~.thresholds.gaussian_threshold_constant`)."""
     K = pulls.shape[0]
     n_out = 0
     stat = math.nan
@@ -100,8 +102,10 @@ def ebtc_steps(noise: np.random.Generator, gaussian_env: bool, means: np.ndarray
             n_out += 1
             t += 1
         _, stat = _chernoff(pulls, sums, True, sigma)
-        if heuristic:
+        if kind == 1:
             level = math.log((math.log(max(t, 1)) + 1.0) / delta)
+        elif kind == 2:
+            level = c_g2 + 4.0 * math.log(4.0 + math.log(max(t, 1) / 2.0))
         else:
             level = math.log(2.0 * t * max(K - 1, 1) / delta)
         if stat > level:
@@ -140,9 +144,11 @@ def run_ebtc(alg: EBTC, env: Environment, *, horizon: int | None = None, seed: S
     cap = run_cap(horizon, alg.horizon)
     out = np.empty(CHUNK, dtype=np.int64)
     pulls = alg.pulls.astype(np.float64)  # exact counts as floats, as the class divides them
+    kind = CHERNOFF_THRESHOLDS.index(alg.threshold)
+    c_g2 = gaussian_threshold_constant(alg.delta, alg.n_arms) if kind == 2 else 0.0
     steps, stat, stopped = run_chunks(lambda t: ebtc_steps(
         rng, gaussian_env, means, thresholds, below, noise_sigma, t, cap, alg.epsilon0,
-        alg.beta, alg.sigma, alg.threshold == "heuristic", alg.delta, pulls, alg.sums,
+        alg.beta, alg.sigma, kind, c_g2, alg.delta, pulls, alg.sums,
         alg.leader_rounds, alg.leader_pulls, out), out)
     alg.pulls[:] = pulls.astype(np.int64)
     alg.statistic, alg._stopped = stat, stopped
