@@ -650,8 +650,8 @@ class Experiment:
 
     # -- what it knows -------------------------------------------------------------------------
     def status(self, intervals: str = "anytime", alpha: float = 0.05,
-               count: str = "resolved", verdicts: Mapping[str, Any] | None = None
-               ) -> ExperimentStatus:
+               count: str = "resolved", verdicts: Mapping[str, Any] | None = None,
+               look: int | None = None) -> ExperimentStatus:
         """Per-arm counts, means, intervals, differences to the control, warnings, and where the
         algorithm stands.
 
@@ -682,6 +682,11 @@ class Experiment:
             default's plug-in sums were accumulated at the stored ``tune_n``: another
             ``tune_n`` here changes the other sequences' tuning, not the exact default's
             (shown at its stored ``tune_n``).
+        look : int, optional
+            With a plan of looks declared at create (``verdicts={"looks": K, "look_every":
+            E}``), the planned look ``planned`` shows (default: the latest complete one, look
+            k being the first k·E units assigned); refused beyond the plan or before the look
+            is complete (:mod:`banditkit.live.readout.looks`).
 
         Notes
         -----
@@ -689,7 +694,7 @@ class Experiment:
         window closed (:mod:`banditkit.live.outcomes.window`); read-only, it says how many
         await the next call that writes.
         """
-        args = check_status(intervals, alpha, count, verdicts, self.verdict_spec)
+        args = check_status(intervals, alpha, count, verdicts, self.verdict_spec, look)
         with self._transaction() as conn:
             if not self.readonly and self._outcomes.resolve(conn):
                 self._outcomes.plugin_catch_up(conn)  # the window's rule moved some prefixes
