@@ -113,26 +113,23 @@ def _independent_look(units, names, control, k, every, bound):
             for a, (n, m, v) in out.items() if a != names[control]}
 
 
-def test_status_shows_the_latest_complete_planned_look_in_every_form(tmp_path, capsys):
+def test_status_shows_the_latest_complete_planned_look_in_every_form(where, capsys):
     """Through Experiment under adaptive allocation (BatchedThompson): status shows look k on
     the first k·look_every units assigned (corrections counted, a look with a unit still
     waiting not yet shown), as an independent recomputation from units() gives it; the CLI's
     text and JSON and the page show it; a look beyond the plan or not complete is refused by
-    name, and units beyond the plan are warned about."""
+    name, and units beyond the plan are warned about. On SQLite and PostgreSQL."""
     import json
 
-    from banditkit import Experiment
     from banditkit.cli import main
     from banditkit.service.page import render_page
 
-    path = tmp_path / "looks.sqlite"
     names = ["control", "a", "b"]
     rng = np.random.default_rng(11)
-    with Experiment.create(path, algorithm="BatchedThompson", arms=names, seed=3,
-                           horizon=900, reward_type="binary",
-                           params={"batch_size": 300, "draws": 100, "control_floor": 0.2},
-                           verdicts={"looks": 3, "look_every": 300,
-                                     "spending": "pocock"}) as exp:
+    with where.create(algorithm="BatchedThompson", arms=names, seed=3,
+                      horizon=900, reward_type="binary",
+                      params={"batch_size": 300, "draws": 100, "control_floor": 0.2},
+                      verdicts={"looks": 3, "look_every": 300, "spending": "pocock"}) as exp:
         assert exp.status().planned.look == 0
         truth = np.array([0.1, 0.35, 0.1])
         got = exp.assign(300)
@@ -177,12 +174,14 @@ def test_status_shows_the_latest_complete_planned_look_in_every_form(tmp_path, c
         last = exp.status()
         assert last.planned.look == 3 and not last.planned.beyond  # 900 units: the plan's end
         assert not any("plan ended" in w for w in last.warnings)
-    assert main(["experiment", "status", str(path), "--json", "--look", "2"]) == 0
+    cli = ["experiment", "status", where.target] + (
+        [] if where.name is None else ["--name", where.name])
+    assert main([*cli, "--json", "--look", "2"]) == 0
     shown = json.loads(capsys.readouterr().out)["planned"]
     assert shown["look"] == 2 and [r["arm"] for r in shown["arms"]] == ["a", "b"]
-    assert main(["experiment", "status", str(path)]) == 0
+    assert main(cli) == 0
     assert "look 3 of 3 (the first 900 units" in capsys.readouterr().out
-    assert main(["experiment", "status", str(path), "--look", "4"]) != 0
+    assert main([*cli, "--look", "4"]) != 0
     assert "look 4 is beyond the plan of 3 looks" in capsys.readouterr().err
 
 
