@@ -218,17 +218,17 @@ def test_planned_looks_are_declared_whole_and_refused_where_they_cannot_hold(tmp
 
 def test_planned_verdicts_through_experiment_under_adaptive_allocation_are_rarely_false(
         tmp_path):
-    """40 null experiments (three arms at 0.3) through Experiment, BatchedThompson with a
+    """30 null experiments (three arms at 0.3) through Experiment, BatchedThompson with a
     control floor of 0.2 shifting units to the arms that lead by chance, five planned looks of
     200 units, status read after every 100 units (twice per look: reading more often is not
     looking more often): a run errs when any planned verdict at any look is not undecided.
-    At α = 0.05 at most 5 of 40 (P(more) ≈ 0.014 at 5%; naive 1.96 at each look errs in about
-    a quarter of runs)."""
+    At α = 0.05 at most 4 of 30 (P(more) ≈ 0.016 at 5%; the fixed-n 1.96 at each look errs in
+    about a quarter of runs). The longer run: ``benchmarks/bench_readout.py looks``."""
     from banditkit import Experiment
     from banditkit.rng import stream
 
     errs = 0
-    for r in range(40):
+    for r in range(30):
         noise = stream(37, "planned-null", r)
         with Experiment.create(tmp_path / f"n{r}.sqlite", algorithm="BatchedThompson",
                                arms=["c", "a", "b"], seed=r, horizon=1000,
@@ -241,4 +241,4 @@ def test_planned_verdicts_through_experiment_under_adaptive_allocation_are_rarel
                 exp.record(got["unit"], (noise.random(len(got)) < 0.3) * 1.0)
                 wrong |= bool((exp.status().planned.arms["verdict"] != "undecided").any())
         errs += wrong
-    assert errs <= 5
+    assert errs <= 4

@@ -112,6 +112,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "--look-every units assigned (status shows the latest complete one)")
     create.add_argument("--look-every", type=int, default=None, metavar="UNITS",
                         help="units assigned (every arm) between two planned looks")
+    create.add_argument("--segment", action="append", default=None, metavar="LABEL",
+                        help="a segment label units may carry (repeat for each; status "
+                        "--family then compares the arms in each segment)")
     create.add_argument("--spending", choices=("obrien-fleming", "pocock"), default=None,
                         help="the plan's alpha-spending function (default obrien-fleming)")
 
@@ -214,8 +217,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with planned looks declared at create, show planned look K "
                         "(default: the latest complete one)")
     status.add_argument("--family", action="store_true",
-                        help="also the metric family: the reward (primary) and the guardrails' "
-                             "metrics, Holm across all of them (banditkit.live.readout.family)")
+                        help="also the metric family: the reward (primary), the guardrails' "
+                             "metrics and the reward in each declared segment, Holm across all "
+                             "of them (banditkit.live.readout.family)")
     pause = actions.add_parser("pause", help="pause by hand: assign hands out nothing until "
                                "resume")
     pause.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
@@ -299,7 +303,8 @@ def _create(args: argparse.Namespace) -> int:
                                                         ("ratio", args.ratio),
                                                         ("looks", args.looks),
                                                         ("look_every", args.look_every),
-                                                        ("spending", args.spending))
+                                                        ("spending", args.spending),
+                                                        ("segments", args.segment))
                                     if v is not None}
                            ) as exp:
         print(f"created {_label(exp)} ({args.algorithm}, {len(exp.arm_names)} arms)")

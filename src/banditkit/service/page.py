@@ -205,8 +205,9 @@ def _planned_table(status: Any) -> str:
 
 def _family_table(experiment: Any) -> str:
     """The metric family (the reward and the guardrails' metrics, Holm across them), on a page
-    of an experiment with guardrails (:mod:`banditkit.live.readout.family`)."""
-    if not experiment.guardrails:
+    of an experiment with guardrails or declared segments
+    (:mod:`banditkit.live.readout.family`)."""
+    if not experiment.guardrails and experiment.verdict_spec.segments is None:
         return ""
     family = experiment.family()
     head = "".join(f"<th>{_e(c)}</th>" for c in family.columns)

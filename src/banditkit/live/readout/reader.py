@@ -43,6 +43,7 @@ from .guard import Guard
 from .leader import leader
 from .looks import check_look, planned_look
 from .quantiles import quantile_frame
+from .segments import segment_sums
 from .statistics import arm_table, check_alpha, check_intervals, describe, missing_outcome_warnings
 from .status import ExperimentStatus
 from .sums import ArmSums
@@ -94,7 +95,7 @@ def check_status(intervals: object, alpha: object, count: object, verdicts: obje
                               {**{k: v for k, v in spec.as_json().items()
                                   if k in ("tune_n", "control_share", "margin", "cuped",
                                            "ratio", "winsorize", "looks", "look_every",
-                                           "spending")},
+                                           "spending", "segments")},
                                **dict(verdicts)}
                               if isinstance(verdicts, Mapping) else verdicts, None)
         if spec.sequence == "exact":  # the plug-in's sums were tuned at create
@@ -249,9 +250,13 @@ class Readout:
         """``Experiment.family`` in the caller's transaction (``alpha`` checked): the reward
         and the guardrails' metrics as one family (:mod:`.family`)."""
         d = self._def
-        prefix = self._outcomes.counted_prefix(conn, self._corrected(conn))
+        corrected = self._corrected(conn)
+        prefix = self._outcomes.counted_prefix(conn, corrected)
+        spec = self._outcomes.verdict_spec
+        segments = (None if spec.segments is None
+                    else segment_sums(conn, prefix.cursor, spec.segments, corrected))
         return experiment_family(d.arm_names, d.control_index, prefix, d.guardrails, alpha,
-                                 self._outcomes.verdict_spec.tune_n)
+                                 spec.tune_n, segments)
 
     def quantiles(self, conn: Connection, p: float, alpha: float) -> pd.DataFrame:
         """``Experiment.quantiles`` in the caller's transaction (arguments checked): each arm's

@@ -63,6 +63,11 @@ create independently of the algorithm, and which confidence sequence decides.
     ``"pocock"``). ``status`` then also shows the latest complete planned look's repeated
     intervals and verdicts on the plain means of the reward (two-sided: not with
     ``alternative="greater"``, ``cuped``, ``ratio`` or ``winsorize``).
+``segments``
+    The segment labels a unit may carry (``assign(..., segments=)``: a country, a platform,
+    known before the treatment), 1 to 50 distinct non-empty strings of at most 60 characters,
+    declared at create so that the metric family (:mod:`banditkit.live.readout.family`) is
+    stated before any data: ``Experiment.family()`` then adds the reward in each segment.
 :func:`check_verdicts` refuses, naming the parameter and the rule, what cannot be true.
 """
 
@@ -79,15 +84,15 @@ from ..errors import ExperimentError
 from ..inputs import check_summable
 from .planned_looks import SPENDING
 
-__all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_unit_values", "check_verdicts",
-           "spec_from_meta"]
+__all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_unit_segments",
+           "check_unit_values", "check_verdicts", "spec_from_meta"]
 
 REWARD_TYPES = ("binary", "bounded", "continuous")
 SEQUENCES = ("exact", "mixture", "asymptotic", "msprt")
 #: The exact sequences (bounded rewards; valid for every n).
 EXACT = ("exact", "mixture")
 _KEYS = ("sequence", "tune_n", "tau", "control_share", "alternative", "margin", "winsorize",
-         "cuped", "ratio", "looks", "look_every", "spending")
+         "cuped", "ratio", "looks", "look_every", "spending", "segments")
 ALTERNATIVES = ("two-sided", "greater")
 
 
@@ -109,6 +114,7 @@ class VerdictSpec:
     looks: int | None = None
     look_every: int | None = None
     spending: str | None = None
+    segments: tuple[str, ...] | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -116,6 +122,10 @@ class VerdictSpec:
         if self.looks is None:  # no plan: stored as before planned looks existed
             for key in ("looks", "look_every", "spending"):
                 del out[key]
+        if self.segments is None:  # none declared: stored as before segments existed
+            del out["segments"]
+        else:
+            out["segments"] = list(self.segments)
         return out
 
     def describe(self) -> str:
@@ -170,7 +180,8 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     winsorize, cuped, ratio = _check_adjustments(verdicts, sequence)
     looks, look_every, spending = _check_plan(verdicts, alternative, winsorize, cuped, ratio)
     return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share, alternative,
-                       margin, winsorize, cuped, ratio, looks, look_every, spending)
+                       margin, winsorize, cuped, ratio, looks, look_every, spending,
+                       _check_segments(verdicts.get("segments")))
 
 
 def _check_rewards(reward_type: object, reward_range: object,
@@ -318,6 +329,20 @@ def _check_plan(verdicts: Mapping[str, Any], alternative: str, winsorize: float 
     return int(verdicts["looks"]), int(verdicts["look_every"]), str(spending)
 
 
+def _check_segments(segments: object) -> tuple[str, ...] | None:
+    """The declared segment labels: 1 to 50 distinct non-empty strings of at most 60
+    characters."""
+    if segments is None:
+        return None
+    if not isinstance(segments, (list, tuple)) or not 1 <= len(segments) <= 50 or any(
+            not isinstance(s, str) or not 1 <= len(s) <= 60 for s in segments) \
+            or len(set(segments)) != len(segments):
+        raise ExperimentError(f"verdicts['segments'] must be a list of 1 to 50 distinct "
+                              f"non-empty strings of at most 60 characters (the segment "
+                              f"labels units may carry), got {segments!r}")
+    return tuple(segments)
+
+
 def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float] | None
                    ) -> VerdictSpec:
     """The stored spec; files written before it existed: the algorithm's range, exact."""
@@ -333,7 +358,9 @@ def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float]
                        None if stored.get("winsorize") is None
                        else float(stored["winsorize"]), bool(stored.get("cuped", False)),
                        bool(stored.get("ratio", False)), stored.get("looks"),
-                       stored.get("look_every"), stored.get("spending"))
+                       stored.get("look_every"), stored.get("spending"),
+                       None if stored.get("segments") is None
+                       else tuple(stored["segments"]))
 
 
 def check_unit_values(spec: VerdictSpec, name: str, values: object, n_units: int,
@@ -372,3 +399,24 @@ def check_unit_values(spec: VerdictSpec, name: str, values: object, n_units: int
                               f"{array[bad[0]]}")
     check_summable(name, array)
     return array
+
+
+def check_unit_segments(spec: VerdictSpec, segments: object, n_units: int
+                        ) -> list[str] | None:
+    """``assign(segments=...)``: one declared label per unit (``verdicts['segments']`` at
+    create), or ``None``."""
+    if segments is None:
+        return None
+    if spec.segments is None:
+        raise ExperimentError("segments: this experiment declared no segments (create it with "
+                              "verdicts={'segments': [labels]})")
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, (list, tuple,
+                                                                        np.ndarray)) \
+            or len(segments) != n_units:
+        raise ExperimentError(f"segments must be a list of labels, one per unit ({n_units})")
+    declared = set(spec.segments)
+    for i, label in enumerate(segments):
+        if not isinstance(label, str) or label not in declared:
+            raise ExperimentError(f"segments: label {i} is {label!r}, not one of the declared "
+                                  f"segments {list(spec.segments)}")
+    return [str(label) for label in segments]
