@@ -4,6 +4,8 @@ bias, and side-by-side numbers with statsmodels / gbstats on identical data.
     .venv/bin/python benchmarks/bench_readout.py widths [--runs 40] [--seed 0]
     .venv/bin/python benchmarks/bench_readout.py plan [--runs 300] [--seed 0]
     /tmp/venv/bin/python benchmarks/bench_readout.py compare [--seed 0]
+    .venv/bin/python benchmarks/bench_readout.py looks [--runs 200] [--seed 0]
+    .venv/bin/python benchmarks/bench_readout.py segments [--runs 200] [--seed 0]
 
 **widths**: the exact default's difference width ÷ the fixed-n (Newcombe) width at 20,000 units
 per arm, through :func:`banditkit.live.readout.statistics.compare` with the plug-in's sums from each
@@ -23,6 +25,14 @@ lift against gbstats' delta-method relative interval (frequentist, fixed-n) — 
 anytime-valid, so it should be wider, by the factor reported —, its Bayesian summaries against
 gbstats' chance to win and risk, and its group-sequential bounds against the published
 Lan-DeMets Pocock values. Only what computes the same thing is compared for equality.
+
+**looks** and **segments**: null experiments through :class:`banditkit.Experiment` under adaptive
+allocation (BatchedThompson, control floor 0.2, three arms), the longer runs of the fast tests
+in ``tests/test_planned_looks.py`` and ``tests/test_segments.py``: the share of runs with a
+verdict anywhere at any look — for ``looks`` the planned looks' verdicts (five looks of 200
+units, status read every 100) beside the fixed-n 1.96 at each look on the same data; for
+``segments`` the family's Holm verdicts (overall and three segments at base rates 0.05, 0.2,
+0.5; four looks of 400 units, sequences tuned at 150) beside the raw anytime p-values ≤ α.
 
 Numbers on a shared, loaded machine; seeded (numpy ``default_rng``); timings not reported.
 """
@@ -111,6 +121,72 @@ def plan_check(runs: int, seed: int, p: float = 0.05, mde: float = 0.0075,
             "plan_over_independent": float(predicted.expected_units / u.mean())}
 
 
+def _null_runs(runs: int, seed: int, verdicts: dict, looks: int, units: int, look,
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Per null run (three arms, BatchedThompson), whether ``look(exp, rng)`` (assigning and
+    recording one look's units, returning two flags: the shipped verdicts', the comparison's)
+    ever flagged: two boolean arrays over the runs."""
+    import tempfile
+    from pathlib import Path
+
+    from banditkit import Experiment
+    from banditkit.rng import stream
+
+    flags = np.zeros((runs, 2), dtype=bool)
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(runs):
+            rng = stream(seed, "bench-readout-null", r)
+            with Experiment.create(Path(tmp) / f"{r}.sqlite", algorithm="BatchedThompson",
+                                   arms=["c", "a", "b"], seed=r, horizon=looks * units,
+                                   reward_type="binary", verdicts=verdicts,
+                                   params={"batch_size": units, "draws": 100,
+                                           "control_floor": 0.2}) as exp:
+                for _ in range(looks):
+                    flags[r] |= look(exp, rng)
+            (Path(tmp) / f"{r}.sqlite").unlink()
+    return flags[:, 0], flags[:, 1]
+
+
+def looks_null(runs: int, seed: int) -> dict:
+    """Planned looks' false verdicts (module docstring)."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - 0.05 / 4)  # fixed-n, Bonferroni over the two differences
+
+    def look(exp, rng) -> np.ndarray:
+        out = np.zeros(2, dtype=bool)
+        for _ in range(2):
+            got = exp.assign(100)
+            exp.record(got["unit"], (rng.random(len(got)) < 0.3) * 1.0)
+            a = exp.status().planned.arms
+            if len(a):
+                se = (a["diff_high"] - a["diff"]) / exp.status().planned.bound
+                out |= [(a["verdict"] != "undecided").any(),
+                        (np.abs(a["diff"]) > z * se).any()]
+        return out
+
+    planned, naive = _null_runs(runs, seed, {"looks": 5, "look_every": 200}, 5, 200, look)
+    return {"runs": runs, "seed": seed, "planned_false": int(planned.sum()),
+            "fixed_n_each_look_false": int(naive.sum())}
+
+
+def segments_null(runs: int, seed: int) -> dict:
+    """The family's false verdicts across segments (module docstring)."""
+    labels, base = np.array(["low", "mid", "high"]), np.array([0.05, 0.2, 0.5])
+
+    def look(exp, rng) -> np.ndarray:
+        seg = rng.integers(0, 3, 400)
+        got = exp.assign(400, segments=labels[seg].tolist())
+        exp.record(got["unit"], (rng.random(400) < base[seg]) * 1.0)
+        frame = exp.family()
+        return np.array([(frame["verdict"] != "undecided").any(), (frame["p"] <= 0.05).any()])
+
+    holm, raw = _null_runs(runs, seed, {"segments": labels.tolist(), "sequence": "asymptotic",
+                                        "tune_n": 150}, 4, 400, look)
+    return {"runs": runs, "seed": seed, "family_size": 8, "holm_false": int(holm.sum()),
+            "raw_p_false": int(raw.sum())}
+
+
 def compare_all(seed: int) -> dict:
     """Side by side on one seeded data set (module docstring): statsmodels and gbstats are
     imported here only (``compare`` runs in a throwaway venv that has them)."""
@@ -181,7 +257,7 @@ def compare_all(seed: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["widths", "plan", "compare"])
+    parser.add_argument("what", choices=["widths", "plan", "compare", "looks", "segments"])
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -189,6 +265,10 @@ def main() -> None:
         result = widths(args.runs or 40, args.seed)
     elif args.what == "plan":
         result = plan_check(args.runs or 300, args.seed)
+    elif args.what == "looks":
+        result = looks_null(args.runs or 200, args.seed)
+    elif args.what == "segments":
+        result = segments_null(args.runs or 200, args.seed)
     else:
         result = compare_all(args.seed)
     print(json.dumps(result, indent=1))
