@@ -4,6 +4,8 @@ bias, and side-by-side numbers with statsmodels / gbstats on identical data.
     .venv/bin/python benchmarks/bench_readout.py widths [--runs 40] [--seed 0]
     .venv/bin/python benchmarks/bench_readout.py plan [--runs 300] [--seed 0]
     /tmp/venv/bin/python benchmarks/bench_readout.py compare [--seed 0]
+    .venv/bin/python benchmarks/bench_readout.py attribution [--runs 40] [--seed 0]
+    .venv/bin/python benchmarks/bench_readout.py plan-live [--runs 200] [--seed 0]
     .venv/bin/python benchmarks/bench_readout.py looks [--runs 200] [--seed 0]
     .venv/bin/python benchmarks/bench_readout.py segments [--runs 200] [--seed 0]
 
@@ -12,10 +14,20 @@ per arm, through :func:`banditkit.live.readout.statistics.compare` with the plug
 arm's 0/1 rewards in order (what status computes), ``tune_n`` 10,000, for base rates 0.01,
 0.02, 0.05, 0.10, 0.20, 0.30, 0.50 with a 15% relative lift on the treatment; median over runs.
 
+**attribution**: where the widths' excess over 1.6 goes, on the same data as ``widths``: the
+difference's width with the control's mean known (the nuisance term gone: an attribution, not a
+valid interval), and with each arm's λ tuned on both arms' variances (``k = 1 + σ_c²/σ_a²``
+from the *true* variances: what a λ common to the pair would reach, not a predictable one).
+
 **plan**: :func:`banditkit.live.readout.plan.plan` on 0.05 vs 0.0575 (a look every 1,000
 units per arm)
 against an independent simulation of the same scenario written run by run (its own reward
 stream per run, each arm's plug-in sums from its rewards, ``compare`` at each look).
+
+**plan-live**: the same scenario through :class:`banditkit.Experiment` (``FixedAllocation``,
+batches of 2,000 split exactly, 0/1 rewards drawn per unit, ``status()`` after each batch,
+stopping at the first ``better``): what a user running the experiment would see, against
+``plan()``.
 
 **compare** (needs statsmodels and gbstats, which are not dependencies of banditkit: install
 them into a throwaway venv, e.g. ``python -m venv /tmp/venv && /tmp/venv/bin/pip install -e .
@@ -89,6 +101,48 @@ def widths(runs: int, seed: int, n: int = 20_000, lift: float = 0.15) -> dict:
             "width_over_fixed_n": out}
 
 
+def attribution(runs: int, seed: int, n: int = 20_000, lift: float = 0.15) -> dict:
+    """The widths' excess split (module docstring): current, nuisance known, shared λ."""
+    from banditkit.live.readout.plugin import (
+        PluginSums,
+        plugin_difference,
+        plugin_level,
+        plugin_sequence,
+    )
+
+    spec = check_verdicts("binary", None, {"tune_n": 10_000}, None)
+    tuning = PluginTuning.of(spec, 2)
+    level, a_diff = plugin_level(2), 0.05 * (1 - spec.control_share)
+    out = {}
+    for p in BASE_RATES:
+        rng = np.random.default_rng([seed, int(p * 1000)])
+        means = np.array([p, min(p * (1 + lift), 0.99)])
+        x = (rng.random((runs, 2, n)) < means[None, :, None]).astype(float)
+        N, S = np.full((runs, 2), float(n)), x.sum(-1)
+        sums = ArmSums(N, N, S, S, np.ones((runs, 2), bool), plugin=_plugin_sums(x, tuning))
+        fixed = compare(sums, (0.0, 1.0), intervals="fixed", alpha=0.05, control=0, spec=spec)
+        exact = compare(sums, (0.0, 1.0), intervals="anytime", alpha=0.05, control=0,
+                        spec=spec)
+        fw = (fixed.diff_high - fixed.diff_low)[:, 1]
+        known = np.full(runs, means[0])
+        low, high = plugin_difference(N, PluginSums.from_array(sums.plugin), 0, known, known,
+                                      a_diff)
+        v = means * (1 - means)
+        terms = [[t.sum(-1) for t in plugin_terms(x[:, a], n_tune=10_000, level=level,
+                                                  k=1 + v[1 - a] / v[a])] for a in range(2)]
+        shared = PluginSums(*(np.stack([terms[0][j], terms[1][j]], -1) for j in range(4)))
+        c_low, c_high = plugin_sequence(N[:, 0], PluginSums(*(t[:, 0] for t in (
+            shared.lam, shared.lam_x, shared.pen_low, shared.pen_high))),
+            0.05 * spec.control_share)
+        s_low, s_high = plugin_difference(N, shared, 0, c_low, c_high, a_diff)
+        out[str(p)] = {name: round(float(np.median(w / fw)), 4) for name, w in (
+            ("current", (exact.diff_high - exact.diff_low)[:, 1]),
+            ("control_mean_known", (high - low)[:, 1]),
+            ("shared_lambda_true_variances", (s_high - s_low)[:, 1]))}
+    return {"runs": runs, "seed": seed, "units_per_arm": n, "relative_lift": lift,
+            "width_over_fixed_n": out}
+
+
 def plan_check(runs: int, seed: int, p: float = 0.05, mde: float = 0.0075,
                step: int = 1000) -> dict:
     """The planner against an independent run-by-run simulation of its scenario."""
@@ -133,7 +187,8 @@ def _null_runs(runs: int, seed: int, verdicts: dict, looks: int, units: int, loo
     from banditkit.rng import stream
 
     flags = np.zeros((runs, 2), dtype=bool)
-    with tempfile.TemporaryDirectory() as tmp:
+    where = "/dev/shm" if Path("/dev/shm").is_dir() else None  # no fsync per call
+    with tempfile.TemporaryDirectory(dir=where) as tmp:
         for r in range(runs):
             rng = stream(seed, "bench-readout-null", r)
             with Experiment.create(Path(tmp) / f"{r}.sqlite", algorithm="BatchedThompson",
@@ -185,6 +240,46 @@ def segments_null(runs: int, seed: int) -> dict:
                                         "tune_n": 150}, 4, 400, look)
     return {"runs": runs, "seed": seed, "family_size": 8, "holm_false": int(holm.sum()),
             "raw_p_false": int(raw.sum())}
+
+
+def plan_live(runs: int, seed: int, p: float = 0.05, mde: float = 0.0075,
+              step: int = 1000) -> dict:
+    """The planner against its scenario run through Experiment (module docstring)."""
+    import tempfile
+    from pathlib import Path
+
+    from banditkit import Experiment
+    from banditkit.live.readout.plan import plan
+
+    predicted = plan(base_rate=p, mde=mde, daily_units=2 * step, runs=2000, seed=seed)
+    cap = int(20 * predicted.fixed_n_units) + step
+    units = []
+    # in memory where the machine has it: a commit per call is what a run costs on disk
+    where = "/dev/shm" if Path("/dev/shm").is_dir() else None
+    with tempfile.TemporaryDirectory(dir=where) as tmp:
+        for r in range(runs):
+            rng = np.random.default_rng([seed, 11, r])
+            path = Path(tmp) / f"{r}.sqlite"
+            with Experiment.create(path, algorithm="FixedAllocation",
+                                   arms=["control", "treatment"], seed=r,
+                                   reward_type="binary",
+                                   params={"batch_size": 2 * step}) as exp:
+                n = 0
+                while n < cap:
+                    got = exp.assign(2 * step)
+                    rate = np.where(got["arm_index"].to_numpy() == 1, p + mde, p)
+                    exp.record(got["unit"], (rng.random(len(got)) < rate) * 1.0)
+                    n += step
+                    if exp.status().arms.loc["treatment", "verdict"] == "better":
+                        break
+            units.append(n)
+            path.unlink()
+    u = np.array(units, dtype=float)
+    return {"runs": runs, "seed": seed, "experiment_mean": float(u.mean()),
+            "experiment_se": float(u.std(ddof=1) / np.sqrt(runs)),
+            "plan_expected": predicted.expected_units,
+            "plan_expected_se": getattr(predicted, "expected_units_se", None),
+            "plan_over_experiment": float(predicted.expected_units / u.mean())}
 
 
 def compare_all(seed: int) -> dict:
@@ -257,7 +352,8 @@ def compare_all(seed: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["widths", "plan", "compare", "looks", "segments"])
+    parser.add_argument("what", choices=["widths", "attribution", "plan", "plan-live", "compare",
+                                           "looks", "segments"])
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -265,6 +361,10 @@ def main() -> None:
         result = widths(args.runs or 40, args.seed)
     elif args.what == "plan":
         result = plan_check(args.runs or 300, args.seed)
+    elif args.what == "attribution":
+        result = attribution(args.runs or 40, args.seed)
+    elif args.what == "plan-live":
+        result = plan_live(args.runs or 200, args.seed)
     elif args.what == "looks":
         result = looks_null(args.runs or 200, args.seed)
     elif args.what == "segments":
