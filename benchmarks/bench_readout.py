@@ -6,7 +6,7 @@ bias, and side-by-side numbers with statsmodels / gbstats on identical data.
     /tmp/venv/bin/python benchmarks/bench_readout.py compare [--seed 0]
     .venv/bin/python benchmarks/bench_readout.py attribution [--runs 40] [--seed 0]
     .venv/bin/python benchmarks/bench_readout.py plan-live [--runs 200] [--seed 0]
-    .venv/bin/python benchmarks/bench_readout.py looks [--runs 200] [--seed 0]
+    .venv/bin/python benchmarks/bench_readout.py looks [--runs 200] [--seed 0] [--look-every 200]
     .venv/bin/python benchmarks/bench_readout.py segments [--runs 200] [--seed 0]
 
 **widths**: the exact default's difference width ÷ the fixed-n (Newcombe) width at 20,000 units
@@ -202,8 +202,8 @@ def _null_runs(runs: int, seed: int, verdicts: dict, looks: int, units: int, loo
     return flags[:, 0], flags[:, 1]
 
 
-def looks_null(runs: int, seed: int) -> dict:
-    """Planned looks' false verdicts (module docstring)."""
+def looks_null(runs: int, seed: int, look_every: int = 200) -> dict:
+    """Planned looks' false verdicts (module docstring); ``look_every`` units a look."""
     from statistics import NormalDist
 
     z = NormalDist().inv_cdf(1 - 0.05 / 4)  # fixed-n, Bonferroni over the two differences
@@ -211,7 +211,7 @@ def looks_null(runs: int, seed: int) -> dict:
     def look(exp, rng) -> np.ndarray:
         out = np.zeros(2, dtype=bool)
         for _ in range(2):
-            got = exp.assign(100)
+            got = exp.assign(look_every // 2)
             exp.record(got["unit"], (rng.random(len(got)) < 0.3) * 1.0)
             a = exp.status().planned.arms
             if len(a):
@@ -220,8 +220,10 @@ def looks_null(runs: int, seed: int) -> dict:
                         (np.abs(a["diff"]) > z * se).any()]
         return out
 
-    planned, naive = _null_runs(runs, seed, {"looks": 5, "look_every": 200}, 5, 200, look)
-    return {"runs": runs, "seed": seed, "planned_false": int(planned.sum()),
+    planned, naive = _null_runs(runs, seed, {"looks": 5, "look_every": look_every}, 5,
+                                look_every, look)
+    return {"runs": runs, "seed": seed, "look_every": look_every,
+            "planned_false": int(planned.sum()),
             "fixed_n_each_look_false": int(naive.sum())}
 
 
@@ -356,6 +358,8 @@ def main() -> None:
                                            "looks", "segments"])
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--look-every", type=int, default=200,
+                        help="looks: units assigned per planned look")
     args = parser.parse_args()
     if args.what == "widths":
         result = widths(args.runs or 40, args.seed)
@@ -366,7 +370,7 @@ def main() -> None:
     elif args.what == "plan-live":
         result = plan_live(args.runs or 200, args.seed)
     elif args.what == "looks":
-        result = looks_null(args.runs or 200, args.seed)
+        result = looks_null(args.runs or 200, args.seed, args.look_every)
     elif args.what == "segments":
         result = segments_null(args.runs or 200, args.seed)
     else:

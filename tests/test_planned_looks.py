@@ -214,6 +214,17 @@ def test_planned_looks_are_declared_whole_and_refused_where_they_cannot_hold(tmp
         state = exp.status()
     assert state.planned.beyond and any("the plan ended at look 1 (10 units); the 10 units "
                                         "assigned since" in w for w in state.warnings)
+    from banditkit.cli import main
+
+    path = tmp_path / "cli.sqlite"
+    assert main(["experiment", "create", str(path), "--algorithm", "FixedAllocation",
+                 "--arms", "c,t", "--seed", "0", "--reward-type", "binary", "--looks", "4",
+                 "--look-every", "50", "--spending", "pocock", "--segment", "US",
+                 "--segment", "EU"]) == 0
+    with Experiment.open(path, readonly=True) as exp:
+        spec = exp.verdict_spec
+    assert (spec.looks, spec.look_every, spec.spending, spec.segments) == (
+        4, 50, "pocock", ("US", "EU"))
 
 
 def test_planned_verdicts_through_experiment_under_adaptive_allocation_are_rarely_false(
