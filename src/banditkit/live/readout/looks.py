@@ -16,7 +16,8 @@ repeated intervals allow to the normal approximation (Jennison & Turnbull 2000, 
 
 The plan ends at look K: units assigned beyond K·E are outside it. ``status`` keeps showing
 look K and warns; ``status(look=k)`` refuses a k beyond the plan, or a look not yet complete,
-by name. Cost: one SQL aggregate over the look's units per ``status`` (O(units of the look)).
+by name. Cost per ``status``: a count of the units assigned and one SQL aggregate over the
+look's units (O(units) with an experiment's plan; nothing without one).
 """
 
 from __future__ import annotations
