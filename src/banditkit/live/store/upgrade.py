@@ -11,8 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Connection, Store
-from .schema import (FORMAT, upgrade_5_to_6, upgrade_6_to_7, upgrade_7_to_8, upgrade_9_to_10,
-                     upgrade_10_to_11)
+from .schema import (
+    FORMAT,
+    upgrade_5_to_6,
+    upgrade_6_to_7,
+    upgrade_7_to_8,
+    upgrade_9_to_10,
+    upgrade_10_to_11,
+)
 
 __all__ = ["upgrade_tables"]
 
