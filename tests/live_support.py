@@ -247,9 +247,11 @@ def check_consistent(path: Where | str | Path) -> None:
         conn.close()
 
 
-#: The edge's tables, which format 10 added (a format 5 to 9 file has none).
-_EDGE_10 = tuple(f"DROP TABLE {t}" for t in ("edge_versions", "edge_units", "edge_slots",
-                                              "edge_outcomes", "edge_flags"))
+#: The edge's tables, which format 10 added (a format 5 to 9 file has none), and the units'
+#: segment, which format 11 added.
+_EDGE_10 = (*(f"DROP TABLE {t}" for t in ("edge_versions", "edge_units", "edge_slots",
+                                           "edge_outcomes", "edge_flags")),
+            "ALTER TABLE units DROP COLUMN segment")
 
 #: The plug-in sums format 8 added to ``prefix``.
 _PLUGIN_8 = ("plugin_lam", "plugin_lam_x", "plugin_pen_low", "plugin_pen_high",

@@ -284,6 +284,7 @@ def test_a_format_9_experiment_gets_the_edge_tables_on_a_writable_open(tmp_path)
     conn = sqlite3.connect(path)
     for table in ("edge_versions", "edge_units", "edge_slots", "edge_outcomes", "edge_flags"):
         conn.execute(f"DROP TABLE {table}")
+    conn.execute("ALTER TABLE units DROP COLUMN segment")  # format 11's
     conn.execute("UPDATE meta SET value = '9' WHERE key = 'format'")
     conn.commit()
     conn.close()
@@ -293,5 +294,5 @@ def test_a_format_9_experiment_gets_the_edge_tables_on_a_writable_open(tmp_path)
         version = e.allocation().version
         assert e.ingest([{"key": "k", "arm": "a", "version": version}]).new == 1
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "10"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "11"
     conn.close()

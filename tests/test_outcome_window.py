@@ -399,6 +399,7 @@ def test_a_format_8_file_has_its_prefix_rebuilt_to_the_one_cursor_on_upgrade(tmp
         conn.execute("INSERT INTO prefix (arm, cursor, n, reward, reward_sq) "
                      "VALUES (?, ?, ?, ?, ?)",
                      (arm, first if arm == arm_of[first] else max(arm_of) + 1, n, n, n))
+    conn.execute("ALTER TABLE units DROP COLUMN segment")  # format 11's
     conn.execute("UPDATE meta SET value = '8' WHERE key = 'format'")
     conn.commit()
     conn.close()
@@ -410,7 +411,7 @@ def test_a_format_8_file_has_its_prefix_rebuilt_to_the_one_cursor_on_upgrade(tmp
         exp.record([first], [1.0])
         assert exp.status().arms["counted"].sum() == 60
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "10"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] == "11"
     conn.close()
 
 

@@ -96,3 +96,160 @@ def test_repeated_intervals_cover_at_the_planned_looks_under_adaptive_allocation
         ratio.append((high[2] - low[2]) / (a_high[2] - a_low[2]))
     assert errs / runs <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / runs)
     assert np.median(ratio) < 0.8
+
+
+def _independent_look(units, names, control, k, every, bound):
+    """Look k recomputed from ``Experiment.units()`` alone: the first k·every units assigned,
+    their (corrected) rewards, diff ± bound·se."""
+    first = units.sort_values("unit").head(k * every)
+    first = first[first["reward"].notna()]
+    out = {}
+    for name in names:
+        x = first.loc[first["arm"] == name, "reward"].to_numpy(float)
+        out[name] = (x.size, x.mean(), x.var(ddof=1) / x.size)
+    _, m_c, v_c = out[names[control]]
+    return {a: (n, m - m_c, m - m_c - bound * math.sqrt(v + v_c),
+                m - m_c + bound * math.sqrt(v + v_c))
+            for a, (n, m, v) in out.items() if a != names[control]}
+
+
+def test_status_shows_the_latest_complete_planned_look_in_every_form(where, capsys):
+    """Through Experiment under adaptive allocation (BatchedThompson): status shows look k on
+    the first k·look_every units assigned (corrections counted, a look with a unit still
+    waiting not yet shown), as an independent recomputation from units() gives it; the CLI's
+    text and JSON and the page show it; a look beyond the plan or not complete is refused by
+    name, and units beyond the plan are warned about. On SQLite and PostgreSQL."""
+    import json
+
+    from banditkit.cli import main
+    from banditkit.service.page import render_page
+
+    names = ["control", "a", "b"]
+    rng = np.random.default_rng(11)
+    with where.create(algorithm="BatchedThompson", arms=names, seed=3,
+                      horizon=900, reward_type="binary",
+                      params={"batch_size": 300, "draws": 100, "control_floor": 0.2},
+                      verdicts={"looks": 3, "look_every": 300, "spending": "pocock"}) as exp:
+        assert exp.status().planned.look == 0
+        truth = np.array([0.1, 0.35, 0.1])
+        got = exp.assign(300)
+        exp.record(got["unit"], (rng.random(300) < truth[got["arm_index"]]) * 1.0)
+        got = exp.assign(300)
+        held = int(got["unit"].iloc[5])  # look 2 waits for this unit's outcome
+        rest = got[got["unit"] != held]
+        exp.record(rest["unit"], (rng.random(299) < truth[rest["arm_index"]]) * 1.0)
+        state = exp.status()
+        bound1 = exp.status(look=1).planned.bound
+        assert state.planned.look == 1 and state.planned.waiting == 1
+        with pytest.raises(ExperimentError, match="look 2 is not complete"):
+            exp.status(look=2)
+        exp.record([held], [1.0])
+        fixed = int(got["unit"].iloc[0])
+        exp.correct([fixed], [1.0 - float(exp.units(ids=[fixed])["reward"].iloc[0])],
+                    reason="test")
+        planned = exp.status().planned
+        assert planned.look == 2 and planned.units == 600 and not planned.beyond
+        design = GroupSequential.plan(3, alpha=0.05 / 2, spending="pocock")
+        assert planned.bound == pytest.approx(design.bounds[1])
+        assert bound1 == pytest.approx(design.bounds[0])
+        units = exp.units()
+        units.loc[units["unit"] == fixed, "reward"] = 1.0 - units.loc[
+            units["unit"] == fixed, "reward"]
+        want = _independent_look(units, names, 0, 2, 300, planned.bound)
+        for row in planned.arms.itertuples():
+            n, diff, low, high = want[row.arm]
+            assert (row.n, row.diff, row.diff_low, row.diff_high) == pytest.approx(
+                (n, diff, low, high), rel=1e-9)
+            assert row.verdict == ("better" if low > 0 else "worse" if high < 0
+                                   else "undecided")
+        assert "better" in planned.arms["verdict"].tolist()  # arm a at 0.3 against 0.1
+        with pytest.raises(ExperimentError, match="look 4 is beyond the plan of 3 looks"):
+            exp.status(look=4)
+        with pytest.raises(ExperimentError, match="look must be a positive integer"):
+            exp.status(look=0)
+        html = render_page(exp, title="looks")
+        assert "<h2>Planned looks</h2>" in html and "look 2 of 3" in html
+        got = exp.assign(300)
+        exp.record(got["unit"], (rng.random(300) < 0.2) * 1.0)
+        last = exp.status()
+        assert last.planned.look == 3 and not last.planned.beyond  # 900 units: the plan's end
+        assert not any("plan ended" in w for w in last.warnings)
+    cli = ["experiment", "status", where.target] + (
+        [] if where.name is None else ["--name", where.name])
+    assert main([*cli, "--json", "--look", "2"]) == 0
+    shown = json.loads(capsys.readouterr().out)["planned"]
+    assert shown["look"] == 2 and [r["arm"] for r in shown["arms"]] == ["a", "b"]
+    assert main(cli) == 0
+    assert "look 3 of 3 (the first 900 units" in capsys.readouterr().out
+    assert main([*cli, "--look", "4"]) != 0
+    assert "look 4 is beyond the plan of 3 looks" in capsys.readouterr().err
+
+
+def test_planned_looks_are_declared_whole_and_refused_where_they_cannot_hold(tmp_path):
+    from banditkit import Experiment
+
+    def create(name, **verdicts):
+        return Experiment.create(tmp_path / f"{name}.sqlite", algorithm="FixedAllocation",
+                                 arms=["c", "t"], seed=0, reward_type="binary",
+                                 params={"batch_size": 10}, verdicts=verdicts)
+
+    for name, verdicts, message in [
+            ("half", {"looks": 3}, r"verdicts\['look_every'\] must be an integer >= 1"),
+            ("zero", {"looks": 0, "look_every": 5}, r"verdicts\['looks'\] must be an integer "
+             "from 1 to 50"),
+            ("spend", {"looks": 2, "look_every": 5, "spending": "haybittle"},
+             r"verdicts\['spending'\] must be one of"),
+            ("side", {"looks": 2, "look_every": 5, "alternative": "greater"},
+             "a planned test is two-sided"),
+    ]:
+        with pytest.raises(ExperimentError, match=message):
+            create(name, **verdicts)
+    with create("none") as exp, pytest.raises(ExperimentError,
+                                              match="look: this experiment declared no "
+                                                    "planned looks"):
+        exp.status(look=1)
+    with create("beyond", looks=1, look_every=10) as exp:
+        got = exp.assign(20)
+        exp.record(got["unit"], np.ones(20))
+        state = exp.status()
+    assert state.planned.beyond and any("the plan ended at look 1 (10 units); the 10 units "
+                                        "assigned since" in w for w in state.warnings)
+    from banditkit.cli import main
+
+    path = tmp_path / "cli.sqlite"
+    assert main(["experiment", "create", str(path), "--algorithm", "FixedAllocation",
+                 "--arms", "c,t", "--seed", "0", "--reward-type", "binary", "--looks", "4",
+                 "--look-every", "50", "--spending", "pocock", "--segment", "US",
+                 "--segment", "EU"]) == 0
+    with Experiment.open(path, readonly=True) as exp:
+        spec = exp.verdict_spec
+    assert (spec.looks, spec.look_every, spec.spending, spec.segments) == (
+        4, 50, "pocock", ("US", "EU"))
+
+
+def test_planned_verdicts_through_experiment_under_adaptive_allocation_are_rarely_false(
+        tmp_path):
+    """30 null experiments (three arms at 0.3) through Experiment, BatchedThompson with a
+    control floor of 0.2 shifting units to the arms that lead by chance, five planned looks of
+    200 units, status read after every 100 units (twice per look: reading more often is not
+    looking more often): a run errs when any planned verdict at any look is not undecided.
+    At α = 0.05 at most 4 of 30 (P(more) ≈ 0.016 at 5%; the fixed-n 1.96 at each look errs in
+    about a quarter of runs). The longer run: ``benchmarks/bench_readout.py looks``."""
+    from banditkit import Experiment
+    from banditkit.rng import stream
+
+    errs = 0
+    for r in range(30):
+        noise = stream(37, "planned-null", r)
+        with Experiment.create(tmp_path / f"n{r}.sqlite", algorithm="BatchedThompson",
+                               arms=["c", "a", "b"], seed=r, horizon=1000,
+                               reward_type="binary",
+                               params={"batch_size": 200, "draws": 100, "control_floor": 0.2},
+                               verdicts={"looks": 5, "look_every": 200}) as exp:
+            wrong = False
+            for _ in range(10):
+                got = exp.assign(100)
+                exp.record(got["unit"], (noise.random(len(got)) < 0.3) * 1.0)
+                wrong |= bool((exp.status().planned.arms["verdict"] != "undecided").any())
+        errs += wrong
+    assert errs <= 4

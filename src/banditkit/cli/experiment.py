@@ -107,6 +107,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--ratio", action="store_true", default=None,
                         help="a ratio metric: sum of rewards / sum of denominators (CSV column "
                         "'denominator' of record), delta method")
+    create.add_argument("--looks", type=int, default=None, metavar="K",
+                        help="a group-sequential plan: K planned looks, one every "
+                        "--look-every units assigned (status shows the latest complete one)")
+    create.add_argument("--look-every", type=int, default=None, metavar="UNITS",
+                        help="units assigned (every arm) between two planned looks")
+    create.add_argument("--segment", action="append", default=None, metavar="LABEL",
+                        help="a segment label units may carry (repeat for each; status "
+                        "--family then compares the arms in each segment)")
+    create.add_argument("--spending", choices=("obrien-fleming", "pocock"), default=None,
+                        help="the plan's alpha-spending function (default obrien-fleming)")
 
     plan = actions.add_parser("plan", help="expected and 90th-percentile units and days to a "
                               "verdict of the sequential test (simulated; writes nothing)")
@@ -203,9 +213,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on the control, or off (assign then hands out fewer units)")
     status.add_argument("--csv", action="store_true",
                         help="print the per-arm table as CSV")
+    status.add_argument("--look", type=int, default=None, metavar="K",
+                        help="with planned looks declared at create, show planned look K "
+                        "(default: the latest complete one)")
     status.add_argument("--family", action="store_true",
-                        help="also the metric family: the reward (primary) and the guardrails' "
-                             "metrics, Holm across all of them (banditkit.live.readout.family)")
+                        help="also the metric family: the reward (primary), the guardrails' "
+                             "metrics and the reward in each declared segment, Holm across all "
+                             "of them (banditkit.live.readout.family)")
     pause = actions.add_parser("pause", help="pause by hand: assign hands out nothing until "
                                "resume")
     pause.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
@@ -286,7 +300,12 @@ def _create(args: argparse.Namespace) -> int:
                                                         ("tau", args.tau),
                                                         ("winsorize", args.winsorize),
                                                         ("cuped", args.cuped),
-                                                        ("ratio", args.ratio)) if v is not None}
+                                                        ("ratio", args.ratio),
+                                                        ("looks", args.looks),
+                                                        ("look_every", args.look_every),
+                                                        ("spending", args.spending),
+                                                        ("segments", args.segment))
+                                    if v is not None}
                            ) as exp:
         print(f"created {_label(exp)} ({args.algorithm}, {len(exp.arm_names)} arms)")
         for warning in exp.create_warnings:
@@ -586,7 +605,7 @@ def _record(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     with _open(args, readonly=True) as exp:
-        state = exp.status()
+        state = exp.status(look=args.look)
         family = exp.family() if args.family else None
     if args.csv:
         sys.stdout.write(state.arms.to_csv())
@@ -605,6 +624,7 @@ def _status(args: argparse.Namespace) -> int:
                    "stopped": state.stopped, "archived": state.archived,
                    "overflow": state.overflow,
                    "verdicts": state.verdicts,
+                   "planned": None if state.planned is None else state.planned.as_json(),
                    "guardrails": json.loads(state.guardrails.to_json(orient="records")),
                    "arms": json.loads(state.arms.reset_index().to_json(orient="records")),
                    **({} if family is None else {"family": {

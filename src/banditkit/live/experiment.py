@@ -76,7 +76,7 @@ from .readout.quantiles import check_quantile
 from .readout.reader import Readout, check_status, check_units
 from .readout.statistics import check_alpha
 from .readout.status import ExperimentStatus
-from .readout.verdict_spec import VerdictSpec, check_unit_values
+from .readout.verdict_spec import VerdictSpec, check_unit_segments, check_unit_values
 from .readout.verify import verify as _verify
 from .store import CHUNK, Connection, Store, check_location, create_store, open_store
 from .store import reads as _reads
@@ -299,11 +299,12 @@ class Experiment:
         return experiment
 
     def _upgrade(self, conn: Connection) -> None:
-        """Bring a format 5 to 9 experiment to :data:`FORMAT` in the caller's transaction (see
+        """Bring a format 5 to 10 experiment to :data:`FORMAT` in the caller's transaction (see
         :meth:`open`): the tables (:mod:`banditkit.live.store.upgrade`), then, before format
         9, the resolved prefix rebuilt from the units (format 9 counts every arm to one cursor,
         G: an older file's sums follow each arm's own cursor and are not kept) and the
-        plug-in's sums. Format 9 to 10 adds the edge's tables only."""
+        plug-in's sums. Format 9 to 10 adds the edge's tables only, 10 to 11 the units'
+        segment column."""
         store = self._store
         rebuild = store.format < 9
         upgrade_tables(conn, store, OutcomeWindow(None, None).as_meta())
@@ -434,7 +435,8 @@ class Experiment:
 
     # -- the exchange ------------------------------------------------------------------------
     def assign(self, n: int | None = None, keys: Sequence[str | int] | None = None, *,
-               covariates: Sequence[float] | None = None) -> pd.DataFrame:
+               covariates: Sequence[float] | None = None,
+               segments: Sequence[str] | None = None) -> pd.DataFrame:
         """Arms for the next ``n`` units, in the algorithm's pull order, with their unit ids.
 
         Slots of expired units are handed out again first. Units beyond the pending batch's
@@ -466,6 +468,10 @@ class Experiment:
             With ``verdicts={"cuped": True}``: each unit's pre-experiment value (one per unit
             asked for, in order; with ``keys``, one per key), stored with the unit. Required
             when the outcome window may score a unit 0 (``missing="zero"``) before any record.
+        segments : sequence of str, optional
+            With ``verdicts={"segments": [...]}``: each unit's segment label (one per unit, in
+            order; with ``keys``, one per key), one of the declared labels, stored with the
+            unit (a unit keeps its first); :meth:`family` compares the arms in each segment.
 
         Returns
         -------
@@ -474,10 +480,11 @@ class Experiment:
         was assigned to the key by an earlier call and no slot was taken), one row per key in
         the order given, less the new keys that found no slot (``attrs["reason"]`` says why).
         """
-        return self.assign_rows(n, keys, covariates=covariates).frame()
+        return self.assign_rows(n, keys, covariates=covariates, segments=segments).frame()
 
     def assign_rows(self, n: int | None = None, keys: Sequence[str | int] | None = None, *,
-                    covariates: Sequence[float] | None = None) -> Assignment:
+                    covariates: Sequence[float] | None = None,
+                    segments: Sequence[str] | None = None) -> Assignment:
         """:meth:`assign`, its units as plain lists (an
         :class:`~banditkit.live.assignment.Assignment`, whose ``.frame()`` is what ``assign``
         returns): the same call, the same units, without building a DataFrame (about 1 ms a
@@ -490,10 +497,11 @@ class Experiment:
         count = check_count(n)
         covariate_values = check_unit_values(self.verdict_spec, "covariates", covariates,
                                              count, required=self.window.missing == "zero")
+        labels = check_unit_segments(self.verdict_spec, segments, count)
         with self._transaction(resolve=True, read_ahead=self._assigner.reads(count, keys)
                                ) as conn:
             self._outcomes.resolve(conn)  # units whose outcome window closed, by the rule
-            return self._assigner.assign(conn, count, keys, covariate_values)
+            return self._assigner.assign(conn, count, keys, covariate_values, labels)
 
     def assign_many(self, counts: Sequence[int]) -> list[Assignment] | None:
         """Several ``assign(n)`` calls without keys, made at once, served in one call: for
@@ -650,8 +658,8 @@ class Experiment:
 
     # -- what it knows -------------------------------------------------------------------------
     def status(self, intervals: str = "anytime", alpha: float = 0.05,
-               count: str = "resolved", verdicts: Mapping[str, Any] | None = None
-               ) -> ExperimentStatus:
+               count: str = "resolved", verdicts: Mapping[str, Any] | None = None,
+               look: int | None = None) -> ExperimentStatus:
         """Per-arm counts, means, intervals, differences to the control, warnings, and where the
         algorithm stands.
 
@@ -682,6 +690,11 @@ class Experiment:
             default's plug-in sums were accumulated at the stored ``tune_n``: another
             ``tune_n`` here changes the other sequences' tuning, not the exact default's
             (shown at its stored ``tune_n``).
+        look : int, optional
+            With a plan of looks declared at create (``verdicts={"looks": K, "look_every":
+            E}``), the planned look ``planned`` shows (default: the latest complete one, look
+            k being the first k·E units assigned); refused beyond the plan or before the look
+            is complete (:mod:`banditkit.live.readout.looks`).
 
         Notes
         -----
@@ -689,7 +702,7 @@ class Experiment:
         window closed (:mod:`banditkit.live.outcomes.window`); read-only, it says how many
         await the next call that writes.
         """
-        args = check_status(intervals, alpha, count, verdicts, self.verdict_spec)
+        args = check_status(intervals, alpha, count, verdicts, self.verdict_spec, look)
         with self._transaction() as conn:
             if not self.readonly and self._outcomes.resolve(conn):
                 self._outcomes.plugin_catch_up(conn)  # the window's rule moved some prefixes

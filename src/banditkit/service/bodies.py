@@ -245,10 +245,10 @@ def create_arguments(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def assign_arguments(body: Mapping[str, Any], max_units: int = 100_000
-                     ) -> tuple[Any, Any, Any]:
-    """``(n, keys, covariates)``: ``n`` may be omitted when ``keys`` (sticky units) are given;
-    at most ``max_units`` units a call."""
-    fields = _fields(body, (), ("n", "keys", "covariates"), "assign")
+                     ) -> tuple[Any, Any, Any, Any]:
+    """``(n, keys, covariates, segments)``: ``n`` may be omitted when ``keys`` (sticky units)
+    are given; at most ``max_units`` units a call."""
+    fields = _fields(body, (), ("n", "keys", "covariates", "segments"), "assign")
     if "n" not in fields and fields.get("keys") is None:
         raise BadRequest("assign: missing field(s) ['n'] (or give keys, one per unit)")
     n, keys = fields.get("n"), fields.get("keys")
@@ -259,7 +259,10 @@ def assign_arguments(body: Mapping[str, Any], max_units: int = 100_000
     # the library refuses anything but an integer n >= 1 and a list of distinct string or
     # integer keys, one per unit, by name
     _number_list(fields, "covariates")
-    return fields.get("n"), fields.get("keys"), fields.get("covariates")
+    if fields.get("segments") is not None and not isinstance(fields["segments"], list):
+        raise BadRequest(f"segments must be a list of labels (one per unit), got "
+                         f"{fields['segments']!r}")
+    return fields.get("n"), fields.get("keys"), fields.get("covariates"), fields.get("segments")
 
 
 def _number_list(fields: Mapping[str, Any], key: str) -> None:

@@ -96,7 +96,11 @@ def openapi() -> dict[str, Any]:
                                 "covariates": {"type": ["array", "null"],
                                                "items": {"type": "number"},
                                                "description": "CUPED: one pre-experiment "
-                                               "value per unit"}}},
+                                               "value per unit"},
+                                "segments": {"type": ["array", "null"],
+                                             "items": {"type": "string"},
+                                             "description": "one declared segment label "
+                                             "per unit"}}},
                 {"type": "object", "properties": {
                     "units": {"type": "array", "items": unit},
                     "reason": {"type": ["string", "null"]},

@@ -91,7 +91,7 @@ def render_page(experiment: Experiment, *, title: str, refresh: int | None = Non
             f"<p class='sub'>{_e(status.algorithm)} · {len(names)} arms · seed "
             f"{experiment.seed} · page made {now}</p>",
             _decision(status), _state(status, names), _warnings(status), "<h2>Arms</h2>",
-            _arm_table(status), _family_table(experiment),
+            _arm_table(status), _planned_table(status), _family_table(experiment),
             (f"<p class='note'>The plots draw the {MAX_ARMS_DRAWN} arms with the most units "
              f"of {len(names)}.</p>" if None in names else ""),
             "<h2>Over time</h2>",
@@ -187,10 +187,27 @@ def _warnings(status: Any) -> str:
     return f"<h2>Warnings</h2><ul id='warnings' class='warn'>{items}</ul>"
 
 
+def _planned_table(status: Any) -> str:
+    """The planned look status shows (:mod:`banditkit.live.readout.looks`), with a plan of
+    looks declared at create."""
+    planned = getattr(status, "planned", None)
+    if planned is None:
+        return ""
+    head, *table = planned.lines()
+    frame = planned.arms
+    cols = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{_number(v)}</td>" for v in row) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return (f"<h2>Planned looks</h2><p class='note'>{_e(head)}</p>"
+            + (f"<table id='planned'><thead><tr>{cols}</tr></thead><tbody>{rows}</tbody>"
+               "</table>" if table else ""))
+
+
 def _family_table(experiment: Any) -> str:
     """The metric family (the reward and the guardrails' metrics, Holm across them), on a page
-    of an experiment with guardrails (:mod:`banditkit.live.readout.family`)."""
-    if not experiment.guardrails:
+    of an experiment with guardrails or declared segments
+    (:mod:`banditkit.live.readout.family`)."""
+    if not experiment.guardrails and experiment.verdict_spec.segments is None:
         return ""
     family = experiment.family()
     head = "".join(f"<th>{_e(c)}</th>" for c in family.columns)

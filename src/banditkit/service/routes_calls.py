@@ -34,11 +34,12 @@ def _assign_answer(units: Assignment) -> dict[str, Any]:
 async def assigned(ctx: Context, name: str, fields: dict[str, Any]) -> dict[str, Any]:
     """``POST /experiments/{name}/assign``'s answer to the body ``fields`` (the route's one
     implementation: Starlette's route and the fast path both call it)."""
-    n, keys, covariates = body.assign_arguments(fields, ctx.limits.max_units)
-    if keys is None and covariates is None:  # served with the other plain assigns waiting
+    n, keys, covariates, segments = body.assign_arguments(fields, ctx.limits.max_units)
+    # a plain assign is served with the other plain assigns waiting
+    if keys is None and covariates is None and segments is None:
         return await ctx.waited(ctx.catalog.submit_assign(name, n, _assign_answer))
     return await ctx.on(name, lambda e: _assign_answer(
-        e.assign_rows(n, keys=keys, covariates=covariates)))
+        e.assign_rows(n, keys=keys, covariates=covariates, segments=segments)))
 
 
 async def recorded(ctx: Context, name: str, fields: dict[str, Any]) -> dict[str, Any]:

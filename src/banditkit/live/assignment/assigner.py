@@ -21,7 +21,7 @@ from ...protocol import Batch, IIDBatch
 from ..definition import Definition, LiveClock
 from ..errors import ExperimentError
 from ..journal.replay import Journal
-from ..outcomes.unit_values import store_covariates
+from ..outcomes.unit_values import store_covariates, store_segments
 from ..store import CHUNK, Connection, Store
 from ..store import reads as _reads
 from ..store.schema import OVERFLOW_TOTALS
@@ -81,7 +81,8 @@ class Assigner:
                     "is assigned"))
 
     def assign(self, conn: Connection, n: int, keys: list[str] | None,
-               covariates: np.ndarray | None) -> Assignment:
+               covariates: np.ndarray | None, segments: list[str] | None = None
+               ) -> Assignment:
         """``Experiment.assign_rows`` in the caller's transaction (arguments checked)."""
         state = self._operations.state(conn)
         if "edge" in state:  # its slots are filled by exposures (outcomes/ingest.py)
@@ -123,6 +124,8 @@ class Assigner:
             rows = self._keyed_rows(conn, keys, known, ids, arms.tolist(), batches)
         if covariates is not None:
             store_covariates(conn, rows[0], rows[3], keys, covariates)
+        if segments is not None:
+            store_segments(conn, rows[0], rows[3], keys, segments)
         got = len(rows[0])
         if got == n:
             reason = why

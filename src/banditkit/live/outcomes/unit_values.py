@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ExperimentError
 from ..store.base import Connection, Store
 
-__all__ = ["check_stored", "recorded_unit_sums", "store_covariates"]
+__all__ = ["check_stored", "recorded_unit_sums", "store_covariates", "store_segments"]
 
 
 def store_covariates(conn: Connection, units: list[int], unit_keys: list[str] | None,
@@ -68,3 +68,17 @@ def recorded_unit_sums(conn: Connection, store: Store, n_arms: int,
         if 0 <= arm < n_arms:
             sums[arm] = values
     return sums
+
+
+def store_segments(conn: Connection, units: list[int], unit_keys: list[str] | None,
+                   keys: list[str] | None, labels: list[str]) -> None:
+    """The segment labels of ``assign``'s units, as :func:`store_covariates` stores covariates
+    (with keys: the key's label; a unit that has one already keeps it)."""
+    if keys is None:
+        pairs = zip(labels[: len(units)], units, strict=True)
+    else:
+        assert unit_keys is not None
+        of_key = dict(zip(keys, labels, strict=True))
+        pairs = ((of_key[k], u) for k, u in zip(unit_keys, units, strict=True))
+    conn.executemany("UPDATE units SET segment = COALESCE(segment, ?) WHERE id = ?",
+                     [(str(x), int(u)) for x, u in pairs])

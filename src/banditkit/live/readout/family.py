@@ -38,7 +38,7 @@ Cost: against one metric alone at α, each member's interval is the sequence at 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,11 +154,16 @@ def family_readout(members: Sequence[Member], arms: Sequence[str], control: int,
 
 
 def experiment_family(names: list[str], control: int, prefix: ResolvedPrefix,
-                      guardrails: Sequence[Any], alpha: float, n_tune: int) -> pd.DataFrame:
+                      guardrails: Sequence[Any], alpha: float, n_tune: int,
+                      segments: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     """The experiment's own metric family (``Experiment.family``) on the units ``status``
     counts (``prefix``): its reward as the primary metric (plain means) and each guardrail's
-    metric, labelled ``guardrail``, every arm against the control."""
+    metric, labelled ``guardrail``, every arm against the control; with declared
+    ``segments`` (label → per-arm count, sum and sum of squares,
+    :func:`banditkit.live.readout.segments.segment_sums`) the reward in each segment too."""
     members = [Member("reward", "primary", prefix.n, prefix.total, prefix.total_sq)]
     members += [Member(g.metric, "guardrail", prefix.metric_n[j], prefix.metric_total[j],
                        prefix.metric_total_sq[j]) for j, g in enumerate(guardrails)]
+    members += [Member("reward", "primary", *sums, segment=label)
+                for label, sums in (segments or {}).items()]
     return family_readout(members, names, control, alpha, n_tune=n_tune)

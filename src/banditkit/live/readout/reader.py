@@ -41,7 +41,9 @@ from .bayes import bayesian_frame
 from .family import experiment_family
 from .guard import Guard
 from .leader import leader
+from .looks import check_look, planned_look
 from .quantiles import quantile_frame
+from .segments import segment_sums
 from .statistics import arm_table, check_alpha, check_intervals, describe, missing_outcome_warnings
 from .status import ExperimentStatus
 from .sums import ArmSums
@@ -77,9 +79,10 @@ def decision(frame: pd.DataFrame, rollout: tuple[int, str], control: str,
 
 
 def check_status(intervals: object, alpha: object, count: object, verdicts: object,
-                 stored: VerdictSpec) -> tuple[str, float, str, VerdictSpec]:
+                 stored: VerdictSpec, look: object = None
+                 ) -> tuple[str, float, str, VerdictSpec, int | None]:
     """``status``'s arguments checked before any work, with the verdict spec this look uses
-    (``stored``, or ``verdicts`` over it)."""
+    (``stored``, or ``verdicts`` over it) and the planned look asked for (:mod:`.looks`)."""
     intervals = check_intervals(intervals)
     alpha = check_alpha(alpha)
     if not isinstance(count, str) or count not in COUNTS:
@@ -91,12 +94,13 @@ def check_status(intervals: object, alpha: object, count: object, verdicts: obje
         spec = check_verdicts(spec.reward_type, spec.reward_range,
                               {**{k: v for k, v in spec.as_json().items()
                                   if k in ("tune_n", "control_share", "margin", "cuped",
-                                           "ratio", "winsorize")},
+                                           "ratio", "winsorize", "looks", "look_every",
+                                           "spending", "segments")},
                                **dict(verdicts)}
                               if isinstance(verdicts, Mapping) else verdicts, None)
         if spec.sequence == "exact":  # the plug-in's sums were tuned at create
             spec = replace(spec, tune_n=stored.tune_n)
-    return intervals, alpha, count, spec
+    return intervals, alpha, count, spec, check_look(look, spec)
 
 
 def check_units(ids: Sequence[int] | None, unanswered: object, after: object,
@@ -126,7 +130,7 @@ class Readout:
         self._guard = guard
 
     def status(self, conn: Connection, intervals: str, alpha: float, count: str,
-               spec: VerdictSpec) -> ExperimentStatus:
+               spec: VerdictSpec, look: int | None = None) -> ExperimentStatus:
         """``Experiment.status`` in the caller's transaction (arguments checked)."""
         d = self._def
         algorithm = self._journal.algorithm
@@ -145,6 +149,9 @@ class Readout:
                 "WHERE batch = ?", (self._journal.observed,)).fetchone()
             waiting, unassigned = pending.n_pulls - answered, pending.n_pulls - live
         prefix, extra, capped = self._sums(conn, spec, count, intervals, CORRECTED in state)
+        # the planned look first: a look asked for and not complete is refused before the rest
+        planned = planned_look(conn, spec, d.arm_names, d.control_index, alpha, look,
+                               CORRECTED in state)
         frame = self._arm_table(rows, algorithm, intervals, alpha, prefix, count, spec,
                                 capped=capped is not None, extra=extra)
         uncounted = int(frame["recorded"].sum() + frame["overflow_recorded"].sum()
@@ -152,6 +159,8 @@ class Readout:
         # the missing-outcome check on the prefix: units expired there count as lost
         warnings = d.create_warnings + missing_outcome_warnings(
             d.arm_names, prefix.n + prefix.expired, prefix.n, alpha)
+        if planned is not None and planned.warning() is not None:
+            warnings.append(planned.warning())
         if "edge" in state:  # exposures refused as a broken client's (outcomes/ingest.py)
             warnings += edge_warnings(conn)
         waiting_units = self._outcomes.waiting(conn)
@@ -197,7 +206,7 @@ class Readout:
             counting_note=_counting_note(count, uncounted, waiting_units),
             waiting_units=waiting_units, overflow=d.overflow, stopped=stopped,
             archived="archived" in state,
-            decision=decided)
+            decision=decided, planned=planned)
 
     def _sums(self, conn: Connection, spec: VerdictSpec, count: str, intervals: str,
               corrected: bool) -> tuple[ResolvedPrefix, np.ndarray | None, Capped | None]:
@@ -241,9 +250,13 @@ class Readout:
         """``Experiment.family`` in the caller's transaction (``alpha`` checked): the reward
         and the guardrails' metrics as one family (:mod:`.family`)."""
         d = self._def
-        prefix = self._outcomes.counted_prefix(conn, self._corrected(conn))
+        corrected = self._corrected(conn)
+        prefix = self._outcomes.counted_prefix(conn, corrected)
+        spec = self._outcomes.verdict_spec
+        segments = (None if spec.segments is None
+                    else segment_sums(conn, prefix.cursor, spec.segments, corrected))
         return experiment_family(d.arm_names, d.control_index, prefix, d.guardrails, alpha,
-                                 self._outcomes.verdict_spec.tune_n)
+                                 spec.tune_n, segments)
 
     def quantiles(self, conn: Connection, p: float, alpha: float) -> pd.DataFrame:
         """``Experiment.quantiles`` in the caller's transaction (arguments checked): each arm's

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..outcomes.window import Waiting
+from .looks import PlannedLook
 
 __all__ = ["ExperimentStatus"]
 
@@ -120,6 +121,10 @@ class ExperimentStatus:
     verdicts : dict
         The declared reward type and range and the sequences the verdicts use
         (:class:`banditkit.live.readout.verdict_spec.VerdictSpec`, as stored).
+    planned : PlannedLook or None
+        With a plan of looks declared at create, the planned look shown (the latest complete
+        one, or ``status(look=k)``): its repeated intervals and verdicts
+        (:class:`banditkit.live.readout.looks.PlannedLook`); ``None`` without a plan.
     """
 
     arms: pd.DataFrame
@@ -172,6 +177,7 @@ class ExperimentStatus:
         gone = (f"; eliminated: {', '.join(d['eliminated'])}" if d["eliminated"] else "")
         return f"{head}: winner {d['winner']} ({d['why']}); {diff}{gone}"
     verdicts: dict = field(default_factory=dict)
+    planned: PlannedLook | None = None
 
     def __str__(self) -> str:
         """Read top down (issue 34): the decision (or the leader), then per arm what counts,
@@ -185,6 +191,8 @@ class ExperimentStatus:
         if self.decision is None:
             lines.append(("FINISHED; " if self.finished else "RUNNING; ") + leader)
         lines += self._arm_lines()
+        if self.planned is not None:
+            lines += self.planned.lines()
         lines += self._waiting_lines()
         if self.decision is not None:
             lines.append(leader)

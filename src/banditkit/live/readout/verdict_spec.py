@@ -56,6 +56,18 @@ create independently of the algorithm, and which confidence sequence decides.
     unit's denominator; the arms' ratios of sums Σreward/Σdenominator are compared with
     delta-method variances (:mod:`banditkit.live.readout.adjusted`, Deng, Knoblich & Lu 2018).
     Normal sequences only; not with ``cuped`` or ``winsorize``.
+``looks``, ``look_every``, ``spending``
+    A group-sequential plan (:mod:`banditkit.live.readout.looks`): ``looks`` planned looks
+    (1 to 50), look k at the first k·``look_every`` units assigned (every arm, in assignment
+    order), with the α-spending function ``spending`` (``"obrien-fleming"``, the default, or
+    ``"pocock"``). ``status`` then also shows the latest complete planned look's repeated
+    intervals and verdicts on the plain means of the reward (two-sided: not with
+    ``alternative="greater"``, ``cuped``, ``ratio`` or ``winsorize``).
+``segments``
+    The segment labels a unit may carry (``assign(..., segments=)``: a country, a platform,
+    known before the treatment), 1 to 50 distinct non-empty strings of at most 60 characters,
+    declared at create so that the metric family (:mod:`banditkit.live.readout.family`) is
+    stated before any data: ``Experiment.family()`` then adds the reward in each segment.
 :func:`check_verdicts` refuses, naming the parameter and the rule, what cannot be true.
 """
 
@@ -70,16 +82,17 @@ import numpy as np
 
 from ..errors import ExperimentError
 from ..inputs import check_summable
+from .planned_looks import SPENDING
 
-__all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_unit_values", "check_verdicts",
-           "spec_from_meta"]
+__all__ = ["REWARD_TYPES", "SEQUENCES", "VerdictSpec", "check_unit_segments",
+           "check_unit_values", "check_verdicts", "spec_from_meta"]
 
 REWARD_TYPES = ("binary", "bounded", "continuous")
 SEQUENCES = ("exact", "mixture", "asymptotic", "msprt")
 #: The exact sequences (bounded rewards; valid for every n).
 EXACT = ("exact", "mixture")
 _KEYS = ("sequence", "tune_n", "tau", "control_share", "alternative", "margin", "winsorize",
-         "cuped", "ratio")
+         "cuped", "ratio", "looks", "look_every", "spending", "segments")
 ALTERNATIVES = ("two-sided", "greater")
 
 
@@ -98,10 +111,21 @@ class VerdictSpec:
     winsorize: float | None = None
     cuped: bool = False
     ratio: bool = False
+    looks: int | None = None
+    look_every: int | None = None
+    spending: str | None = None
+    segments: tuple[str, ...] | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["reward_range"] = None if self.reward_range is None else list(self.reward_range)
+        if self.looks is None:  # no plan: stored as before planned looks existed
+            for key in ("looks", "look_every", "spending"):
+                del out[key]
+        if self.segments is None:  # none declared: stored as before segments existed
+            del out["segments"]
+        else:
+            out["segments"] = list(self.segments)
         return out
 
     def describe(self) -> str:
@@ -124,8 +148,11 @@ class VerdictSpec:
         if self.winsorize is not None:
             metric += (f"; rewards {'and covariates ' if self.cuped else ''}capped at their "
                        f"pooled {self.winsorize:g} quantile")
+        planned = ("" if self.looks is None else
+                   f"; planned looks: {self.looks}, one every {self.look_every:,} units "
+                   f"assigned ({self.spending} spending)")
         return (f"rewards {scale}{metric}; differences to the control by {how}, tuned at "
-                f"{self.tune_n:g} units per arm{side}{margin}")
+                f"{self.tune_n:g} units per arm{side}{margin}{planned}")
 
 
 def _real(value: object) -> float | None:
@@ -151,8 +178,10 @@ def check_verdicts(reward_type: object, reward_range: object, verdicts: object,
     sequence, tune_n, tau, share, alternative, margin = _check_sequence(
         verdicts, reward_type, reward_range)
     winsorize, cuped, ratio = _check_adjustments(verdicts, sequence)
+    looks, look_every, spending = _check_plan(verdicts, alternative, winsorize, cuped, ratio)
     return VerdictSpec(reward_type, reward_range, sequence, tune_n, tau, share, alternative,
-                       margin, winsorize, cuped, ratio)
+                       margin, winsorize, cuped, ratio, looks, look_every, spending,
+                       _check_segments(verdicts.get("segments")))
 
 
 def _check_rewards(reward_type: object, reward_range: object,
@@ -270,6 +299,50 @@ def _check_adjustments(verdicts: Mapping[str, Any], sequence: str
     return winsorize, flags["cuped"], flags["ratio"]
 
 
+def _check_plan(verdicts: Mapping[str, Any], alternative: str, winsorize: float | None,
+                cuped: bool, ratio: bool) -> tuple[int | None, int | None, str | None]:
+    """(looks, look_every, spending): a group-sequential plan, all or nothing; two-sided, on
+    the plain means of the reward."""
+    given = [k for k in ("looks", "look_every", "spending") if verdicts.get(k) is not None]
+    if not given:
+        return None, None, None
+    for key in ("looks", "look_every"):
+        value = verdicts.get(key)
+        high = 50 if key == "looks" else 10**12
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                or not 1 <= value <= high:
+            rule = ("an integer from 1 to 50 (the looks planned)" if key == "looks" else
+                    "an integer >= 1 (units assigned, every arm, between two planned looks)")
+            raise ExperimentError(f"verdicts[{key!r}] must be {rule}"
+                                  + (", with 'looks' and 'look_every' both given"
+                                     if value is None else "") + f", got {value!r}")
+    spending = verdicts.get("spending")
+    spending = "obrien-fleming" if spending is None else spending
+    if spending not in SPENDING:
+        raise ExperimentError(f"verdicts['spending'] must be one of {list(SPENDING)}, got "
+                              f"{spending!r}")
+    for key, on in (("alternative", alternative != "two-sided"),
+                    ("winsorize", winsorize is not None), ("cuped", cuped), ("ratio", ratio)):
+        if on:
+            raise ExperimentError(f"verdicts['looks']: a planned test is two-sided on the "
+                                  f"plain means of the reward: not with {key!r}")
+    return int(verdicts["looks"]), int(verdicts["look_every"]), str(spending)
+
+
+def _check_segments(segments: object) -> tuple[str, ...] | None:
+    """The declared segment labels: 1 to 50 distinct non-empty strings of at most 60
+    characters."""
+    if segments is None:
+        return None
+    if not isinstance(segments, (list, tuple)) or not 1 <= len(segments) <= 50 or any(
+            not isinstance(s, str) or not 1 <= len(s) <= 60 for s in segments) \
+            or len(set(segments)) != len(segments):
+        raise ExperimentError(f"verdicts['segments'] must be a list of 1 to 50 distinct "
+                              f"non-empty strings of at most 60 characters (the segment "
+                              f"labels units may carry), got {segments!r}")
+    return tuple(segments)
+
+
 def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float] | None
                    ) -> VerdictSpec:
     """The stored spec; files written before it existed: the algorithm's range, exact."""
@@ -284,7 +357,10 @@ def spec_from_meta(meta: Mapping[str, Any], algorithm_range: tuple[float, float]
                        None if stored.get("margin") is None else float(stored["margin"]),
                        None if stored.get("winsorize") is None
                        else float(stored["winsorize"]), bool(stored.get("cuped", False)),
-                       bool(stored.get("ratio", False)))
+                       bool(stored.get("ratio", False)), stored.get("looks"),
+                       stored.get("look_every"), stored.get("spending"),
+                       None if stored.get("segments") is None
+                       else tuple(stored["segments"]))
 
 
 def check_unit_values(spec: VerdictSpec, name: str, values: object, n_units: int,
@@ -323,3 +399,24 @@ def check_unit_values(spec: VerdictSpec, name: str, values: object, n_units: int
                               f"{array[bad[0]]}")
     check_summable(name, array)
     return array
+
+
+def check_unit_segments(spec: VerdictSpec, segments: object, n_units: int
+                        ) -> list[str] | None:
+    """``assign(segments=...)``: one declared label per unit (``verdicts['segments']`` at
+    create), or ``None``."""
+    if segments is None:
+        return None
+    if spec.segments is None:
+        raise ExperimentError("segments: this experiment declared no segments (create it with "
+                              "verdicts={'segments': [labels]})")
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, (list, tuple,
+                                                                        np.ndarray)) \
+            or len(segments) != n_units:
+        raise ExperimentError(f"segments must be a list of labels, one per unit ({n_units})")
+    declared = set(spec.segments)
+    for i, label in enumerate(segments):
+        if not isinstance(label, str) or label not in declared:
+            raise ExperimentError(f"segments: label {i} is {label!r}, not one of the declared "
+                                  f"segments {list(spec.segments)}")
+    return [str(label) for label in segments]

@@ -22,7 +22,7 @@ __all__ = ["NAME_PATTERN", "NAME_RULE", "UPGRADABLE", "Connection", "Store", "ch
 
 #: Older formats a writable open brings to :data:`~banditkit.live.store.schema.FORMAT` (their data
 #: unchanged: :meth:`banditkit.Experiment.open` adds what the newer format holds).
-UPGRADABLE = (5, 6, 7, 8, 9)
+UPGRADABLE = (5, 6, 7, 8, 9, 10)
 
 
 def check_format(version: object, readonly: bool, label: str) -> int:
@@ -36,8 +36,8 @@ def check_format(version: object, readonly: bool, label: str) -> int:
         raise ExperimentError(f"{label} has experiment format {version!r}, which this "
                               f"banditkit reads once it is brought to format {FORMAT} (the "
                               "outcome window's and the covariates' columns, the plug-in's "
-                              "sums, the prefix counted to one cursor for all arms; its data "
-                              "unchanged): open it once for writing "
+                              "sums, the prefix counted to one cursor for all arms, the units' "
+                              "segment; its data unchanged): open it once for writing "
                               "(readonly=False), then read it")
     return version
 

@@ -28,7 +28,8 @@ Tables
     many pulls, and the digest is that of this description (:func:`pack_draws`).
 ``units``
     One row per assignment: its batch, its ``slot`` (position in the batch's pull order), the
-    arm, the reward and costs once recorded, or the time it expired; ``imputed`` 1 when the
+    arm, the reward and costs once recorded, or the time it expired, its ``segment`` label
+    (format 11; NULL without one); ``imputed`` 1 when the
     reward is the 0 the outcome window's rule ``missing="zero"`` recorded
     (:mod:`banditkit.live.outcomes.window`). A slot holds at most one unit that has not expired
     (a partial unique index); ``units_arm`` indexes each arm's units in assignment order.
@@ -81,7 +82,8 @@ from __future__ import annotations
 
 __all__ = ["ALGORITHM", "ALL_BATCHES", "EDGE_NOT_OFFERED", "EDGE_TWO_ARMS", "FORMAT", "KINDS",
            "OVERFLOW", "OVERFLOW_TOTALS", "ROLLOUT", "edge_tables", "schema", "upgrade_5_to_6",
-           "upgrade_6_to_7", "upgrade_7_to_8", "upgrade_9_to_10"]
+           "upgrade_6_to_7", "upgrade_7_to_8", "upgrade_9_to_10",
+           "upgrade_10_to_11"]
 
 #: Version of the stored layout (the same on both backends); a file of another version is
 #: refused, never guessed at.
@@ -107,7 +109,10 @@ __all__ = ["ALGORITHM", "ALL_BATCHES", "EDGE_NOT_OFFERED", "EDGE_TWO_ARMS", "FOR
 #: 10: the edge's tables (:func:`edge_tables`, issue 38); a writable open of a format 5 to 9
 #:    experiment creates them (:func:`upgrade_9_to_10`; an experiment fed from the edge before
 #:    they were in the schema created them on its first use: ``IF NOT EXISTS`` keeps those).
-FORMAT = 10
+#: 11: the unit's ``segment`` label in ``units`` (``assign(segments=...)``, the metric family
+#:    per segment: :mod:`banditkit.live.readout.segments`); a writable open of a format 5 to 10
+#:    experiment adds the column, NULL for every old unit (:func:`upgrade_10_to_11`).
+FORMAT = 11
 
 #: The ``batch`` of the ``totals`` rows that sum the overflow and rollout units (per arm).
 OVERFLOW_TOTALS = -2
@@ -195,7 +200,8 @@ CREATE TABLE units (
     kind {int} NOT NULL DEFAULT 0,
     propensity {real},
     covariate {real},
-    denominator {real}
+    denominator {real},
+    segment TEXT
 );
 CREATE UNIQUE INDEX units_live_slot ON units(batch, slot) WHERE expired_at IS NULL AND kind = 0;
 CREATE INDEX units_expired_slot ON units(batch, slot) WHERE expired_at IS NOT NULL;
@@ -346,3 +352,10 @@ def upgrade_9_to_10(types: dict[str, str]) -> list[str]:
     older upgrades, one transaction): the edge's tables, unless a first use of the edge before
     format 10 created them already."""
     return edge_tables(types)
+
+
+def upgrade_10_to_11(types: dict[str, str]) -> list[str]:
+    """The statement that brings a format 5 to 10 experiment's ``units`` to format 11 (after
+    the older upgrades, one transaction): the ``segment`` label, NULL (no segment) for every
+    old unit."""
+    return ["ALTER TABLE units ADD COLUMN segment TEXT"]

@@ -11,13 +11,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Connection, Store
-from .schema import FORMAT, upgrade_5_to_6, upgrade_6_to_7, upgrade_7_to_8, upgrade_9_to_10
+from .schema import (
+    FORMAT,
+    upgrade_5_to_6,
+    upgrade_6_to_7,
+    upgrade_7_to_8,
+    upgrade_9_to_10,
+    upgrade_10_to_11,
+)
 
 __all__ = ["upgrade_tables"]
 
 
 def upgrade_tables(conn: Connection, store: Store, window_meta: Mapping[str, Any]) -> None:
-    """The statements from ``store.format`` (5 to 9) to :data:`FORMAT`, in the caller's
+    """The statements from ``store.format`` (5 to 10) to :data:`FORMAT`, in the caller's
     transaction; ``window_meta``: a format 5 experiment's outcome window entries (it had none:
     its units wait until recorded or expired, as before)."""
     old = store.format
@@ -29,7 +36,9 @@ def upgrade_tables(conn: Connection, store: Store, window_meta: Mapping[str, Any
         statements += upgrade_6_to_7(types, prefix_tables=old == 6)
     if old in (6, 7):
         statements += upgrade_7_to_8(types)
-    statements += upgrade_9_to_10(types)  # every older format: the edge's tables
+    if old < 10:
+        statements += upgrade_9_to_10(types)  # the edge's tables
+    statements += upgrade_10_to_11(types)  # every older format: the units' segment
     for statement in statements:
         conn.execute(statement)
     if old == 5:
