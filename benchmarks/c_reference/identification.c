@@ -38,6 +38,7 @@
  * the pulls, wrong recommendations.
  *
  *   gcc -O2 -o identification identification.c -lm && ./identification [trials [name]]
+ *   ./identification table NAME LEN FILE   (replay FILE's reward tables: see replay())
  */
 #include <math.h>
 #include <stdint.h>
@@ -96,7 +97,17 @@ static inline double beta_draw(double a, double b) {
     double x = gamma_mt(a);
     return x / (x + gamma_mt(b));
 }
-static inline int pull(int a) { return uniform() < MU[a]; }
+/* Replay mode (`table`): arm a's k-th reward is TABLE[a * TABLE_LEN + k], so that a
+ * deterministic identifier given the same rewards as banditkit must make the same decisions */
+static const unsigned char *TABLE = NULL;
+static long TABLE_LEN = 0, USED[K];
+static inline int pull(int a) {
+    if (TABLE) {
+        if (USED[a] >= TABLE_LEN) { fprintf(stderr, "reward table too short\n"); exit(2); }
+        return TABLE[a * TABLE_LEN + USED[a]++];
+    }
+    return uniform() < MU[a];
+}
 
 /* ---- what the identifiers share ------------------------------------------------------------ */
 
@@ -434,7 +445,34 @@ static const struct { const char *name; run_fn run; } ALGS[] = {
     {"klracing", run_klracing},
 };
 
+/* identification table NAME LEN FILE: FILE holds trials x K x LEN bytes of 0/1 rewards; one
+ * line per trial: pulls, recommendation */
+static int replay(const char *name, long len, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); return 2; }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f), trials = size / (K * len);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *data = malloc(size);
+    if (!data || fread(data, 1, size, f) != (size_t)size) { fclose(f); return 2; }
+    fclose(f);
+    TABLE_LEN = len;
+    for (size_t i = 0; i < sizeof ALGS / sizeof ALGS[0]; i++) {
+        if (strcmp(name, ALGS[i].name) != 0) continue;
+        for (long k = 0; k < trials; k++) {
+            TABLE = data + k * K * len;
+            for (int a = 0; a < K; a++) USED[a] = 0;
+            int rec;
+            long pulls = ALGS[i].run(&rec);
+            printf("%ld %d\n", pulls, rec);
+        }
+    }
+    free(data);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], "table") == 0) return replay(argv[2], atol(argv[3]), argv[4]);
     int trials = argc > 1 ? atoi(argv[1]) : 100;
     for (size_t i = 0; i < sizeof ALGS / sizeof ALGS[0]; i++) {
         if (argc > 2 && strcmp(argv[2], ALGS[i].name) != 0) continue;
