@@ -90,18 +90,22 @@ def _authors(figure: str, points: list[int], counts: dict[str, tuple],
              ) -> tuple[Reference, ...]:
     """One ``authors-results`` reference per algorithm and point: their error rate (``counts``:
     per algorithm, (wrong recommendations, trials, dispersion) per point of ``points``), with
-    their 95% normal half-width widened by the square root of their trials' dispersion;
-    ``file(algorithm, i)`` says where in their repository the i-th point's trials are."""
+    their 95% half-width widened by the square root of their trials' dispersion;
+    ``file(algorithm, i)`` says where in their repository the i-th point's trials are.
+
+    The half-width is Agresti and Coull's (the variance at ``(wrong + 2) / (n + 4)``): the
+    normal one is 0 at 0 or n wrong of n, which would make 1 wrong of 1000 differ from 0 of
+    1000 (Fisher's exact test: p = 1)."""
     out = []
     for algorithm, rows in counts.items():
         for i, (point, (wrong, n, dispersion)) in enumerate(zip(points, rows, strict=True)):
-            p = wrong / n
+            p, q = wrong / n, (wrong + 2) / (n + 4)
             out.append(Reference(
                 figure, point, algorithm, "failure_rate", p, "authors-results",
                 f"github.com/FFTypeZero/bobw_linear @6cf899c, {file(algorithm, i)}: {wrong} "
                 f"wrong of {n} trials (± their 95% half-width times "
                 f"sqrt({max(dispersion, 1.0):g}), the dispersion of their trials)",
-                tolerance=1.96 * (max(dispersion, 1.0) * p * (1 - p) / n) ** 0.5,
+                tolerance=1.96 * (max(dispersion, 1.0) * q * (1 - q) / (n + 4)) ** 0.5,
                 explained=_AUTHORS_DOC if (algorithm, point) in explained else None))
     return tuple(out)
 
