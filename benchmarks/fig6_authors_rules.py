@@ -26,7 +26,8 @@ other trials (ξ = ``stream(seed, "fig6-authors", i, "algorithm")``, noise
 * ``code-ties`` (P1 only): also the authors' ``np.flip(np.argsort(θ̂ᵀx))`` ranking
   (benchmarks/p1_authors_rules.py).
 
-Prints the error rate with its Wilson 95% interval per variant.
+Prints the error rate with its Wilson 95% interval per variant, the trials on which it and the
+first variant disagree, and for Peace and OD-LinBAI how many items survive each epoch.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import sys
 import types
+from collections import Counter
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -153,14 +155,21 @@ def trial_streams(streams: str, seed: int, point: int, i: int):
             derive_seed(seed, "fig6-authors", i, "environment"))
 
 
-def errors(cls, env, T: int, trials: int, streams, **params) -> np.ndarray:
-    """Whether each trial recommended a wrong arm."""
+def errors(cls, env, T: int, trials: int, streams, **params
+           ) -> tuple[np.ndarray, Counter]:
+    """Whether each trial recommended a wrong arm, and for Peace and OD-LinBAI how many
+    items survived each epoch (trials, wrong ones) per sequence of survivor counts."""
     wrong = np.zeros(trials, dtype=bool)
+    paths: Counter = Counter()
     for i in range(trials):
         xi, noise = streams(i)
         algo = cls(env.X, env.Z, T, rng=xi, **params)
         wrong[i] = not simulate(algo, env, horizon=T, engine="reference", seed=noise).correct
-    return wrong
+        if "survivors" in algo.info:
+            path = tuple(algo.info["survivors"])
+            paths[path, "trials"] += 1
+            paths[path, "wrong"] += int(wrong[i])
+    return wrong, paths
 
 
 def main() -> None:
@@ -187,7 +196,7 @@ def main() -> None:
     print("| variant | error | Wilson 95% | trials wrong here only / right here only, "
           "against the first variant |")
     print("|---|---|---|---|")
-    first = None
+    first, summary = None, []
     for key in args.variants:
         with ExitStack() as stack:
             params = {}
@@ -199,13 +208,22 @@ def main() -> None:
                 params["epoch_rule"] = "code"
             if key == "code-ties":
                 stack.enter_context(authors_ties())
-            wrong = errors(cls, env, T, args.trials,
-                           lambda i: trial_streams(args.streams, args.seed, point, i), **params)
+            wrong, paths = errors(cls, env, T, args.trials,
+                                  lambda i: trial_streams(args.streams, args.seed, point, i),
+                                  **params)
         first = wrong if first is None else first
         k, n = int(wrong.sum()), wrong.size
         lo, hi = wilson_interval(k, n)
         print(f"| {key} | {k / n:.4f} | [{lo:.4f}, {hi:.4f}] | "
               f"{int(np.sum(wrong & ~first))} / {int(np.sum(~wrong & first))} |", flush=True)
+        if paths:
+            summary.append(f"{key}: " + ", ".join(
+                f"{'→'.join(map(str, path))}: {paths[path, 'trials']} "
+                f"({paths[path, 'wrong']} wrong)"
+                for path, what in sorted(paths) if what == "trials"))
+    if summary:
+        print("\nItems surviving each epoch: trials (wrong ones)")
+        print("\n".join(summary))
 
 
 if __name__ == "__main__":
