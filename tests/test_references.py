@@ -252,3 +252,22 @@ def test_one_number_rule_for_every_report_table():
         assert short_number(x) == text, x
     # a run report has no one-sided interval: an infinite value shows as no number
     assert run_report_number(float("inf")) == "–" and run_report_number(3.14159) == "3.142"
+
+
+def test_the_authors_interval_has_width_at_zero_errors_and_widens_with_their_dispersion():
+    """Their 0 of 1000 is not a rate of exactly 0 (our 1 of 1000 agrees with it: Fisher's exact
+    p = 1), their 552 of 1000 keeps the normal half-width, and a dispersion D > 1 widens it by
+    sqrt(D) (P1-RAGE authors' stored results, docs/p1-rage.md)."""
+    from banditkit.experiments.paper_references.p1_rage import _authors
+
+    zero, mid, dispersed = _authors(
+        "p1-rage:fig6", [0, 1, 2],
+        {"Peace": ((0, 1000, 1.0), (552, 1000, 0.5), (552, 1000, 4.0))},
+        lambda a, i: "file", set())
+    assert zero.value == 0.0 and 0.002 < zero.tolerance < 0.004
+    k, n = 1, 1000
+    lo, hi = wilson_interval(k, n)
+    assert judge(zero, Ours(k / n, lo, hi, n, "Wilson")) == "within noise"
+    assert mid.value == 0.552
+    assert mid.tolerance == pytest.approx(1.96 * math.sqrt(0.552 * 0.448 / 1000), rel=0.01)
+    assert dispersed.tolerance == pytest.approx(2 * mid.tolerance)
