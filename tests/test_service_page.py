@@ -44,9 +44,10 @@ def test_a_browser_shows_the_arms_numbers_and_plots_of_the_status(watched, tmp_p
     dom = chromium(tmp_path, "--dump-dom", url)
     text = re.sub(r"<[^>]+>", " ", dom)
     for arm in status["arms"]:
-        row = re.search(rf"{arm['arm']}\s+{arm['assigned']}\s+{arm['recorded']}\s+"
-                        rf"{arm['counted']}\s+{arm['imputed']}\s+{arm['mean']:.4g}",
-                        " ".join(text.split()))
+        # the decision first (the verdict, then the numbers), the counts after
+        row = re.search(rf"{arm['arm']}\s+{arm['verdict']}\s.*?{arm['mean']:.4g}\s.*?"
+                        rf"{arm['assigned']}\s+{arm['recorded']}\s+{arm['counted']}\s+"
+                        rf"{arm['imputed']}\b", " ".join(text.split()))
         assert row, f"the row of {arm['arm']} is not in the page"
     assert f"{status['pulls_observed']}" in text and f"{status['budget_left']}" in text
     eliminated = [a["arm"] for a in status["arms"] if not a["active"]]

@@ -227,6 +227,11 @@ def _arm_table(status: Any) -> str:
                 f"{MAX_ARM_ROWS} with the most units; GET status lists all.</p>")
         frame = frame.iloc[np.sort(order)]
     frame = frame.reset_index()
+    # the decision first: each arm's verdict and difference before the counts, which a narrow
+    # window scrolls to
+    first = [c for c in (frame.columns[0], "verdict", "diff", "diff_low", "diff_high", "lift",
+                         "lift_low", "lift_high", "mean", "low", "high") if c in frame.columns]
+    frame = frame[first + [c for c in frame.columns if c not in first]]
     head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
     rows = "".join("<tr>" + "".join(f"<td>{_number(v)}</td>" for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
@@ -419,7 +424,8 @@ def _allocation_plot(ax: Any, history: History, names: list[str]) -> None:
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:60em;color:#222}
 h1{margin-bottom:0}.sub{color:#666;margin-top:.2em}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em}
+table{border-collapse:collapse;margin:.5em 0;display:block;max-width:100%;overflow-x:auto}
+td,th{border:1px solid #ccc;padding:.2em .6em}
 #arms td{text-align:right}#arms td:first-child{text-align:left;font-weight:bold}
 .kv th{text-align:left;background:#f4f4f4}
 .warn{color:#8a3b00;background:#fff4e5;padding:.5em 2em}.ok{color:#2a6b2a}
