@@ -27,12 +27,15 @@ Run:
     .venv/bin/python benchmarks/bench_edge.py                      # everything (~15 min)
     .venv/bin/python benchmarks/bench_edge.py --section validity --runs 300
     .venv/bin/python benchmarks/bench_edge.py --section ingest --backend sqlite
+    git archive REV src | tar -x -C /tmp/old && .venv/bin/python benchmarks/bench_edge.py \
+        --section ingest --baseline /tmp/old/src --rounds 3   # this code against REV's
 The exit status is 1 when anything was lost or duplicated.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -55,6 +58,7 @@ ARMS = ["control", "b", "c", "d"]
 DEFINITION = {"algorithm": "BatchedThompson", "arms": ARMS, "seed": 1, "horizon": 10**9,
               "params": {"batch_size": 10**7, "draws": 1000}}
 JSON = {"Content-Type": "application/json"}
+_NAMES = itertools.count()
 
 
 def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
@@ -134,11 +138,13 @@ def _rate(ports: list[int], clients: int, seconds: float, path: str,
 
 
 def bench_ingest(store, servers: int, clients: int, bodies_per_client: int,
-                 health_seconds: float) -> dict:
-    running = [Server(store.db) for _ in range(servers)]
+                 health_seconds: float, baseline: str | None = None) -> dict:
+    """One ingest row; with ``baseline`` (a ``src`` folder), servers running that code."""
+    env = None if baseline is None else {"PYTHONPATH": baseline}
+    running = [Server(store.db, env=env) for _ in range(servers)]
     try:
         ports = [s.port for s in running]
-        name = f"ingest{os.getpid()}{servers}"
+        name = f"ingest{os.getpid()}{servers}{next(_NAMES)}"
         assert call(ports[0], "POST", "/experiments", {"name": name, **DEFINITION})[0] == 201
         allocation = call(ports[0], "GET", f"/experiments/{name}/allocation")[1]
         health = _rate(ports, clients, health_seconds, "/health")
@@ -157,7 +163,9 @@ def bench_ingest(store, servers: int, clients: int, bodies_per_client: int,
         events = sum(a[1]["new"] for a in answers if a[0] == 200)
         refused = sum(a[1].get("refused", 0) for a in answers if a[0] == 200)
         errors = sum(a[0] != 200 for a in answers)
-        return {"backend": store.backend, "servers": servers, "events_per_s": events / seconds,
+        return {"backend": store.backend, "servers": servers,
+                "code": "this" if baseline is None else "baseline",
+                "events_per_s": events / seconds,
                 "events_per_server_cpu_s": events / cpu, "health_per_s": health,
                 "refused": refused, "errors": errors}
     finally:
@@ -255,6 +263,11 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="ingest: also run the servers on this src folder (another "
+                        "version's, e.g. from git archive REV src), alternately with this "
+                        "one, --rounds times each: their ratio measured in one run")
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     wanted = {"assign", "ingest", "kill", "poll", "validity"} if args.section == "all" \
         else {args.section}
@@ -269,11 +282,14 @@ def main() -> int:
         with opener as store:
             if "ingest" in wanted:
                 for servers in ((1, 2) if backend == "postgres" else (1,)):
-                    row = bench_ingest(store, servers, args.clients, args.bodies,
-                                       args.seconds)
-                    results.setdefault("ingest", []).append(row)
-                    print(json.dumps(row), flush=True)
-                    bad |= row["errors"] > 0 or row["refused"] > 0
+                    for _ in range(args.rounds):
+                        for code in [None] if args.baseline is None \
+                                else [args.baseline, None]:
+                            row = bench_ingest(store, servers, args.clients, args.bodies,
+                                               args.seconds, code)
+                            results.setdefault("ingest", []).append(row)
+                            print(json.dumps(row), flush=True)
+                            bad |= row["errors"] > 0 or row["refused"] > 0
             if "kill" in wanted:
                 row = bench_kill(store, args.kill_bodies)
                 results.setdefault("kill", []).append(row)

@@ -61,7 +61,7 @@ from ..journal.replay import Journal
 from ..readout.guardrails import check_metrics
 from ..readout.verdict_spec import check_unit_values
 from ..store import Connection, Store
-from ..store.codec import parse_stamp, stamp
+from ..store.codec import parse_stamp, stamp, stamps
 from ..store.schema import (
     ALGORITHM,
     EDGE_NOT_OFFERED,
@@ -306,15 +306,12 @@ class _Feed:
         taken = slots.take_all([x.arm for x, _ in fresh]) if slots is not None \
             else [None] * len(fresh)
         rows, keyed, logged = [], [], []
-        stamps: dict[int, str] = {}
-        for (x, weight), slot in zip(fresh, taken, strict=True):
+        # a unit is never born with its window closed: its outcome may be in this call
+        born = stamps([min(max(x.at, floor), self.now) if self.window else min(x.at, self.now)
+                       for x, _ in fresh])
+        for (x, weight), slot, text in zip(fresh, taken, born, strict=True):
             kind = ALGORITHM if slot is not None else (OVERFLOW if pending is not None
                                                        else ROLLOUT)
-            # a unit is never born with its window closed: its outcome may be in this call
-            at = min(max(x.at, floor), self.now) if self.window else min(x.at, self.now)
-            text = stamps.get(at)
-            if text is None:
-                text = stamps[at] = stamp(at)
             rows.append((batch_id, -1 if slot is None else slot, x.arm, text, kind, weight))
             keyed.append(x.key)
             logged.append((x.version, weight, x.at))
