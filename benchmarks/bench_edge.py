@@ -17,6 +17,12 @@ Sections (``--section``, default all):
   stored once, every outcome once (0 lost, 0 duplicated), on both backends.
 - ``poll``: ``GET .../allocation`` answered 304 (``If-None-Match``) against ``GET /health``,
   the same clients in the same run; goal ≥ 50% of /health's rate.
+- ``shop``: the worked example, ``examples/edge_shop.py --load N`` (``--visitors``, ``--seed``)
+  against ``banditkit serve`` on each backend: BatchedThompson (batches of 300, seed 4, a horizon
+  of N) over ``control``, ``new-button``, ``new-copy`` with hidden conversion rates 0.10, 0.12,
+  0.18; the time assigning added to each page view (mean, median, 99th percentile; goal ≤ 50 µs)
+  and the experiment's verdicts, read after the shop's last events, from the bulk feed alone
+  (the shop, its simulated visitors and the service share the machine).
 - ``validity``: ``--runs`` null experiments (4 arms of equal mean 0.3, BatchedThompson whose
   weights move every 100 exposures, exposures up to two allocation versions late, outcomes in
   value-dependent order, ``status`` read every other round) through the client and
@@ -27,6 +33,7 @@ Run:
     .venv/bin/python benchmarks/bench_edge.py                      # everything (~15 min)
     .venv/bin/python benchmarks/bench_edge.py --section validity --runs 300
     .venv/bin/python benchmarks/bench_edge.py --section ingest --backend sqlite
+    .venv/bin/python benchmarks/bench_edge.py --section shop --visitors 6000 --seed 2
     git archive REV src | tar -x -C /tmp/old && .venv/bin/python benchmarks/bench_edge.py \
         --section ingest --baseline /tmp/old/src --rounds 3   # this code against REV's
 The exit status is 1 when anything was lost or duplicated.
@@ -39,6 +46,7 @@ import itertools
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -237,6 +245,50 @@ def bench_poll(store, clients: int, seconds: float) -> dict:
         server.stop()
 
 
+# -- shop -----------------------------------------------------------------------------------
+_TIMING = re.compile(r"(\d+) visitors; assigning took ([\d.]+) µs per request on average "
+                     r"\(([\d.]+) µs median, ([\d.]+) µs at the 99th percentile\); (\d+) "
+                     r"events sent, (\d+) failed send")
+
+
+def bench_shop(store, visitors: int, seed: int) -> dict:
+    from banditkit import Experiment
+
+    server = Server(store.db)
+    try:
+        name = f"shop{os.getpid()}"
+        definition = {"algorithm": "BatchedThompson", "seed": 4, "horizon": visitors,
+                      "arms": ["control", "new-button", "new-copy"],
+                      "params": {"batch_size": 300}}
+        assert call(server.port, "POST", "/experiments", {"name": name, **definition})[0] == 201
+        start = time.monotonic()
+        run = subprocess.run([sys.executable, str(ROOT / "examples" / "edge_shop.py"),
+                              "--service", f"http://127.0.0.1:{server.port}", "--name", name,
+                              "--port", "0", "--load", str(visitors), "--seed", str(seed)],
+                             capture_output=True, text=True, check=True)
+        seconds = time.monotonic() - start
+    finally:
+        server.stop()
+    found = _TIMING.search(run.stdout)
+    assert found is not None, run.stdout + run.stderr
+    path, experiment = store.location(name)
+    with Experiment.open(path, name=experiment, readonly=True) as e:
+        status = e.status()
+        units = e.units()
+    arms = status.arms
+    return {"backend": store.backend, "visitors": visitors, "seed": seed,
+            "seconds": round(seconds, 1), "assign_mean_us": float(found.group(2)),
+            "assign_median_us": float(found.group(3)), "assign_p99_us": float(found.group(4)),
+            "events_sent": int(found.group(5)), "failed_sends": int(found.group(6)),
+            "units": len(units), "rewards": int(units["reward"].notna().sum()),
+            "verdicts": {arm: {"verdict": str(row["verdict"]), "counted": int(row["counted"]),
+                               "mean": round(float(row["mean"]), 4),
+                               "diff_low": None if row["verdict"] == "control"
+                               else round(float(row["diff_low"]), 4)}
+                         for arm, row in arms.iterrows()},
+            "warnings": list(status.warnings)}
+
+
 # -- validity -------------------------------------------------------------------------------
 def bench_validity(runs: int, seed: int) -> dict:
     false = 0
@@ -253,8 +305,8 @@ def bench_validity(runs: int, seed: int) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--section", choices=["assign", "ingest", "kill", "poll", "validity",
-                                              "all"], default="all")
+    parser.add_argument("--section", choices=["assign", "ingest", "kill", "poll", "shop",
+                                              "validity", "all"], default="all")
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--keys", type=int, default=300_000)
     parser.add_argument("--clients", type=int, default=4)
@@ -262,6 +314,7 @@ def main() -> int:
     parser.add_argument("--kill-bodies", type=int, default=40)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--visitors", type=int, default=6000, help="shop: simulated visitors")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baseline", metavar="SRC",
                         help="ingest: also run the servers on this src folder (another "
@@ -269,7 +322,8 @@ def main() -> int:
                         "one, --rounds times each: their ratio measured in one run")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
-    wanted = {"assign", "ingest", "kill", "poll", "validity"} if args.section == "all" \
+    wanted = {"assign", "ingest", "kill", "poll", "shop", "validity"} \
+        if args.section == "all" \
         else {args.section}
     results: dict = {"machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"}
     if "assign" in wanted:
@@ -295,6 +349,11 @@ def main() -> int:
                 results.setdefault("kill", []).append(row)
                 print(json.dumps(row), flush=True)
                 bad |= row["lost"] > 0 or row["duplicated"] > 0 or row["outcomes_lost"] > 0
+            if "shop" in wanted:
+                row = bench_shop(store, args.visitors, args.seed)
+                results.setdefault("shop", []).append(row)
+                print(json.dumps(row), flush=True)
+                bad |= row["rewards"] != args.visitors  # every visit counted once
             if "poll" in wanted and backend == "sqlite":
                 results["poll"] = bench_poll(store, args.clients, args.seconds)
                 print(json.dumps(results["poll"]), flush=True)
