@@ -17,6 +17,12 @@ Sections (``--section``, default all):
   stored once, every outcome once (0 lost, 0 duplicated), on both backends.
 - ``poll``: ``GET .../allocation`` answered 304 (``If-None-Match``) against ``GET /health``,
   the same clients in the same run; goal ≥ 50% of /health's rate.
+- ``shop``: the worked example, ``examples/edge_shop.py --load N`` (``--visitors``, ``--seed``)
+  against ``banditkit serve`` on each backend: BatchedThompson (batches of 300, seed 4, a horizon
+  of N) over ``control``, ``new-button``, ``new-copy`` with hidden conversion rates 0.10, 0.12,
+  0.18; the time assigning added to each page view (mean, median, 99th percentile; goal ≤ 50 µs)
+  and the experiment's verdicts, read after the shop's last events, from the bulk feed alone
+  (the shop, its simulated visitors and the service share the machine).
 - ``validity``: ``--runs`` null experiments (4 arms of equal mean 0.3, BatchedThompson whose
   weights move every 100 exposures, exposures up to two allocation versions late, outcomes in
   value-dependent order, ``status`` read every other round) through the client and
@@ -27,15 +33,20 @@ Run:
     .venv/bin/python benchmarks/bench_edge.py                      # everything (~15 min)
     .venv/bin/python benchmarks/bench_edge.py --section validity --runs 300
     .venv/bin/python benchmarks/bench_edge.py --section ingest --backend sqlite
+    .venv/bin/python benchmarks/bench_edge.py --section shop --visitors 6000 --seed 2
+    git archive REV src | tar -x -C /tmp/old && .venv/bin/python benchmarks/bench_edge.py \
+        --section ingest --baseline /tmp/old/src --rounds 3   # this code against REV's
 The exit status is 1 when anything was lost or duplicated.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -55,6 +66,7 @@ ARMS = ["control", "b", "c", "d"]
 DEFINITION = {"algorithm": "BatchedThompson", "arms": ARMS, "seed": 1, "horizon": 10**9,
               "params": {"batch_size": 10**7, "draws": 1000}}
 JSON = {"Content-Type": "application/json"}
+_NAMES = itertools.count()
 
 
 def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
@@ -134,11 +146,13 @@ def _rate(ports: list[int], clients: int, seconds: float, path: str,
 
 
 def bench_ingest(store, servers: int, clients: int, bodies_per_client: int,
-                 health_seconds: float) -> dict:
-    running = [Server(store.db) for _ in range(servers)]
+                 health_seconds: float, baseline: str | None = None) -> dict:
+    """One ingest row; with ``baseline`` (a ``src`` folder), servers running that code."""
+    env = None if baseline is None else {"PYTHONPATH": baseline}
+    running = [Server(store.db, env=env) for _ in range(servers)]
     try:
         ports = [s.port for s in running]
-        name = f"ingest{os.getpid()}{servers}"
+        name = f"ingest{os.getpid()}{servers}{next(_NAMES)}"
         assert call(ports[0], "POST", "/experiments", {"name": name, **DEFINITION})[0] == 201
         allocation = call(ports[0], "GET", f"/experiments/{name}/allocation")[1]
         health = _rate(ports, clients, health_seconds, "/health")
@@ -157,7 +171,9 @@ def bench_ingest(store, servers: int, clients: int, bodies_per_client: int,
         events = sum(a[1]["new"] for a in answers if a[0] == 200)
         refused = sum(a[1].get("refused", 0) for a in answers if a[0] == 200)
         errors = sum(a[0] != 200 for a in answers)
-        return {"backend": store.backend, "servers": servers, "events_per_s": events / seconds,
+        return {"backend": store.backend, "servers": servers,
+                "code": "this" if baseline is None else "baseline",
+                "events_per_s": events / seconds,
                 "events_per_server_cpu_s": events / cpu, "health_per_s": health,
                 "refused": refused, "errors": errors}
     finally:
@@ -229,6 +245,50 @@ def bench_poll(store, clients: int, seconds: float) -> dict:
         server.stop()
 
 
+# -- shop -----------------------------------------------------------------------------------
+_TIMING = re.compile(r"(\d+) visitors; assigning took ([\d.]+) µs per request on average "
+                     r"\(([\d.]+) µs median, ([\d.]+) µs at the 99th percentile\); (\d+) "
+                     r"events sent, (\d+) failed send")
+
+
+def bench_shop(store, visitors: int, seed: int) -> dict:
+    from banditkit import Experiment
+
+    server = Server(store.db)
+    try:
+        name = f"shop{os.getpid()}"
+        definition = {"algorithm": "BatchedThompson", "seed": 4, "horizon": visitors,
+                      "arms": ["control", "new-button", "new-copy"],
+                      "params": {"batch_size": 300}}
+        assert call(server.port, "POST", "/experiments", {"name": name, **definition})[0] == 201
+        start = time.monotonic()
+        run = subprocess.run([sys.executable, str(ROOT / "examples" / "edge_shop.py"),
+                              "--service", f"http://127.0.0.1:{server.port}", "--name", name,
+                              "--port", "0", "--load", str(visitors), "--seed", str(seed)],
+                             capture_output=True, text=True, check=True)
+        seconds = time.monotonic() - start
+    finally:
+        server.stop()
+    found = _TIMING.search(run.stdout)
+    assert found is not None, run.stdout + run.stderr
+    path, experiment = store.location(name)
+    with Experiment.open(path, name=experiment, readonly=True) as e:
+        status = e.status()
+        units = e.units()
+    arms = status.arms
+    return {"backend": store.backend, "visitors": visitors, "seed": seed,
+            "seconds": round(seconds, 1), "assign_mean_us": float(found.group(2)),
+            "assign_median_us": float(found.group(3)), "assign_p99_us": float(found.group(4)),
+            "events_sent": int(found.group(5)), "failed_sends": int(found.group(6)),
+            "units": len(units), "rewards": int(units["reward"].notna().sum()),
+            "verdicts": {arm: {"verdict": str(row["verdict"]), "counted": int(row["counted"]),
+                               "mean": round(float(row["mean"]), 4),
+                               "diff_low": None if row["verdict"] == "control"
+                               else round(float(row["diff_low"]), 4)}
+                         for arm, row in arms.iterrows()},
+            "warnings": list(status.warnings)}
+
+
 # -- validity -------------------------------------------------------------------------------
 def bench_validity(runs: int, seed: int) -> dict:
     false = 0
@@ -245,8 +305,8 @@ def bench_validity(runs: int, seed: int) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--section", choices=["assign", "ingest", "kill", "poll", "validity",
-                                              "all"], default="all")
+    parser.add_argument("--section", choices=["assign", "ingest", "kill", "poll", "shop",
+                                              "validity", "all"], default="all")
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--keys", type=int, default=300_000)
     parser.add_argument("--clients", type=int, default=4)
@@ -254,9 +314,16 @@ def main() -> int:
     parser.add_argument("--kill-bodies", type=int, default=40)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--visitors", type=int, default=6000, help="shop: simulated visitors")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="ingest: also run the servers on this src folder (another "
+                        "version's, e.g. from git archive REV src), alternately with this "
+                        "one, --rounds times each: their ratio measured in one run")
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
-    wanted = {"assign", "ingest", "kill", "poll", "validity"} if args.section == "all" \
+    wanted = {"assign", "ingest", "kill", "poll", "shop", "validity"} \
+        if args.section == "all" \
         else {args.section}
     results: dict = {"machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"}
     if "assign" in wanted:
@@ -269,16 +336,24 @@ def main() -> int:
         with opener as store:
             if "ingest" in wanted:
                 for servers in ((1, 2) if backend == "postgres" else (1,)):
-                    row = bench_ingest(store, servers, args.clients, args.bodies,
-                                       args.seconds)
-                    results.setdefault("ingest", []).append(row)
-                    print(json.dumps(row), flush=True)
-                    bad |= row["errors"] > 0 or row["refused"] > 0
+                    for _ in range(args.rounds):
+                        for code in [None] if args.baseline is None \
+                                else [args.baseline, None]:
+                            row = bench_ingest(store, servers, args.clients, args.bodies,
+                                               args.seconds, code)
+                            results.setdefault("ingest", []).append(row)
+                            print(json.dumps(row), flush=True)
+                            bad |= row["errors"] > 0 or row["refused"] > 0
             if "kill" in wanted:
                 row = bench_kill(store, args.kill_bodies)
                 results.setdefault("kill", []).append(row)
                 print(json.dumps(row), flush=True)
                 bad |= row["lost"] > 0 or row["duplicated"] > 0 or row["outcomes_lost"] > 0
+            if "shop" in wanted:
+                row = bench_shop(store, args.visitors, args.seed)
+                results.setdefault("shop", []).append(row)
+                print(json.dumps(row), flush=True)
+                bad |= row["rewards"] != args.visitors  # every visit counted once
             if "poll" in wanted and backend == "sqlite":
                 results["poll"] = bench_poll(store, args.clients, args.seconds)
                 print(json.dumps(results["poll"]), flush=True)

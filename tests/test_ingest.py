@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -181,18 +183,60 @@ def test_whole_call_refusals_name_the_parameter(tmp_path):
     with Experiment.open(tmp_path / "e.db", readonly=True) as r:
         with pytest.raises(ExperimentError, match="read-only"):
             r.ingest([], [])
-    # the edge cannot fill slots drawn i.i.d. (its allocation: the design's probabilities),
-    # nor carry costs; refused before anything is kept
+    # the edge cannot fill slots drawn i.i.d. from the internal randomness: no allocation is
+    # published, and an exposure under a version of its own making is refused before anything
+    # is kept
     with Experiment.create(tmp_path / "g.db", algorithm="GBAI", arms=np.eye(3), seed=0,
                            horizon=3000) as g:
-        assert g.allocation().mode == "sampling"
-        with pytest.raises(ExperimentError, match="drawn, not planned"):
-            g.ingest(_exposures(g, ["k"]), [])
+        with pytest.raises(ExperimentError, match=r"allocation: GBAI draws each batch's pulls "
+                           r"i\.i\.d\..*replicability.*assign/record"):
+            g.allocation()
+        with pytest.raises(ExperimentError, match=r"ingest: GBAI draws each batch's pulls "
+                           r"i\.i\.d\..*drawn, not planned"):
+            g.ingest([{"key": "k", "arm": "0", "version": "v"}], [])
         assert len(g.units()) == 0 and g.assign(1) is not None  # still served by assign
-    with Experiment.create(tmp_path / "c.db", algorithm="DEBORAS", arms=["a", "b"], seed=0,
-                           horizon=3000, thresholds=[0.5]) as c:
-        with pytest.raises(ExperimentError, match="costs"):
-            c.ingest([], [])
+
+
+def test_costs_of_a_constrained_policy_come_with_the_outcomes(tmp_path):
+    """An experiment with thresholds fed from the edge: each outcome carries its costs (one per
+    threshold), kept with an outcome that waits for its exposure; the costs reach the same
+    totals as through record, and an outcome without them (or with them, unconstrained) is
+    refused alone."""
+    with Experiment.create(tmp_path / "edge.db", algorithm="DEBORAS", arms=["a", "b"], seed=3,
+                           horizon=3000, thresholds=[0.5]) as edge:
+        keys = [f"k{i}" for i in range(6)]
+        exposures = _exposures(edge, keys)
+        costs = {k: 0.1 * i for i, k in enumerate(keys)}
+        rewards = {k: i % 2 for i, k in enumerate(keys)}
+        early = edge.ingest([], [{"key": "k0", "value": 0, "costs": [costs["k0"]]}])
+        assert early.outcomes["waiting"] == 1
+        result = edge.ingest(exposures, [{"key": k, "value": rewards[k], "costs": costs[k]}
+                                         for k in keys[1:4]]
+                             + [{"key": "k4", "value": 0}, {"key": "k5", "value": 1,
+                                                             "costs": [0.1, 0.2]}])
+        assert result.outcomes["recorded"] == 4, result.as_json()  # k0 (waiting) and k1..k3
+        reasons = {r.key: r.reason for r in result.refusals}
+        assert set(reasons) == {"k4", "k5"}
+        assert "DEBORAS records 1 cost(s) with each outcome" in reasons["k4"]
+        assert "got 2" in reasons["k5"]
+        units = edge.units().set_index("key")
+        for k in keys[:4]:
+            assert units.loc[k, "reward"] == rewards[k]
+            assert json.loads(units.loc[k, "costs"]) == pytest.approx([costs[k]])
+        # the status' mean cost per arm is that of the units recorded on it
+        recorded = units[units["reward"].notna()]
+        means = {arm: [costs[k] for k in recorded.index[recorded["arm"] == arm]]
+                 for arm in ("a", "b")}
+        arms = edge.status().arms
+        for arm, values in means.items():
+            if values:
+                assert arms.loc[arm, "cost_1"] == pytest.approx(sum(values) / len(values))
+    with _fresh(tmp_path) as e:  # no thresholds: costs refused by name
+        x = _exposures(e, ["a"])
+        refused = e.ingest(x, [{"key": "a", "value": 1, "costs": [0.5]}]).refusals
+        assert len(refused) == 1 and "records no costs" in refused[0].reason
+        bad = e.ingest([], [{"key": "b", "value": 1, "costs": "high"}]).refusals
+        assert "costs must be a number or a list of numbers" in bad[0].reason
 
 
 def test_cli_ingest_reads_a_csv_and_lists_the_refused_rows(tmp_path, capsys):

@@ -131,6 +131,34 @@ def test_ndjson_idempotence_and_refusals(served):
         assert len(e.units()) == 50 and e.status().warnings == []
 
 
+def test_costs_through_the_events_route_and_iid_designs_refused(served):
+    """A constrained policy's outcomes carry their costs through ``POST .../events`` (one
+    without them refused alone, by rule); an i.i.d.-design algorithm publishes no allocation
+    (400, naming the rule)."""
+    server, where, _ = served
+    assert call(server.port, "POST", "/experiments",
+                {"name": "costly", "algorithm": "DEBORAS", "arms": ["a", "b"], "seed": 1,
+                 "horizon": 3000, "thresholds": [0.5]}, token=TOKEN)[0] == 201
+    assigner = Assigner(_allocation(server.port, "costly")[2])
+    keys = ["u1", "u2", "u3"]
+    answer = _events(server.port, "costly", [assigner.exposure(k, assigner.assign(k))
+                                             for k in keys],
+                     [{"key": "u1", "value": 1, "costs": [0.25]},
+                      {"key": "u2", "value": 0, "costs": 0.75}, {"key": "u3", "value": 1}])
+    assert answer["outcomes"]["recorded"] == 2, answer
+    assert [(r["key"], "1 cost(s) with each outcome" in r["reason"])
+            for r in answer["refusals"]] == [("u3", True)]
+    with Experiment.open(where("costly").target, name=where("costly").name,
+                         readonly=True) as e:
+        units = e.units().set_index("key")
+        assert json.loads(units.loc["u2", "costs"]) == [0.75]
+    # linear arms (features) are created by the library; the service serves them
+    where("design").create(algorithm="GBAI", arms=[[1, 0], [0, 1], [1, 1]], seed=1,
+                           horizon=3000).close()
+    status, answer = call(server.port, "GET", "/experiments/design/allocation", token=TOKEN)
+    assert status == 400 and "i.i.d." in answer["error"] and "assign/record" in answer["error"]
+
+
 def test_a_killed_server_loses_nothing_and_the_client_assigns_on(tmp_path):
     """The client polls (304s), takes new weights by itself, and assigns on while the server is
     down; the feed retried from the start after a kill counts every event once."""

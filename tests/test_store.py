@@ -147,3 +147,14 @@ def test_integer_arrays_are_stored_narrow_and_read_back_as_int64(tmp_path):
     for name in ("decision_arms", "decision_counts", "counts"):
         np.testing.assert_array_equal(getattr(back, name), getattr(wide, name))
         assert getattr(back, name).dtype == np.int64
+
+
+def test_stamps_are_stamp_of_each():
+    """The times of many units at once (an ingest body's exposures) are written as one by one:
+    text order is time order, and they read back exactly."""
+    from banditkit.live.store.codec import parse_stamp, stamp, stamps
+
+    us = np.random.default_rng(38).integers(0, 253_402_300_799_999_999, 20_000).tolist()
+    us += [0, 1, 999_999, 1_000_000, 1_795_915_724_111_800, 253_402_300_799_999_999]
+    assert stamps(us) == [stamp(u) for u in us]
+    assert [parse_stamp(t) for t in stamps(us)] == us

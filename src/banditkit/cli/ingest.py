@@ -4,7 +4,8 @@
 The CSV has a header and a column ``key``. A row with ``arm`` and ``version`` is an exposure; a
 row with ``value`` is an outcome; a row with all three is both (one line per visit of a log).
 Optional columns: ``time`` (seconds since the epoch, or ISO 8601 with a time zone; default: now),
-``covariate``, ``denominator`` and ``metric_NAME`` (a guardrail's metric). Each refused row is
+``covariate``, ``denominator``, ``metric_NAME`` (a guardrail's metric) and ``cost_1``,
+``cost_2``... (a constrained policy's costs, one per threshold). Each refused row is
 listed on standard error with its line and reason; the others are kept (run the same file again
 safely: what was kept counts as repeated).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,8 @@ def add_ingest(actions: Any) -> None:
     ingest.add_argument("path", help="the experiment file (or postgresql:// URL with --name)")
     ingest.add_argument("csv", type=Path, metavar="FILE",
                         help="CSV with columns key and arm+version (an exposure) and/or value "
-                             "(an outcome); optional time, covariate, denominator, metric_NAME")
+                             "(an outcome); optional time, covariate, denominator, metric_NAME, "
+                             "cost_1...")
 
 
 def _number(text: str) -> float | str:
@@ -87,6 +90,10 @@ def read_events(path: Path) -> tuple[list[dict], list[int], list[dict], list[int
                        if c.startswith("metric_") and v != ""}
             if metrics:
                 outcome["metrics"] = metrics
+            costs = sorted((int(c[len("cost_"):]), _number(v)) for c, v in row.items()
+                           if re.fullmatch(r"cost_\d+", c) and v != "")
+            if costs:
+                outcome["costs"] = [v for _, v in costs]
             outcomes.append(outcome)
             outcome_lines.append(line)
     return exposures, exposure_lines, outcomes, outcome_lines

@@ -22,6 +22,11 @@ The weights, by the experiment's state:
 - **control**: paused (by hand or by a guardrail), or stopped without rollout: the control
   alone. An application always gets something to do, never nothing.
 
+An algorithm whose batch is drawn i.i.d. from a design (:class:`banditkit.protocol.IIDBatch`:
+G-BAI, P1-RAGE, ...) is refused while such a batch waits: its pulls come from the experiment's
+internal randomness ξ, on which its replicability rests, and a hash of the application's keys
+would replace them; it is served by ``assign``/``record``.
+
 A ``control_floor`` of the algorithm (its attribute, e.g. BatchedThompson's live default 0.2)
 is applied to the weights of every mode but rollout and control.
 
@@ -238,9 +243,12 @@ class Allocator:
         if shares is not None and np.asarray(shares).shape == (K,):
             return (np.asarray(shares, dtype=float), "sampling",
                     f"{d.algorithm_name}'s sampling probabilities for batch {batch_id + 1}")
-        if isinstance(batch, IIDBatch):  # drawn i.i.d. from a design: its probabilities
-            return (np.diff(np.asarray(batch.cdf, dtype=float), prepend=0.0)[:K], "sampling",
-                    f"{d.algorithm_name}'s design probabilities for batch {batch_id + 1}")
+        if isinstance(batch, IIDBatch):
+            raise ExperimentError(
+                f"allocation: {d.algorithm_name} draws each batch's pulls i.i.d. from its "
+                "design with the experiment's internal randomness (its replicability rests on "
+                "those draws), so an application cannot assign its arms by a hash; serve it "
+                "with assign/record")
         remaining = batch.allocation(K).astype(float)
         for arm, assigned in conn.execute("SELECT arm, assigned FROM totals WHERE batch = ?",
                                           (batch_id,)):

@@ -29,7 +29,8 @@ __all__ = ["MAX_EVENTS", "Exposure", "Outcome", "Refusal", "as_events", "check_s
 MAX_EVENTS = 100_000
 
 _EXPOSURE_FIELDS = frozenset({"key", "arm", "version", "time"})
-_OUTCOME_FIELDS = frozenset({"key", "value", "time", "metrics", "covariate", "denominator"})
+_OUTCOME_FIELDS = frozenset({"key", "value", "time", "metrics", "covariate", "denominator",
+                             "costs"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,8 @@ class Exposure:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One outcome read: index, key, value, time (µs), and the optional parts."""
+    """One outcome read: index, key, value, time (µs), and the optional parts (``costs``: a
+    constrained policy's costs of the unit, one per threshold)."""
 
     index: int
     key: str
@@ -55,6 +57,7 @@ class Outcome:
     metrics: Mapping[str, float] | None = None
     covariate: float | None = None
     denominator: float | None = None
+    costs: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,18 @@ def _unknown(event: Mapping[str, Any], fields: frozenset[str]) -> None:
         raise _Bad(f"unknown field(s) {sorted(extra)}; an event has {sorted(fields)}")
 
 
+def _costs(value: object) -> tuple[float, ...] | None:
+    """An outcome's ``costs``: a number (one threshold) or a list of numbers."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)) and value:
+        return tuple(_number(v, "costs") for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (_number(value, "costs"),)
+    raise _Bad(f"costs must be a number or a list of numbers (one per threshold), got "
+               f"{value!r:.60}")
+
+
 def read_exposures(events: object, arm_index: Mapping[str, int], now: int
                    ) -> tuple[list[Exposure], list[Refusal]]:
     """The exposures that can be read, and a refusal for each other one."""
@@ -198,7 +213,7 @@ def read_outcomes(events: object, now: int) -> tuple[list[Outcome], list[Refusal
                 if denominator < 0:
                     raise _Bad(f"denominator must be >= 0, got {denominator:g}")
             good.append(Outcome(i, key, value, _time(event, now), metrics, covariate,
-                                denominator))
+                                denominator, _costs(event.get("costs"))))
         except _Bad as error:
             bad.append(Refusal("outcome", i, key, str(error)))
     return good, bad

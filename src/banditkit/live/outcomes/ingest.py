@@ -33,8 +33,11 @@ they would have seen through ``assign``/``record``:
 Within one call, the exposures are placed (in time order) before the outcomes are recorded. An
 experiment fed this way is refused by ``assign`` (its slots are filled by exposures), and an
 experiment whose units came from ``assign`` is refused here: one feeding path per experiment.
-Algorithms that draw i.i.d. pulls from a design (G-BAI, P1-RAGE, ...: their slots' arms are
-drawn, not planned) and experiments with costs are not fed through the edge.
+An outcome of a constrained policy (an experiment created with thresholds) carries its
+``costs``, one per threshold, as ``record`` takes them. Algorithms that draw i.i.d. pulls from a
+design (G-BAI, P1-RAGE, ...: their slots' arms are drawn from the experiment's internal
+randomness, on which their replicability rests, not planned) are not fed through the edge:
+their ``allocation()`` is refused (:mod:`banditkit.live.assignment.allocation`).
 
 :class:`Ingest` is the outcomes part's edge: the coordinator (:meth:`banditkit.Experiment.ingest`)
 opens the call's transaction and hands it the events read; it reaches the other parts only
@@ -61,7 +64,7 @@ from ..journal.replay import Journal
 from ..readout.guardrails import check_metrics
 from ..readout.verdict_spec import check_unit_values
 from ..store import Connection, Store
-from ..store.codec import parse_stamp, stamp
+from ..store.codec import parse_stamp, stamp, stamps
 from ..store.schema import (
     ALGORITHM,
     EDGE_NOT_OFFERED,
@@ -160,10 +163,6 @@ class Ingest:
         arm_index = {name: i for i, name in enumerate(self._def.arm_names)}
         read_e, refused_e = read_exposures(exposures, arm_index, now)
         read_o, refused_o = read_outcomes(outcomes, now)
-        if self._def.problem.n_costs:
-            raise ExperimentError(f"ingest: {self._def.algorithm_name} records costs with "
-                                  "each reward, which events from the edge do not carry; use "
-                                  "record")
         return now, (read_e, read_o, [*refused_e, *refused_o])
 
     def ingest(self, conn: Connection, now: int, events: Events) -> Ingested:
@@ -236,6 +235,7 @@ class _Feed:
         if not exposures:
             return
         conn, result = self.conn, self.result
+        self._pending()  # an algorithm whose slots the edge cannot fill: refused first
         keys = list(dict.fromkeys(x.key for x in exposures))
         known = self._keyed(keys)
         for key, (unit, arm, _, expired_at) in known.items():
@@ -287,16 +287,24 @@ class _Feed:
         if fresh:
             self._place(fresh)
 
+    def _pending(self) -> tuple[int, Batch] | None:
+        """The algorithm's pending batch (``None``: finished or stopped); one drawn i.i.d.
+        from a design is refused (:mod:`banditkit.live.assignment.allocation` publishes
+        none)."""
+        conn, journal = self.conn, self.part._journal
+        stopped = self.part._operations.state(conn).get("stopped")
+        pending = None if stopped is not None else journal.pending(conn)
+        if pending is not None and isinstance(pending[1], IIDBatch):
+            raise ExperimentError(f"ingest: {self.d.algorithm_name} draws each batch's pulls "
+                                  "i.i.d. from its design (its slots' arms are drawn, not "
+                                  "planned), which the edge cannot fill; use assign/record")
+        return pending
+
     def _place(self, fresh: list[tuple[Exposure, float]]) -> None:
         """Units for the new exposures: the pending batch's free slots of their arm, else
         overflow (or rollout once finished or stopped)."""
         d, conn, journal = self.d, self.conn, self.part._journal
-        stopped = self.part._operations.state(conn).get("stopped")
-        pending = None if stopped is not None else journal.pending(conn)
-        if pending is not None and isinstance(pending[1], IIDBatch):
-            raise ExperimentError(f"ingest: {d.algorithm_name} draws each batch's pulls i.i.d. "
-                                  "from its design (its slots' arms are drawn, not planned), "
-                                  "which the edge cannot fill; use assign/record")
+        pending = self._pending()
         if pending is None and journal.observed == 0:
             journal.pending(conn)  # stopped before any unit: file them under batch 0
         batch_id = pending[0] if pending is not None else max(journal.observed - 1, 0)
@@ -306,15 +314,12 @@ class _Feed:
         taken = slots.take_all([x.arm for x, _ in fresh]) if slots is not None \
             else [None] * len(fresh)
         rows, keyed, logged = [], [], []
-        stamps: dict[int, str] = {}
-        for (x, weight), slot in zip(fresh, taken, strict=True):
+        # a unit is never born with its window closed: its outcome may be in this call
+        born = stamps([min(max(x.at, floor), self.now) if self.window else min(x.at, self.now)
+                       for x, _ in fresh])
+        for (x, weight), slot, text in zip(fresh, taken, born, strict=True):
             kind = ALGORITHM if slot is not None else (OVERFLOW if pending is not None
                                                        else ROLLOUT)
-            # a unit is never born with its window closed: its outcome may be in this call
-            at = min(max(x.at, floor), self.now) if self.window else min(x.at, self.now)
-            text = stamps.get(at)
-            if text is None:
-                text = stamps[at] = stamp(at)
             rows.append((batch_id, -1 if slot is None else slot, x.arm, text, kind, weight))
             keyed.append(x.key)
             logged.append((x.version, weight, x.at))
@@ -416,8 +421,10 @@ class _Feed:
         for key, value, at, extra in self.conn.execute(
                 f"SELECT key, value, at, extra FROM edge_outcomes WHERE {where}", parameters):
             parts = json.loads(extra) if extra else {}
+            costs = parts.get("costs")
             found[key] = Outcome(-1, key, float(value), _micros_of(at), parts.get("metrics"),
-                                 parts.get("covariate"), parts.get("denominator"))
+                                 parts.get("covariate"), parts.get("denominator"),
+                                 None if costs is None else tuple(costs))
         return found
 
     def _record(self, ready: list[Outcome], due: list[Outcome]) -> None:
@@ -511,10 +518,26 @@ class _Feed:
         denominator_values = check_unit_values(
             spec, "denominators", None if all(d is None for d in denominators)
             else denominators, ids.size, required=True)
-        new = recorder.record(self.conn, ids, values, None, metric_values, covariate_values,
-                           denominator_values)
+        new = recorder.record(self.conn, ids, values, self._costs(good, ids), metric_values,
+                              covariate_values, denominator_values)
         self.result.outcomes["new"] += sum(1 for o in good if o.index >= 0)
         self.result.outcomes["recorded"] += len(new)
+
+    def _costs(self, good: list[Outcome], ids: np.ndarray) -> np.ndarray | None:
+        """The costs of ``good`` as ``record`` takes them: each outcome of a constrained
+        policy carries one per threshold, and no other outcome carries any."""
+        m, name = self.d.problem.n_costs, self.d.algorithm_name
+        for o in good:
+            if m and (o.costs is None or len(o.costs) != m):
+                raise ExperimentError(f"costs: {name} records {m} cost(s) with each outcome "
+                                      f"(one per threshold), got "
+                                      f"{0 if o.costs is None else len(o.costs)}")
+            if not m and o.costs is not None:
+                raise ExperimentError(f"costs: {name} records no costs (the experiment was "
+                                      "created without thresholds)")
+        if not m:
+            return None
+        return self.part._outcomes.check_costs([list(o.costs or ()) for o in good], ids)
 
     def _exposure_times(self, units: list[int]) -> dict[int, int]:
         if not units:
@@ -542,7 +565,8 @@ _FRESH = (None, None, None, None, None, None, None, None, 0, None, None)
 
 def _extra(o: Outcome) -> str | None:
     parts = {k: v for k, v in (("metrics", o.metrics), ("covariate", o.covariate),
-                               ("denominator", o.denominator)) if v is not None}
+                               ("denominator", o.denominator), ("costs", o.costs))
+             if v is not None}
     return json.dumps(parts) if parts else None
 
 

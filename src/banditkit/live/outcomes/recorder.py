@@ -122,7 +122,7 @@ class Outcomes:
             i = int(np.flatnonzero(~np.isfinite(values))[0])
             raise ExperimentError(f"rewards must be finite: unit {int(ids[i])} got {values[i]}")
         check_summable("rewards", values, ids)
-        cost_values = self._check_costs(costs, ids)
+        cost_values = self.check_costs(costs, ids)
         metric_values = check_metrics(self._def.guardrails, metrics, ids.size)
         spec = self.verdict_spec
         covariate_values = check_unit_values(spec, "covariates", covariates, ids.size,
@@ -131,7 +131,8 @@ class Outcomes:
                                                required=True)
         return ids, values, cost_values, metric_values, covariate_values, denominator_values
 
-    def _check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
+    def check_costs(self, costs: Any, ids: np.ndarray) -> np.ndarray | None:
+        """``costs`` of units ``ids`` checked (shape, finite, summable) before any work."""
         m = self._def.problem.n_costs
         name = self._def.algorithm_name
         if costs is None:

@@ -15,7 +15,7 @@ from ...draws import uniforms_at
 from ...protocol import IIDBatch
 
 __all__ = ["file_identity", "micros", "now", "pack_draws", "pack_runs", "parse_stamp", "stamp",
-           "unpack_draws", "unpack_runs"]
+           "stamps", "unpack_draws", "unpack_runs"]
 
 
 def now() -> str:
@@ -37,6 +37,14 @@ def stamp(us: int) -> str:
     """Microseconds since the epoch as the tables' time text (as :func:`now` writes it),
     exactly: text order is time order."""
     return (_EPOCH + timedelta(microseconds=int(us))).isoformat(timespec="microseconds")
+
+
+def stamps(us: list[int]) -> list[str]:
+    """:func:`stamp` of each of ``us`` (µs from 1970 to year 9999), in numpy's loop: an
+    ingest body's 500 exposures each have a time of their own."""
+    text = np.datetime_as_string(np.asarray(us, dtype=np.int64).astype("datetime64[us]"),
+                                 unit="us")
+    return [t + "+00:00" for t in text.tolist()]
 
 
 def parse_stamp(text: str) -> int:

@@ -42,6 +42,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ExperimentError, ExperimentExists, ExperimentNotFound
 from .base import NAME_PATTERN, Store, check_format
+from .pg_bulk import bulk_statements
 from .schema import FORMAT, POSTGRES_TYPES, schema
 
 __all__ = ["DatabaseUnreachable", "PostgresStore", "drop", "list_names", "pool_of",
@@ -181,17 +182,6 @@ def _borrow(pool: Any, url: str) -> Any:
         return conn
 
 
-#: ``INSERT INTO ... VALUES (?, ..., ?) [ON CONFLICT ...]``: (head, one row's tuple, tail). A
-#: multi-row VALUES inserts its rows in order (the units' ids follow the slots'), and an upsert
-#: of distinct keys (the totals' rows of one call are) behaves as the rows one by one.
-_INSERT_VALUES = re.compile(r"(INSERT INTO [^?]*? VALUES )(\([?, ]+\))(.*)", re.S)
-#: ``UPDATE t SET a = ?, b = ? WHERE id = ?``: (table, assignments); each row sets the
-#: columns of one id (the ids of one call are distinct).
-_UPDATE_BY_ID = re.compile(r"UPDATE (\w+) SET ((?:\w+ = \?, )*\w+ = \?) WHERE id = \?")
-#: PostgreSQL's limit is 65,535 parameters a statement.
-_MAX_PARAMETERS = 30_000
-
-
 @lru_cache(maxsize=512)
 def _placeholders(sql: str) -> str:
     """SQLite's ``?`` placeholders as psycopg's ``%s`` (the experiment's SQL holds no other
@@ -269,30 +259,14 @@ class _Connection:
         rows = list(rows)
         self._wrote(sql)
         cursor = self._conn.cursor()
-        insert = _INSERT_VALUES.fullmatch(sql)
-        if insert is not None and len(rows) > 1:
-            # one multi-row INSERT per chunk instead of a statement per row: the server runs
-            # each statement once (an assign of 10,000 units was 10,000 executions)
-            head, one, tail = insert.groups()
-            per = _MAX_PARAMETERS // one.count("?")
-            for start in range(0, len(rows), per):
-                chunk = rows[start: start + per]
-                cursor.execute((head + ", ".join([one] * len(chunk)) + tail).replace("?", "%s"),
-                               [value for row in chunk for value in row])
-        elif (update := _UPDATE_BY_ID.fullmatch(sql)) is not None and len(rows) > 1:
-            # likewise one UPDATE ... FROM (VALUES ...) per chunk (a record of 10,000 units)
-            table, assignments = update.groups()
-            columns = [part.split(" = ")[0] for part in assignments.split(", ")]
-            one = "(" + ", ".join("?" * (len(columns) + 1)) + ")"
-            head = (f"UPDATE {table} SET "
-                    + ", ".join(f"{c} = v.{c}" for c in columns) + " FROM (VALUES ")
-            tail = f") AS v({', '.join(columns)}, id) WHERE {table}.id = v.id"
-            per = _MAX_PARAMETERS // (len(columns) + 1)
-            for start in range(0, len(rows), per):
-                chunk = rows[start: start + per]
-                cursor.execute((head + ", ".join([one] * len(chunk)) + tail).replace("?", "%s"),
-                               [value for row in chunk for value in row])
-        elif rows:
+        bulk = bulk_statements(sql, rows)
+        if bulk is not None:
+            # one statement of an array per column (pg_bulk): a fixed text, parsed once and
+            # prepared, instead of a statement per row or a VALUES list per row count
+            for statement, arrays in bulk:
+                cursor.execute(statement, arrays)
+            return cursor
+        if rows:
             cursor.executemany(_placeholders(sql), rows)
         return cursor
 
