@@ -11,7 +11,9 @@ ALGORITHM: od, peace, p1-peace, p1-rage, g-bai or mixed-peace, built as their
 ``utils.single_trial`` builds them. Without ``--s``/``--L``: their stationary Soare instance
 (d = 10, ω = 0.1, θ* = 2e₁, Fig. 2a). With them: their oscillating Soare instance
 (``run_adv_soare.get_adv_Soare``: d = 10, ω = 0.5, θ_t = [0.3, 0, …, 0, −s sin(2πt/L) + 0.5]
-for t = 0..T−1, Fig. 6), whose best arm is e_d. Noise N(0, 1) in both.
+for t = 0..T−1, Fig. 6), whose best arm is e_d. Noise N(0, 1) in both. With ``--multi``:
+their stationary multivariate instance (``run_single.run_sto_multi``: ``np.random.seed(6)``,
+then ``get_sto_multi(4, T)``, the θ* of ``AUTHORS_THETA``; Figs. 4-5), noise N(0, 0.3²).
 
 Their ``fw_XY`` (1000 Frank–Wolfe steps, no randomness) is memoized on its arguments: it
 returns the same arrays, so every trial is exactly what their code computes, only faster.
@@ -72,6 +74,8 @@ def main() -> None:
     parser.add_argument("--s", type=float, help="oscillation magnitude (Fig. 6)")
     parser.add_argument("--L", type=int, help="oscillation period (Fig. 6)")
     parser.add_argument("--first", type=int, default=0, help="index of the first trial")
+    parser.add_argument("--multi", action="store_true",
+                        help="their stationary multivariate instance (Fig. 5)")
     args = parser.parse_args()
     if (args.s is None) != (args.L is None):
         parser.error("--s and --L go together")
@@ -90,12 +94,19 @@ def main() -> None:
     }
     X, thetas, best = instance(args.s, args.L, args.T)
     where = "" if args.s is None else f" s={args.s:g} L={args.L}"
+    sigma = 1.0
+    if args.multi:
+        import run_adv_multi  # their module (imports matplotlib)
+
+        np.random.seed(6)  # noqa: NPY002  (as their run_sto_multi)
+        X, thetas = run_adv_multi.get_sto_multi(4, args.T)
+        best, sigma, where = int(np.argmax(X @ thetas[0])), 0.3, " multivariate"
     wrong, start = 0, time.process_time()
     for n, i in enumerate(range(args.first, args.first + args.trials), start=1):
         np.random.seed(10_000 + i)  # noqa: NPY002  (their code draws from the global state)
 
         def reward(x, t):
-            return np.random.normal(x @ thetas[t], 1.0)  # noqa: NPY002
+            return np.random.normal(x @ thetas[t], sigma)  # noqa: NPY002
 
         with contextlib.redirect_stdout(io.StringIO()):  # their code prints per trial
             rec = builders[args.algorithm](X, reward).run()

@@ -159,7 +159,8 @@ _AUTHORS_FIG5 = {"G-BAI": ((439, 10000, 1.0),), "Peace": ((157, 10000, 0.9),),
                  "P1-Peace": ((179, 10000, 0.9),), "P1-RAGE": ((157, 10000, 1.1),),
                  "OD-LinBAI": ((61, 10000, 1.0),), "Mixed-Peace": ((248, 10000, 1.1),)}
 FIG5_AUTHORS = _authors("p1-rage:fig5", [0], _AUTHORS_FIG5,
-                        lambda a, i: "plot_data/Single/single_results_multi.npz", set())
+                        lambda a, i: "plot_data/Single/single_results_multi.npz",
+                        {("Mixed-Peace", 0)})  # their code rerun gives ours: docs item 7
 
 # Section 6 and Appendix F, the instability claims (issue 35 §3): over a figure's sweep the
 # stationary algorithms' error "can range from near 0 to 1", the four with a G-optimal design
