@@ -310,3 +310,32 @@ def vm_steps(exp: Any, call) -> int:
     finally:
         exp._journal.conn.set_progress_handler(None, 100)
     return steps[0]
+
+
+def thompson_looks(means: np.ndarray, runs: int, seed: int, name: str, *, horizon: int,
+                   draws: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every batch end of ``runs`` BatchedThompson runs (batches of 200, no control floor: it
+    starves the worse arms) on Bernoulli arms of ``means``: per-arm counts and sums at each
+    look, and the run of each look. Run r draws its rewards from ``stream(seed, name, r)`` and
+    its ξ from ``stream(seed, name + "-xi", r)``."""
+    from banditkit.live.problem import LiveArms
+    from banditkit.registry import make_policy
+    from banditkit.rng import stream
+
+    K = means.size
+    looks_n, looks_s, run_of = [], [], []
+    for r in range(runs):
+        noise = stream(seed, name, r)
+        policy = make_policy("BatchedThompson", LiveArms(K, None, None),
+                             stream(seed, f"{name}-xi", r), horizon=horizon, batch_size=200,
+                             draws=draws)
+        n, S = np.zeros(K), np.zeros(K)
+        while (batch := policy.next_batch()) is not None:
+            pulls = np.bincount(batch.arms, weights=batch.counts, minlength=K)
+            got = noise.binomial(pulls.astype(np.int64), means).astype(float)
+            policy.observe(batch, got[batch.arms])
+            n, S = n + pulls, S + got
+            looks_n.append(n)
+            looks_s.append(S)
+            run_of.append(r)
+    return np.array(looks_n), np.array(looks_s), np.array(run_of)

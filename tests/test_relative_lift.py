@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 
 from banditkit import Experiment
-from banditkit.live.problem import LiveArms
 from banditkit.live.readout.relative import relative_lift
 from banditkit.live.readout.statistics import ArmSums, compare
-from banditkit.registry import make_policy
-from banditkit.rng import stream
+from live_support import thompson_looks
 
 
 def _brute(d_lo, d_hi, c_lo, c_hi):
@@ -53,35 +51,13 @@ def test_the_lift_is_unbounded_or_undefined_without_a_positive_control_mean():
     assert np.isnan([lo[1], hi[1]]).all()
 
 
-def _thompson_looks(means, runs, seed):
-    """Every batch end of ``runs`` BatchedThompson runs without a control floor (it starves
-    the worse arms): per-arm counts and sums, and the run of each look."""
-    K = means.size
-    looks_n, looks_s, run_of = [], [], []
-    for r in range(runs):
-        noise = stream(seed, "lift", r)
-        policy = make_policy("BatchedThompson", LiveArms(K, None, None),
-                             stream(seed, "lift-xi", r), horizon=2000, batch_size=200,
-                             draws=300)
-        n, S = np.zeros(K), np.zeros(K)
-        while (batch := policy.next_batch()) is not None:
-            pulls = np.bincount(batch.arms, weights=batch.counts, minlength=K)
-            got = noise.binomial(pulls.astype(np.int64), means).astype(float)
-            policy.observe(batch, got[batch.arms])
-            n, S = n + pulls, S + got
-            looks_n.append(n)
-            looks_s.append(S)
-            run_of.append(r)
-    return np.array(looks_n), np.array(looks_s), np.array(run_of)
-
-
 @pytest.mark.parametrize("means", [np.array([0.10, 0.08, 0.15]), np.array([0.2, 0.2, 0.2])])
 def test_the_lift_interval_covers_at_every_look_under_adaptive_allocation(means):
     """Coverage of the true lift at every look of 30 BatchedThompson runs, with each sequence
     the readout offers (the exact one on sums is the mixture): a run misses when any arm's lift
     interval excludes the truth at any look. The construction errs at most α_Δ + α/K."""
     runs = 30
-    N, T, run_of = _thompson_looks(means, runs, seed=37)
+    N, T, run_of = thompson_looks(means, runs, 37, "lift", horizon=2000, draws=300)
     truth = means / means[0] - 1
     for sequence in ("exact", "asymptotic"):
         from banditkit.live.readout.verdict_spec import check_verdicts

@@ -35,6 +35,7 @@ from banditkit.live.readout.sums import ArmSums
 from banditkit.live.readout.verdict_spec import check_verdicts
 from banditkit.registry import make_policy
 from banditkit.rng import stream
+from live_support import thompson_looks
 
 _spec = importlib.util.spec_from_file_location(
     "bench_verdicts", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_verdicts.py")
@@ -252,23 +253,8 @@ def test_the_difference_sequences_cover_under_batched_thompson():
     # run: does an exact difference interval ever miss the truth? At most alpha (it is
     # conservative; the bound is checked at 2*alpha to stay within Monte-Carlo error)
     means = np.array([0.30, 0.25, 0.45])
-    runs, K = 100, 3
-    looks_n, looks_s, run_of = [], [], []
-    for r in range(runs):
-        noise = stream(11, "cover", r)
-        policy = make_policy("BatchedThompson", LiveArms(K, None, None),
-                             stream(11, "cover-xi", r), horizon=4000, batch_size=200,
-                             draws=500)
-        n, S = np.zeros(K), np.zeros(K)
-        while (batch := policy.next_batch()) is not None:
-            pulls = np.bincount(batch.arms, weights=batch.counts, minlength=K)
-            got = noise.binomial(pulls.astype(np.int64), means).astype(float)
-            policy.observe(batch, got[batch.arms])
-            n, S = n + pulls, S + got
-            looks_n.append(n)
-            looks_s.append(S)
-            run_of.append(r)
-    N, T = np.array(looks_n), np.array(looks_s)
+    runs = 100
+    N, T, run_of = thompson_looks(means, runs, 11, "cover", horizon=4000, draws=500)
     c = compare(ArmSums(N, N, T, T, np.ones(N.shape, bool)), (0.0, 1.0), intervals="anytime",
                 alpha=0.05, control=0)
     truth = means - means[0]
