@@ -541,3 +541,23 @@ def test_the_parts_of_a_record_are_checked_when_the_request_arrived(tmp_path):
         assert _record_at(exp, arrived, units[:2], [1.0, 0.0], None, None, None, None) == 2
         with pytest.raises(ExperimentError, match="window"):
             exp.record(units[2:], [1.0, 1.0])
+
+
+def test_the_ended_sessions_file_drops_expired_lines_once_they_are_most(tmp_path):
+    """A folder's file of ended sessions does not grow for ever: at 1,000 lines or more, mostly
+    expired, a logout rewrites it with the live ones; below that it is only appended to."""
+    from banditkit.service.revocations import FileRevocations
+
+    ended = tmp_path / ".banditkit-sessions-ended"
+    past = int(time.time()) - 10
+    ended.write_text("".join(f"{'x' * 22}{i:04d} {past}\n" for i in range(1500)))
+    store = FileRevocations(tmp_path)
+    store.add("a" * 22, time.time() + 60)
+    (line,) = ended.read_text().splitlines()  # the 1,500 expired lines are gone
+    assert line.startswith(f"{'a' * 22} ")
+    assert "a" * 22 in FileRevocations(tmp_path)
+    few = tmp_path / "few"
+    few.mkdir()
+    (few / ".banditkit-sessions-ended").write_text(f"{'y' * 22} {past}\n" * 10)
+    FileRevocations(few).add("b" * 22, time.time() + 60)
+    assert len((few / ".banditkit-sessions-ended").read_text().splitlines()) == 11

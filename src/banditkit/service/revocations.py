@@ -33,6 +33,11 @@ log = logging.getLogger("banditkit.service")
 REFRESH = 1.0
 
 _FILE = ".banditkit-sessions-ended"
+#: A file of at least this many lines is rewritten without its expired ones (when they are most).
+_COMPACT_LINES = 1000
+#: Bytes of the shortest line this module writes: a 22-character nonce, a space, a 10-digit
+#: expiry, a newline.
+_LINE_BYTES = 34
 _TABLE = "banditkit_sessions_ended"
 
 
@@ -102,12 +107,14 @@ class FileRevocations(MemoryRevocations):
         """Rewrite the file without expired lines once they are most of a long file (atomic:
         a reader sees the old file or the new one)."""
         try:
+            if os.stat(self.path).st_size < _COMPACT_LINES * _LINE_BYTES:
+                return  # too short to hold _COMPACT_LINES lines: not read at every logout
             lines = list(_lines(self.path.read_bytes()))
         except FileNotFoundError:
             return
         now = time.time()
         live = [(n, t) for n, t in lines if t > now]
-        if len(lines) < 1000 or len(live) * 2 > len(lines):
+        if len(lines) < _COMPACT_LINES or len(live) * 2 > len(lines):
             return
         spare = self.path.with_name(f"{_FILE}.{os.getpid()}")
         fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
